@@ -1,0 +1,68 @@
+"""Parsers from each source format to one interaction table.
+
+The table is a :class:`pandas.DataFrame` with columns ``user``, ``item`` (source ids, int64 or
+string), ``rating`` (float32) and ``timestamp`` (nullable Int64; missing where the source has none),
+in the source's row order.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+COLUMNS = ["user", "item", "rating", "timestamp"]
+
+
+def _typed(frame: pd.DataFrame) -> pd.DataFrame:
+    frame = frame.reindex(columns=COLUMNS)
+    frame["rating"] = frame["rating"].astype("float32")
+    frame["timestamp"] = frame["timestamp"].astype("Int64")
+    return frame.reset_index(drop=True)
+
+
+def parse_grouplens_tab(path: Path) -> pd.DataFrame:
+    """MovieLens ``u.data``: tab-separated ``user item rating timestamp``, no header."""
+    frame = pd.read_csv(path, sep="\t", header=None, names=COLUMNS, dtype="int64")
+    return _typed(frame)
+
+
+def parse_grouplens_colons(path: Path) -> pd.DataFrame:
+    """MovieLens ``ratings.dat``: ``user::item::rating::timestamp`` (plain or gzipped)."""
+    # Splitting on single ':' keeps pandas' C parser; the empty columns between '::' are dropped.
+    raw = pd.read_csv(path, sep=":", header=None, usecols=[0, 2, 4, 6], dtype="int64")
+    raw.columns = COLUMNS
+    return _typed(raw)
+
+
+def parse_amazon_csv(path: Path) -> pd.DataFrame:
+    """Amazon 2014 ratings-only CSV: ``user,item,rating,timestamp``, no header, string ids."""
+    frame = pd.read_csv(path, header=None, names=COLUMNS,
+                        dtype={"user": str, "item": str, "rating": "float32", "timestamp": "int64"})
+    return _typed(frame)
+
+
+def parse_cure4rec_csv(path: Path) -> pd.DataFrame:
+    """CURE4Rec released CSV: header ``uid,iid,val[,tag]`` (``tag`` is the timestamp where present)."""
+    frame = pd.read_csv(path, dtype="int64")
+    expected = {"uid", "iid", "val"}
+    if not expected <= set(frame.columns):
+        raise ValueError(f"{path}: expected columns {sorted(expected)} (+ optional 'tag'), got {list(frame.columns)}")
+    frame = frame.rename(columns={"uid": "user", "iid": "item", "val": "rating", "tag": "timestamp"})
+    return _typed(frame)
+
+
+def load_pos_dict(path: Path) -> dict[int, np.ndarray]:
+    """The authors' ``pos_dict.npy`` (a pickle). Call only on a path returned by ``registry.locate``,
+    which has already verified its checksum."""
+    obj = np.load(path, allow_pickle=True).item()
+    return {int(user): np.asarray(items, dtype=np.int64) for user, items in obj.items()}
+
+
+PARSERS = {
+    "grouplens_tab": parse_grouplens_tab,
+    "grouplens_colons": parse_grouplens_colons,
+    "amazon_csv": parse_amazon_csv,
+    "cure4rec_csv": parse_cure4rec_csv,
+}

@@ -1,0 +1,250 @@
+"""Registry of datasets: name -> files, each with its official URL and SHA-256.
+
+Every file is looked up in this order (see :func:`locate`):
+
+1. the local data directory (``RECUNLEARN_DATA``; here ``../shared/data``), as ``<dataset>/<path>``
+   or ``<dataset>/<path>.gz``;
+2. the per-user cache (``RECUNLEARN_CACHE``);
+3. a download from the official source into the cache (progress bar, checksum, atomic rename).
+
+The checksum is always that of the file's *content* (after gunzip for a ``.gz`` copy), so a
+compressed local copy and a downloaded plain copy verify against the same value.
+"""
+
+from __future__ import annotations
+
+import gzip
+import hashlib
+import io
+import os
+import tempfile
+import urllib.request
+import zipfile
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from .. import paths
+from .errors import ChecksumMismatchError, DatasetError, DatasetNotFoundError
+
+CURE4REC_COMMIT = "7b39d6ff53809e4d04480df6098333342b243e91"
+CURE4REC_RAW = f"https://raw.githubusercontent.com/xiye7lai/CURE4Rec/{CURE4REC_COMMIT}/data"
+GROUPLENS = "https://files.grouplens.org/datasets/movielens"
+
+
+@dataclass(frozen=True)
+class DataFile:
+    """One file of a dataset.
+
+    ``path`` is relative to the dataset's folder; ``sha256`` is of the uncompressed content;
+    ``url`` is the official source, and ``member`` the file's name inside a zip archive at ``url``.
+    ``pickled`` marks files that must never be deserialised before their checksum matched.
+    """
+
+    path: str
+    sha256: str
+    url: str
+    member: str | None = None
+    pickled: bool = False
+
+
+@dataclass(frozen=True)
+class Dataset:
+    """A registered dataset: its files by role (``raw``, ``released_train``, ...) and a parser name."""
+
+    name: str
+    files: dict[str, DataFile]
+    raw_format: str | None = None  # parser of the ``raw`` file, see ``recunlearn.data.parsers``
+    note: str = ""
+    papers: tuple[str, ...] = field(default_factory=tuple)
+
+
+def _released(dataset: str, sha: dict[str, str]) -> dict[str, DataFile]:
+    """The CURE4Rec authors' released split files of ``dataset`` (GitHub xiye7lai/CURE4Rec, pinned commit)."""
+    roles = {"released_ratings": "ratings.csv", "released_train": "train.csv",
+             "released_test": "test.csv", "released_pos_dict": "pos_dict.npy"}
+    return {
+        role: DataFile(f"cure4rec/{name}", sha[name], f"{CURE4REC_RAW}/{dataset}/{name}", pickled=name.endswith(".npy"))
+        for role, name in roles.items()
+    }
+
+
+DATASETS: dict[str, Dataset] = {
+    "ml-100k": Dataset(
+        name="ml-100k",
+        files={
+            "raw": DataFile("u.data", "06416e597f82b7342361e41163890c81036900f418ad91315590814211dca490",
+                            f"{GROUPLENS}/ml-100k.zip", member="ml-100k/u.data"),
+            **_released("ml-100k", {
+                "ratings.csv": "574a8f444c3b8672ad02b6315e90ed4c31e69cd340b7f422e4fa8abd86d3cd06",
+                "train.csv": "235e21f7ef0929183b2100f0816ba0c499c1e19a68c1556ea1a5a4f168417e13",
+                "test.csv": "e623c93a13da0cedaca5b39c2e5ab497068102bc7000344780dcc9933015df37",
+                "pos_dict.npy": "8ff294a9e28c5c2bfa6b2b7d95ffb8746130556d3c54e00b9b85e5dffc7f66cc",
+            }),
+        },
+        raw_format="grouplens_tab",
+        papers=("cure4rec",),
+    ),
+    "ml-1m": Dataset(
+        name="ml-1m",
+        files={
+            "raw": DataFile("ratings.dat", "506d64ca44484487c11dc2d9a28de5c54948213e6b96285e298afe28d6ea4e0f",
+                            f"{GROUPLENS}/ml-1m.zip", member="ml-1m/ratings.dat"),
+            **_released("ml-1m", {
+                "ratings.csv": "bfcddd42ef5520cd6ff482c084c7f6ddf9d88262171db082057bb09e1f795331",
+                "train.csv": "044f7a055dd6dcbbad0d8b8f94df7aef7e0f1b2664c054dd4aa8e4fa13006abf",
+                "test.csv": "5a1442c02b8c69bb4b083488ea3d7f504825ab27fbc6244ce522f55d2fc1a9a1",
+                "pos_dict.npy": "4238f8c8ca5b95efe3b25203a3d11bc35381950578e1387765ae32c19b8bf71e",
+            }),
+        },
+        raw_format="grouplens_colons",
+        papers=("cure4rec",),
+    ),
+    "adm": Dataset(
+        name="adm",
+        files={
+            # The raw 2014 ratings-only file; its SHA-256 is the Git-LFS oid recorded in shared/data/adm/SOURCE.md.
+            "raw": DataFile("ratings_Digital_Music.csv",
+                            "fdf164882460ff26fa2521e01f6a9cf8005ad252ddce308dd03519064f02d80e",
+                            "http://snap.stanford.edu/data/amazon/productGraph/categoryFiles/ratings_Digital_Music.csv"),
+            **_released("adm", {
+                "ratings.csv": "359eb36b426f3fd65c733e6f2de440f6d3f8027a7952db1551f2f7bb86e9a01b",
+                "train.csv": "84f8c32bc8586862d21feef66b68f7363bcc668cd32a05b31525bedff1726838",
+                "test.csv": "19c65cbde92ff33e613761d4c4bdf7671898b453dae9b629e797e392a6cb3406",
+                "pos_dict.npy": "a1c57d7169031792321cac6888519dfc3f86436f6084c079bcbd20ec320665dd",
+            }),
+        },
+        raw_format="amazon_csv",
+        note="The released copy has no timestamps and 1-based ids; the raw file is not in the local data directory.",
+        papers=("cure4rec",),
+    ),
+}
+
+
+def get_dataset(name: str) -> Dataset:
+    """The registry entry of ``name``; an unknown name lists the registered ones."""
+    if name not in DATASETS:
+        raise KeyError(f"unknown dataset {name!r}; registered datasets: {sorted(DATASETS)}")
+    return DATASETS[name]
+
+
+def get_file(dataset: str, role: str) -> DataFile:
+    entry = get_dataset(dataset)
+    if role not in entry.files:
+        raise KeyError(f"dataset {dataset!r} has no file {role!r}; it has: {sorted(entry.files)}")
+    return entry.files[role]
+
+
+# --- checksums -------------------------------------------------------------------------------
+
+_verified: dict[tuple[str, int, int], str] = {}
+
+
+def content_sha256(path: Path) -> str:
+    """SHA-256 of the file's content, gunzipped first when the name ends in ``.gz``."""
+    path = Path(path)
+    stat = path.stat()
+    key = (str(path.resolve()), stat.st_size, stat.st_mtime_ns)
+    if key not in _verified:
+        digest = hashlib.sha256()
+        opener = gzip.open if path.suffix == ".gz" else open
+        with opener(path, "rb") as handle:
+            for block in iter(lambda: handle.read(1 << 20), b""):
+                digest.update(block)
+        _verified[key] = digest.hexdigest()
+    return _verified[key]
+
+
+def _how_to_obtain(dataset: str, spec: DataFile) -> str:
+    source = f"{spec.url} (member {spec.member})" if spec.member else spec.url
+    return (f"Obtain it from {source}, or set {paths.DATA_ENV} to a directory holding "
+            f"{dataset}/{spec.path}, or set RECUNLEARN_OFFLINE=0 to let the library download it.")
+
+
+def _check(path: Path, dataset: str, spec: DataFile) -> Path:
+    actual = content_sha256(path)
+    if actual != spec.sha256:
+        raise ChecksumMismatchError(path, spec.sha256, actual, hint=_how_to_obtain(dataset, spec))
+    return path
+
+
+# --- lookup ----------------------------------------------------------------------------------
+
+def candidate_paths(dataset: str, spec: DataFile) -> list[Path]:
+    """The places looked in, in order: local data directory (plain, then .gz), then the cache."""
+    found: list[Path] = []
+    local = paths.local_data_dir()
+    if local is not None:
+        found += [local / dataset / spec.path, local / dataset / (spec.path + ".gz")]
+    found.append(paths.cache_dir() / dataset / spec.path)
+    return found
+
+
+def downloads_allowed() -> bool:
+    """Downloads are on unless ``RECUNLEARN_OFFLINE=1`` (CI and the GPU machine set it)."""
+    return os.environ.get("RECUNLEARN_OFFLINE", "0") != "1"
+
+
+def locate(dataset: str, role: str, download: bool | None = None) -> Path:
+    """Path of a verified copy of ``dataset``'s file ``role``, downloading it if needed and allowed.
+
+    Raises :class:`DatasetNotFoundError` (naming the paths looked in, the URL and the variable to
+    set) or :class:`ChecksumMismatchError` (file, expected and actual SHA-256).
+    """
+    spec = get_file(dataset, role)
+    candidates = candidate_paths(dataset, spec)
+    for path in candidates:
+        if path.is_file():
+            return _check(path, dataset, spec)
+    if download is None:
+        download = downloads_allowed()
+    if not download:
+        raise DatasetNotFoundError(
+            f"{dataset} file {spec.path!r} (sha256 {spec.sha256}) not found; looked in: "
+            + ", ".join(map(str, candidates)) + ". " + _how_to_obtain(dataset, spec)
+        )
+    return download_file(dataset, spec, candidates[-1])
+
+
+def download_file(dataset: str, spec: DataFile, target: Path) -> Path:
+    """Download ``spec`` from its official URL into ``target``: progress bar, checksum, atomic rename.
+
+    On any failure no partial file is left at ``target``.
+    """
+    from tqdm.auto import tqdm
+
+    target.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp_name = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".part")
+    tmp = Path(tmp_name)
+    try:
+        with os.fdopen(fd, "wb") as out:
+            try:
+                response = urllib.request.urlopen(spec.url, timeout=60)
+            except OSError as exc:
+                raise DatasetNotFoundError(
+                    f"could not download {dataset} file {spec.path!r} from {spec.url}: {exc}. "
+                    + _how_to_obtain(dataset, spec)) from exc
+            total = int(response.headers.get("Content-Length") or 0) or None
+            with response, tqdm(total=total, unit="B", unit_scale=True, desc=f"{dataset}/{spec.path}") as bar:
+                for block in iter(lambda: response.read(1 << 20), b""):
+                    out.write(block)
+                    bar.update(len(block))
+        if spec.member is not None:
+            with zipfile.ZipFile(tmp) as archive:
+                content = archive.read(spec.member)
+            tmp.write_bytes(content)
+        _check(tmp, dataset, spec)
+        os.replace(tmp, target)
+        return target
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+
+
+def open_text(path: Path) -> io.TextIOBase:
+    """Open a (possibly gzipped) verified text file."""
+    path = Path(path)
+    return gzip.open(path, "rt") if path.suffix == ".gz" else open(path, "rt")
+
+
+__all__ = ["DATASETS", "DataFile", "Dataset", "DatasetError", "get_dataset", "get_file", "locate",
+           "content_sha256", "download_file", "candidate_paths", "open_text"]

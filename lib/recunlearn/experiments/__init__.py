@@ -1,0 +1,7 @@
+"""Validated configs, run records and the runners of each paper's experiments."""
+
+from . import cure4rec  # noqa: F401 - registers the CURE4Rec runners
+from .config import Config, ConfigError
+from .records import RUNNERS, load_records, record_key, run_or_load
+
+__all__ = ["Config", "ConfigError", "RUNNERS", "load_records", "record_key", "run_or_load", "cure4rec"]

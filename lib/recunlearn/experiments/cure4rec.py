@@ -1,0 +1,171 @@
+"""CURE4Rec experiments: dataset statistics (Table 4) and the original "Learn" models.
+
+Each experiment has a frozen config (one run) and, for notebooks, a grid config whose list-valued
+parameters expand into runs. Defaults are the paper's settings (§4.4; spec §2.1, decision D8).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import itertools
+import time
+
+import numpy as np
+import pandas as pd
+import torch
+
+from ..data import DatasetNotFoundError, interaction_statistics, load_released_tables, load_split, preprocess_raw
+from ..data.splits import PROTOCOLS, VALIDATION_RULES
+from ..metrics import METRICS, a_igf, active_user_mask
+from ..models import MODELS, TrainingData, evaluate_model, train_until_converged
+from ..models.mf import WMF
+from ..seeding import seed_everything
+from .config import Config, option
+from .records import register, run_or_load
+
+DATASETS = ("ml-100k", "ml-1m", "adm")
+DEVICES = ("cpu", "cuda")
+
+
+# --- Table 4 --------------------------------------------------------------------------------------
+
+def dataset_statistics(datasets=DATASETS) -> pd.DataFrame:
+    """Users, items, interactions and sparsity of each dataset, from the raw source (implicit,
+    5-core) and from the authors' released ``ratings.csv``. A raw file that is not available gives
+    a row of NaN with the reason in ``note``."""
+    rows = []
+    for name in datasets:
+        try:
+            rows.append({"dataset": name, "source": "raw, 5-core", **interaction_statistics(preprocess_raw(name)),
+                         "note": ""})
+        except DatasetNotFoundError as exc:
+            rows.append({"dataset": name, "source": "raw, 5-core", "note": f"raw file not available: {exc}"})
+        released = load_released_tables(name)["ratings"]
+        rows.append({"dataset": name, "source": "released", **interaction_statistics(released), "note": ""})
+    return pd.DataFrame(rows)
+
+
+# --- Learn: one original model --------------------------------------------------------------------
+
+@dataclasses.dataclass(frozen=True)
+class LearnConfig(Config):
+    """One original ("Learn") model trained on all training data and evaluated on the test set."""
+
+    experiment = "cure4rec-learn"
+
+    dataset: str = option("ml-100k", choices=DATASETS)
+    model: str = option("wmf", choices=tuple(MODELS))
+    seed: int = option(0, min=0, doc="model initialisation and sampling")
+    protocol: str = option("released", choices=PROTOCOLS)
+    validation: str = option("split_test", choices=VALIDATION_RULES,
+                             doc="split_test: half of each user's released test items validate (D2); "
+                                 "test: validate on the test set, as the authors' code")
+    split_seed: int = option(0, min=0)
+    dim: int = option(32, min=1)
+    batch_size: int = option(512, min=1, doc="positive rows per batch (users per batch for whole-data WMF)")
+    lr: float = option(0.01, min=0.0)
+    n_negatives: int = option(4, min=1)
+    l2: float | None = option(None, min=0.0, doc="None: 0 for WMF/BPR, 1e-4 for LightGCN")
+    wmf_loss: str = option("whole_data", choices=WMF.LOSSES)
+    wmf_c0: float = option(0.2, min=0.0)
+    n_layers: int = option(3, min=1)
+    max_epochs: int = option(500, min=1)
+    patience: int = option(5, min=1)
+    k: int = option(20, min=1)
+    active_fraction: float = option(0.05, min=0.0, max=1.0)
+    device: str = option("cpu", choices=DEVICES)
+
+    def dataset_files(self):
+        roles = ("raw",) if self.protocol == "raw" else ("released_ratings", "released_train", "released_test")
+        return {self.dataset: roles}
+
+
+def build_model(config: LearnConfig, n_users: int, n_items: int, generator: torch.Generator):
+    """The model named by ``config.model`` with the config's hyper-parameters."""
+    l2 = config.l2 if config.l2 is not None else (1e-4 if config.model == "lightgcn" else 0.0)
+    common = dict(batch_size=config.batch_size, l2=l2)
+    if config.model == "wmf":
+        n_neg = config.n_negatives if config.wmf_loss == "bce_sampled" else 1
+        kwargs = dict(loss=config.wmf_loss, c0=config.wmf_c0, n_negatives=n_neg, **common)
+    elif config.model == "bpr":
+        kwargs = dict(n_negatives=config.n_negatives, **common)
+    else:
+        kwargs = dict(n_layers=config.n_layers, n_negatives=config.n_negatives, **common)
+    return MODELS[config.model](n_users, n_items, config.dim, generator, **kwargs)
+
+
+def _require_device(device: str) -> None:
+    if device == "cuda" and not torch.cuda.is_available():
+        raise RuntimeError("DEVICE='cuda' but torch sees no CUDA device; use DEVICE='cpu'")
+
+
+def summarize_utility(per_user: dict[str, np.ndarray], train_counts: np.ndarray, active_fraction: float) -> dict:
+    """Mean of every metric over the evaluated users, and A-IGF (active minus inactive, both NDCG
+    variants), with active users = the top ``active_fraction`` of the evaluated users by training
+    interactions."""
+    active = active_user_mask(train_counts, per_user["user"], active_fraction)
+    summary = {name: float(per_user[name].mean()) for name in METRICS}
+    summary.update({"a_igf": a_igf(per_user["ndcg_untruncated"], active),
+                    "a_igf_standard": a_igf(per_user["ndcg"], active),
+                    "n_eval_users": int(len(per_user["user"])), "n_active": int(active.sum())})
+    return summary
+
+
+@register(LearnConfig)
+def run_learn(config: LearnConfig) -> dict:
+    """Train the original model to convergence (early stopping on validation NDCG@k, code variant)
+    and evaluate it on the test set; test candidates exclude training and validation items."""
+    _require_device(config.device)
+    seed_everything(config.seed)
+    split = load_split(config.dataset, config.protocol, config.split_seed, config.validation)
+    data = TrainingData.from_pairs(split.train.user, split.train.item, split.n_users, split.n_items, config.device)
+    generator = torch.Generator(device=config.device).manual_seed(config.seed)
+    init_generator = torch.Generator().manual_seed(config.seed)
+    model = build_model(config, split.n_users, split.n_items, init_generator).to(config.device)
+    start = time.perf_counter()
+    training = train_until_converged(model, data, generator, split.train_matrix, split.matrix("valid"),
+                                     lr=config.lr, max_epochs=config.max_epochs, patience=config.patience,
+                                     k=config.k, progress=False)
+    wall = time.perf_counter() - start
+    exclude = split.train_matrix if config.validation == "test" else split.train_matrix + split.matrix("valid")
+    start = time.perf_counter()
+    per_user = evaluate_model(model, exclude, split.matrix("test"), config.k, device=config.device)
+    test_seconds = time.perf_counter() - start
+    return {
+        "metrics": summarize_utility(per_user, split.user_train_counts(), config.active_fraction),
+        "curve": training.curve,
+        "timings": {"train_seconds": training.train_seconds, "validation_seconds": training.validation_seconds,
+                    "wall_seconds": wall, "test_seconds": test_seconds},
+        "training": {"best_epoch": training.best_epoch, "epochs_run": training.epochs_run,
+                     "best_validation": training.best_validation},
+        "split": split.description, "seed": config.seed, "device": config.device,
+    }
+
+
+@dataclasses.dataclass(frozen=True)
+class LearnGrid(Config):
+    """Notebook parameters of the "Learn" page: lists expand into one :class:`LearnConfig` each."""
+
+    experiment = "cure4rec-learn"
+
+    datasets: tuple[str, ...] = option(("ml-100k",), choices=DATASETS)
+    models: tuple[str, ...] = option(("wmf", "bpr", "lightgcn"), choices=tuple(MODELS))
+    seeds: tuple[int, ...] = option((0, 1, 2), min=0)
+    validations: tuple[str, ...] = option(("split_test",), choices=VALIDATION_RULES)
+    max_epochs: int = option(500, min=1)
+    device: str = option("cpu", choices=DEVICES)
+
+    def runs(self) -> list[LearnConfig]:
+        return [LearnConfig(dataset=d, model=m, seed=s, validation=v, max_epochs=self.max_epochs, device=self.device)
+                for d, m, v, s in itertools.product(self.datasets, self.models, self.validations, self.seeds)]
+
+
+def run_learn_grid(grid: LearnGrid, records_dir=None) -> pd.DataFrame:
+    """Run (or load) every run of ``grid``; one row per run with config, metrics and timings."""
+    rows = []
+    for config in grid.runs():
+        record = run_or_load(config, records_dir)
+        rows.append({"dataset": config.dataset, "model": config.model, "validation": config.validation,
+                     "seed": config.seed, **record["metrics"], **record["timings"], **record["training"],
+                     "device": record["device"], "git_commit": record["git_commit"]})
+    return pd.DataFrame(rows)

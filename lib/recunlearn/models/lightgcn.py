@@ -1,0 +1,83 @@
+"""LightGCN (He et al., SIGIR 2020) on torch.sparse.
+
+``A`` is the symmetric user-item adjacency of the training graph, ``A_hat = D^-1/2 A D^-1/2``,
+``E^(l+1) = A_hat E^(l)`` and the final embedding is the mean of layers ``0..L``. Trained with BPR
+on the final embeddings plus L2 on the layer-0 embeddings of the batch (see :func:`mf.bpr_loss`).
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import torch
+
+from .base import Recommender, TrainingData
+from .mf import bpr_loss
+
+
+def normalized_adjacency(data: TrainingData) -> torch.Tensor:
+    """``D^-1/2 A D^-1/2`` of the bipartite training graph as a sparse CSR tensor of size
+    ``(n_users + n_items)^2`` (users first, items offset by ``n_users``). Isolated nodes get 0."""
+    n = data.n_users + data.n_items
+    rows = torch.cat([data.users, data.items + data.n_users])
+    cols = torch.cat([data.items + data.n_users, data.users])
+    degree = torch.bincount(rows, minlength=n).double()
+    inv_sqrt = torch.where(degree > 0, degree.rsqrt(), torch.zeros_like(degree))
+    values = (inv_sqrt[rows] * inv_sqrt[cols]).float()
+    coo = torch.sparse_coo_tensor(torch.stack([rows, cols]), values, (n, n), check_invariants=False)
+    with warnings.catch_warnings():  # "sparse CSR support is in beta"
+        warnings.simplefilter("ignore", UserWarning)
+        return coo.coalesce().to_sparse_csr()
+
+
+class _SymmetricSparseProduct(torch.autograd.Function):
+    """``A @ x`` for a constant symmetric sparse ``A``: the gradient is ``A @ grad`` (much faster than
+    autograd through ``torch.sparse.mm``, which also builds a gradient for ``A``)."""
+
+    @staticmethod
+    def forward(ctx, adjacency, x):
+        ctx.adjacency = adjacency
+        return torch.sparse.mm(adjacency, x)
+
+    @staticmethod
+    def backward(ctx, grad):
+        return None, torch.sparse.mm(ctx.adjacency, grad)
+
+
+def propagate(adjacency: torch.Tensor, ego: torch.Tensor, n_layers: int) -> torch.Tensor:
+    """Mean of ``A_hat^l ego`` over ``l = 0..n_layers`` (``adjacency`` must be symmetric)."""
+    layers, current = [ego], ego
+    for _ in range(n_layers):
+        current = _SymmetricSparseProduct.apply(adjacency, current)
+        layers.append(current)
+    return torch.stack(layers).mean(0)
+
+
+class LightGCN(Recommender):
+    """LightGCN with ``n_layers`` propagation layers over the graph given by :meth:`set_graph`."""
+
+    def __init__(self, n_users, n_items, dim, generator, n_layers=3, batch_size=512, n_negatives=4, l2=1e-4,
+                 init_std=0.1):
+        super().__init__(n_users, n_items, dim, generator, init_std)
+        self.n_layers, self.batch_size, self.n_negatives, self.l2 = n_layers, batch_size, n_negatives, l2
+        self.adjacency: torch.Tensor | None = None
+
+    def set_graph(self, data: TrainingData) -> None:
+        self.adjacency = normalized_adjacency(data)
+
+    def embeddings(self):
+        if self.adjacency is None:
+            raise RuntimeError("LightGCN needs its training graph: call set_graph(training_data) first")
+        final = propagate(self.adjacency, torch.cat([self.user_embedding, self.item_embedding]), self.n_layers)
+        return final[: self.n_users], final[self.n_users:]
+
+    def batches(self, data, generator):
+        if self.adjacency is None:
+            self.set_graph(data)
+        yield from data.positive_triples(self.batch_size, self.n_negatives, generator)
+
+    def batch_loss(self, batch):
+        users, pos, neg = batch
+        user_emb, item_emb = self.embeddings()
+        return bpr_loss(user_emb[users], item_emb[pos], item_emb[neg], self.l2,
+                        (self.user_embedding[users], self.item_embedding[pos], self.item_embedding[neg]))
