@@ -7,10 +7,15 @@ in the source's row order.
 
 from __future__ import annotations
 
+import gzip
+import hashlib
+import io
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
+
+from .errors import ChecksumMismatchError
 
 COLUMNS = ["user", "item", "rating", "timestamp"]
 
@@ -53,10 +58,16 @@ def parse_cure4rec_csv(path: Path) -> pd.DataFrame:
     return _typed(frame)
 
 
-def load_pos_dict(path: Path) -> dict[int, np.ndarray]:
-    """The authors' ``pos_dict.npy`` (a pickle). Call only on a path returned by ``registry.locate``,
-    which has already verified its checksum."""
-    obj = np.load(path, allow_pickle=True).item()
+def load_pos_dict(path: Path, expected_sha256: str) -> dict[int, np.ndarray]:
+    """The authors' ``pos_dict.npy`` (a numpy pickle, plain or gzipped). The bytes are read once,
+    hashed, and unpickled only if their SHA-256 equals ``expected_sha256`` -- there is no window
+    between checking the file and loading it."""
+    raw = Path(path).read_bytes()
+    content = gzip.decompress(raw) if Path(path).suffix == ".gz" else raw
+    actual = hashlib.sha256(content).hexdigest()
+    if actual != expected_sha256:
+        raise ChecksumMismatchError(path, expected_sha256, actual, "Refusing to unpickle it.")
+    obj = np.load(io.BytesIO(content), allow_pickle=True).item()
     return {int(user): np.asarray(items, dtype=np.int64) for user, items in obj.items()}
 
 

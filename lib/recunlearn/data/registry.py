@@ -139,12 +139,13 @@ def get_file(dataset: str, role: str) -> DataFile:
 _verified: dict[tuple[str, int, int], str] = {}
 
 
-def content_sha256(path: Path) -> str:
-    """SHA-256 of the file's content, gunzipped first when the name ends in ``.gz``."""
+def content_sha256(path: Path, use_cache: bool = True) -> str:
+    """SHA-256 of the file's content, gunzipped first when the name ends in ``.gz``. Results are
+    cached per process by (path, inode, size, mtime, ctime) unless ``use_cache`` is false."""
     path = Path(path)
     stat = path.stat()
-    key = (str(path.resolve()), stat.st_size, stat.st_mtime_ns)
-    if key not in _verified:
+    key = (str(path.resolve()), stat.st_ino, stat.st_size, stat.st_mtime_ns, stat.st_ctime_ns)
+    if key not in _verified or not use_cache:
         digest = hashlib.sha256()
         opener = gzip.open if path.suffix == ".gz" else open
         with opener(path, "rb") as handle:
@@ -161,7 +162,7 @@ def _how_to_obtain(dataset: str, spec: DataFile) -> str:
 
 
 def _check(path: Path, dataset: str, spec: DataFile) -> Path:
-    actual = content_sha256(path)
+    actual = content_sha256(path, use_cache=not spec.pickled)
     if actual != spec.sha256:
         raise ChecksumMismatchError(path, spec.sha256, actual, hint=_how_to_obtain(dataset, spec))
     return path
@@ -238,6 +239,15 @@ def download_file(dataset: str, spec: DataFile, target: Path) -> Path:
     except BaseException:
         tmp.unlink(missing_ok=True)
         raise
+
+
+def load_pos_dict(dataset: str) -> dict:
+    """The authors' training positives ``{user: items}`` of ``dataset`` (source ids), unpickled only
+    after the bytes read matched the registry's checksum."""
+    from .parsers import load_pos_dict as _load
+
+    spec = get_file(dataset, "released_pos_dict")
+    return _load(locate(dataset, "released_pos_dict"), spec.sha256)
 
 
 def open_text(path: Path) -> io.TextIOBase:

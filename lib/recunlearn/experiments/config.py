@@ -37,7 +37,9 @@ class Config:
             value = getattr(self, spec.name)
             if isinstance(value, list):
                 value = tuple(value)
-                object.__setattr__(self, spec.name, value)
+            if _accepts_float(hints[spec.name]) and isinstance(value, int) and not isinstance(value, bool):
+                value = float(value)  # lr=1 and lr=1.0 are the same config and must get the same record key
+            object.__setattr__(self, spec.name, value)
             _check_value(spec, hints[spec.name], value)
 
     @classmethod
@@ -70,6 +72,11 @@ class Config:
 
     def replace(self, **changes):
         return dataclasses.replace(self, **changes)
+
+
+def _accepts_float(hint) -> bool:
+    return hint is float or (typing.get_origin(hint) in (typing.Union, __import__("types").UnionType)
+                             and float in typing.get_args(hint))
 
 
 def _type_ok(hint, value) -> bool:

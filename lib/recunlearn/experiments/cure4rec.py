@@ -20,6 +20,7 @@ from ..metrics import METRICS, a_igf, active_user_mask
 from ..models import MODELS, TrainingData, evaluate_model, train_until_converged
 from ..models.mf import WMF
 from ..seeding import seed_everything
+from ..report.compare import compare, summarize_runs
 from .config import Config, option
 from .records import register, run_or_load
 
@@ -39,10 +40,30 @@ def dataset_statistics(datasets=DATASETS) -> pd.DataFrame:
             rows.append({"dataset": name, "source": "raw, 5-core", **interaction_statistics(preprocess_raw(name)),
                          "note": ""})
         except DatasetNotFoundError as exc:
-            rows.append({"dataset": name, "source": "raw, 5-core", "note": f"raw file not available: {exc}"})
+            reason = str(exc).split(";")[0]
+            rows.append({"dataset": name, "source": "raw, 5-core", "note": f"not available here: {reason}"})
         released = load_released_tables(name)["ratings"]
         rows.append({"dataset": name, "source": "released", **interaction_statistics(released), "note": ""})
-    return pd.DataFrame(rows)
+    frame = pd.DataFrame(rows)
+    return frame.astype({"users": "Int64", "items": "Int64", "interactions": "Int64"})
+
+
+@dataclasses.dataclass(frozen=True)
+class StatisticsParams(Config):
+    """Notebook parameters of the Table 4 page."""
+
+    datasets: tuple[str, ...] = option(DATASETS, choices=DATASETS)
+
+
+def compare_statistics(ours: pd.DataFrame, paper: pd.DataFrame, rel_tol: float = 1e-4) -> pd.DataFrame:
+    """Paper's Table 4 beside ours (both sources), long format; counts must agree to ``rel_tol``."""
+    metrics = ["users", "items", "interactions", "sparsity"]
+    ours_long = ours.melt(id_vars=["dataset", "source"], value_vars=metrics, var_name="metric", value_name="mean")
+    ours_long["std"] = 0.0
+    paper_long = paper.melt(id_vars=["dataset"], value_vars=metrics, var_name="metric")
+    paper_long = paper_long.merge(ours[["dataset", "source"]].drop_duplicates(), on="dataset")
+    return compare(ours_long, paper_long, ["dataset", "source"], tol=rel_tol, relative=True,
+                   pending_label="not available")
 
 
 # --- Learn: one original model --------------------------------------------------------------------
@@ -169,3 +190,17 @@ def run_learn_grid(grid: LearnGrid, records_dir=None) -> pd.DataFrame:
                      "seed": config.seed, **record["metrics"], **record["timings"], **record["training"],
                      "device": record["device"], "git_commit": record["git_commit"]})
     return pd.DataFrame(rows)
+
+
+LEARN_METRICS = ["ndcg_untruncated", "hr_cure4rec", "a_igf", "ndcg", "hit_ratio", "recall", "mrr", "a_igf_standard"]
+"""Metrics on the Learn page: the paper's (code-variant) NDCG/HR and A-IGF first, then the standard ones."""
+
+
+def compare_learn(runs: pd.DataFrame, paper: pd.DataFrame, tol: float = 0.02) -> pd.DataFrame:
+    """Mean ± std over seeds beside the paper's "Learn" rows, for every validation rule run;
+    paper cells of datasets/models not run stay as pending."""
+    keys = ["dataset", "model", "validation"]
+    ours = summarize_runs(runs, keys, LEARN_METRICS)
+    validations = pd.DataFrame({"validation": runs["validation"].unique()})
+    paper_rows = paper[paper["metric"].isin(LEARN_METRICS)].merge(validations, how="cross")
+    return compare(ours, paper_rows.drop(columns="source"), keys, tol=tol)

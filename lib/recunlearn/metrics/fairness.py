@@ -10,7 +10,7 @@ def active_user_mask(train_counts: np.ndarray, users: np.ndarray, fraction: floa
     are active. Ties are broken by user id (lower id first), so the split is stable."""
     users = np.asarray(users)
     n_active = int(fraction * len(users))
-    order = np.lexsort((users, -np.asarray(train_counts)[users]))
+    order = np.lexsort((users, -np.asarray(train_counts, dtype=np.int64)[users]))
     mask = np.zeros(len(users), dtype=bool)
     mask[order[:n_active]] = True
     return mask
@@ -18,6 +18,9 @@ def active_user_mask(train_counts: np.ndarray, users: np.ndarray, fraction: floa
 
 def a_igf(values: np.ndarray, is_active: np.ndarray) -> float:
     """A-IGF: mean of ``values`` (e.g. per-user NDCG@20) over active users minus the mean over
-    inactive users. Signed; an unlearning method is fairer the closer it is to Retrain's value."""
+    inactive users. Signed; an unlearning method is fairer the closer it is to Retrain's value.
+    NaN when either group is empty (fewer than 1 / fraction evaluated users)."""
     values, is_active = np.asarray(values, dtype=float), np.asarray(is_active, dtype=bool)
+    if is_active.all() or not is_active.any():
+        return float("nan")
     return float(values[is_active].mean() - values[~is_active].mean())

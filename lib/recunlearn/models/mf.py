@@ -44,7 +44,7 @@ class WMF(Recommender):
             users, pos, neg = batch
             p = self.user_embedding[users]
             logits = torch.cat([(p * self.item_embedding[pos]).sum(1), (p * self.item_embedding[neg]).sum(1)])
-            labels = torch.cat([torch.ones(len(pos), device=p.device), torch.zeros(len(neg), device=p.device)])
+            labels = torch.cat([torch.ones_like(logits[: len(pos)]), torch.zeros_like(logits[len(pos):])])
             return F.binary_cross_entropy_with_logits(logits, labels) + self._l2(p)
         users, pos_users, pos_items = batch
         p_batch = self.user_embedding[users]

@@ -27,6 +27,14 @@ class TrainingResult:
     validation_seconds: float = 0.0
 
 
+def progress_bar(iterable, enabled: bool, **kwargs):
+    """A tqdm bar when ``enabled`` (tqdm is imported only then), else the iterable itself."""
+    if not enabled:
+        return iterable
+    from tqdm.auto import tqdm
+    return tqdm(iterable, **kwargs)
+
+
 def synchronize(device) -> None:
     if torch.device(device).type == "cuda":
         torch.cuda.synchronize()
@@ -56,13 +64,11 @@ def train_until_converged(model: Recommender, data: TrainingData, generator: tor
 
     Training time excludes validation, which is timed separately.
     """
-    from tqdm.auto import tqdm
-
     device = data.device
     optimizer = torch.optim.Adam(model.parameters(), lr=lr)
     result = TrainingResult(best_epoch=0, epochs_run=0, best_validation=-np.inf)
     best_state, since_best = copy.deepcopy(model.state_dict()), 0
-    bar = tqdm(range(1, max_epochs + 1), disable=not progress, desc=type(model).__name__, leave=False)
+    bar = progress_bar(range(1, max_epochs + 1), progress, desc=type(model).__name__, leave=False)
     for epoch in bar:
         model.train()
         synchronize(device)
@@ -84,7 +90,8 @@ def train_until_converged(model: Recommender, data: TrainingData, generator: tor
         result.epochs_run = epoch
         result.curve.append({"epoch": epoch, "loss": total_loss, f"valid_{metric}": value,
                              "train_seconds": train_seconds, "validation_seconds": validation_seconds})
-        bar.set_postfix(loss=f"{total_loss:.4g}", valid=f"{value:.4f}")
+        if progress:
+            bar.set_postfix(loss=f"{total_loss:.4g}", valid=f"{value:.4f}")
         if value > result.best_validation:
             result.best_validation, result.best_epoch, since_best = value, epoch, 0
             best_state = copy.deepcopy(model.state_dict())

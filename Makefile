@@ -1,0 +1,50 @@
+# Everything runs from the project's virtual environment (.venv), created on first use.
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+export JUPYTER_PREFER_ENV_PATH := 1
+
+.PHONY: env test test-unit test-notebooks test-book book smoke paper status bench clean
+
+env: $(VENV)/.installed
+
+$(VENV)/.installed: requirements.txt pyproject.toml
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install -q -r requirements.txt
+	$(BIN)/pip install -q --no-deps rbo==0.1.3 || echo "rbo not installed: its cross-checks will be skipped"
+	$(BIN)/pip install -q --no-deps -e .
+	touch $@
+
+# The README's test command: unit tests, notebooks against their smoke outputs, and the book build.
+test: env
+	RECUNLEARN_OFFLINE=1 $(BIN)/pytest -q --nbval-lax --nbval-current-env tests/unit notebooks/ tests/book
+
+test-unit: env
+	RECUNLEARN_OFFLINE=1 $(BIN)/pytest -q tests/unit
+
+test-notebooks: env
+	RECUNLEARN_OFFLINE=1 $(BIN)/pytest -q --nbval-lax --nbval-current-env notebooks/
+
+test-book: env
+	$(BIN)/pytest -q tests/book
+
+# Build the browsable report from committed results into _build/html (offline; executes nothing).
+book: env status
+	$(BIN)/jupyter-book build . -W -n --keep-going
+
+status: env
+	$(BIN)/python -m recunlearn status
+
+# Re-execute notebooks: smoke outputs are nbval's references; paper outputs go into book/.
+smoke: env
+	RECUNLEARN_OFFLINE=1 $(BIN)/python -m recunlearn notebooks --profile smoke
+
+paper: env
+	$(BIN)/python -m recunlearn notebooks --profile paper
+
+bench: env
+	$(BIN)/python benchmarks/bench_metrics.py
+	$(BIN)/python benchmarks/bench_epoch_time.py
+
+clean:
+	rm -rf _build

@@ -1,0 +1,97 @@
+"""Shared pieces of the benchmarks: the per-user loop reference evaluator, timing, result writing."""
+
+from __future__ import annotations
+
+import datetime as _dt
+import os
+import platform
+import statistics
+import sys
+import time
+from pathlib import Path
+from typing import Callable
+
+import numpy as np
+import scipy.sparse as sp
+
+RESULTS_DIR = Path(__file__).resolve().parent / "results"
+METRIC_NAMES = ("ndcg", "ndcg_untruncated", "hit_ratio", "recall", "hr_cure4rec", "mrr")
+
+
+def loop_evaluate(score_row: Callable[[int], np.ndarray], exclude: sp.csr_matrix, relevant: sp.csr_matrix,
+                  k: int, users: np.ndarray) -> dict[str, np.ndarray]:
+    """Reference full-ranking evaluation: one user at a time, ``numpy.argsort`` of that user's scores
+    with excluded items set to -inf, then the textbook formulas (same metrics as
+    ``recunlearn.metrics.evaluate_full_ranking``)."""
+    discounts = 1.0 / np.log2(np.arange(2, exclude.shape[1] + 2))
+    cumulative = np.r_[0.0, np.cumsum(discounts)]
+    out = {name: np.empty(len(users)) for name in METRIC_NAMES}
+    for row, user in enumerate(users):
+        scores = np.array(score_row(user), dtype=np.float64)
+        scores[exclude.indices[exclude.indptr[user]:exclude.indptr[user + 1]]] = -np.inf
+        top = np.argsort(-scores, kind="stable")[:k]
+        targets = relevant.indices[relevant.indptr[user]:relevant.indptr[user + 1]]
+        hits = np.isin(top, targets)
+        n, n_hits = len(targets), int(hits.sum())
+        dcg = float(discounts[:k][hits].sum())
+        out["ndcg"][row] = dcg / cumulative[min(n, k)]
+        out["ndcg_untruncated"][row] = dcg / cumulative[n]
+        out["hit_ratio"][row] = float(n_hits > 0)
+        out["recall"][row] = n_hits / min(n, k)
+        out["hr_cure4rec"][row] = n_hits / n
+        out["mrr"][row] = 1.0 / (np.argmax(hits) + 1) if n_hits else 0.0
+    return out
+
+
+def add_thread_option(parser) -> None:
+    parser.add_argument("--threads", type=int, default=None,
+                        help="torch intra-op threads (default: torch's own choice). Use 1 on a machine shared with "
+                             "other CPU-heavy processes: OpenMP threads that wait for each other slow small "
+                             "kernels down many times there.")
+
+
+def apply_thread_option(args) -> None:
+    import torch
+
+    if args.threads is not None:
+        torch.set_num_threads(args.threads)
+
+
+def timed(fn: Callable[[], object]) -> tuple[float, object]:
+    start = time.perf_counter()
+    value = fn()
+    return time.perf_counter() - start, value
+
+
+def median(values) -> float:
+    return float(statistics.median(values))
+
+
+def environment() -> dict:
+    import torch
+
+    return {"python": platform.python_version(), "torch": torch.__version__, "numpy": np.__version__,
+            "torch_threads": torch.get_num_threads(), "cpu_count": os.cpu_count(), "platform": platform.platform(),
+            "load_average_at_start": list(os.getloadavg()), "argv": sys.argv}
+
+
+def now() -> str:
+    return _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
+
+
+def write_result(name: str, payload: dict) -> Path:
+    from recunlearn.io import write_json_atomic
+
+    path = RESULTS_DIR / f"{name}.json"
+    write_json_atomic(path, payload)
+    return path
+
+
+def table(rows: list[dict], columns: list[tuple[str, str, str]]) -> str:
+    """A plain-text table: ``columns`` are (key, header, format)."""
+    cells = [[header for _, header, _ in columns]]
+    cells += [[format(row[key], fmt) if fmt else str(row[key]) for key, _, fmt in columns] for row in rows]
+    widths = [max(len(line[i]) for line in cells) for i in range(len(columns))]
+    lines = ["  ".join(cell.rjust(width) for cell, width in zip(line, widths)) for line in cells]
+    lines.insert(1, "  ".join("-" * width for width in widths))
+    return "\n".join(lines)

@@ -1,0 +1,6 @@
+"""Reporting: the papers' numbers, paper-vs-ours comparisons, figures, notebook runner, status page."""
+
+from .compare import compare, format_mean_std, summarize_runs, verdict
+from .paper import paper_table
+
+__all__ = ["compare", "format_mean_std", "summarize_runs", "verdict", "paper_table"]

@@ -1,0 +1,32 @@
+"""The book builds from the committed results, offline, with warnings as errors."""
+
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def test_book_builds_without_warnings(tmp_path):
+    jupyter_book = Path(sys.executable).with_name("jupyter-book")
+    result = subprocess.run([str(jupyter_book), "build", str(REPO), "-W", "-n", "--keep-going",
+                             "--path-output", str(tmp_path)], capture_output=True, text=True, timeout=900)
+    assert result.returncode == 0, result.stdout[-4000:] + result.stderr[-4000:]
+    html = tmp_path / "_build" / "html"
+    for page in ["book/intro.html", "book/status.html", "book/cure4rec/table-04-dataset-statistics.html",
+                 "book/cure4rec/learn-baselines.html"]:
+        assert (html / page).is_file(), f"missing {page}"
+    shutil.rmtree(tmp_path / "_build", ignore_errors=True)
+
+
+def test_every_notebook_has_a_book_page_and_parameters():
+    notebooks = sorted((REPO / "notebooks").glob("*/*.ipynb"))
+    toc = (REPO / "_toc.yml").read_text()
+    for notebook in notebooks:
+        rel = f"book/{notebook.parent.name}/{notebook.stem}"
+        assert rel in toc, f"{rel} is not in _toc.yml"
+        assert (REPO / f"{rel}.ipynb").is_file(), f"{rel}.ipynb (paper profile) is not built"
+        for profile in ("smoke", "paper"):
+            params = REPO / "notebooks" / "params" / notebook.parent.name / f"{notebook.stem}.{profile}.yml"
+            assert params.is_file(), f"missing {params}"

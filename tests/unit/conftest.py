@@ -1,0 +1,50 @@
+"""Shared fixtures of the unit tests.
+
+Every test runs with ``RECUNLEARN_OFFLINE=1`` (no test may download anything) and with run records
+redirected to a temporary directory. Torch runs single-threaded: on a small shared machine OpenMP
+threads that wait for each other make tiny tensors many times slower, and one thread also makes the
+CPU kernels deterministic (multi-threaded ``index_put_(accumulate=True)`` -- the backward of embedding
+lookups -- adds in a varying order unless ``torch.use_deterministic_algorithms(True)`` is set). Tests that need a real dataset file use the ``need_local``
+fixture, a function that skips the test when a file is in none of the library's lookup places.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _single_threaded_torch():
+    import torch
+
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(before)
+
+
+@pytest.fixture(autouse=True)
+def _offline_and_private_records(monkeypatch, tmp_path_factory):
+    monkeypatch.setenv("RECUNLEARN_OFFLINE", "1")
+    monkeypatch.setenv("RECUNLEARN_RECORDS", str(tmp_path_factory.mktemp("records")))
+
+
+def available(dataset: str, role: str) -> bool:
+    """Whether ``dataset``'s file ``role`` is present (not necessarily verified) without downloading."""
+    from recunlearn.data import registry
+
+    spec = registry.get_file(dataset, role)
+    return any(path.is_file() for path in registry.candidate_paths(dataset, spec))
+
+
+def _need_local(dataset: str, *roles: str) -> None:
+    """Skip the calling test unless every file ``roles`` of ``dataset`` is available locally."""
+    missing = [role for role in roles if not available(dataset, role)]
+    if missing:
+        pytest.skip(f"{dataset} files {missing} not available locally (set RECUNLEARN_DATA)")
+
+
+@pytest.fixture
+def need_local():
+    """``need_local(dataset, *roles)`` skips the test unless those files are available locally."""
+    return _need_local
