@@ -54,3 +54,14 @@ def format_mean_std(mean: float, std: float, digits: int = 4) -> str:
     if pd.isna(mean):
         return "pending GPU"
     return f"{mean:.{digits}f} ± {std:.{digits}f}"
+
+
+def paper_vs_ours_table(comparison: pd.DataFrame, index: list[str], metrics: list[str], digits: int = 4) -> pd.DataFrame:
+    """Wide display table: for each metric a "paper" and an "ours" column, ours as ``mean ± std``
+    (``pending GPU`` where not computed), one row per ``index`` combination."""
+    part = comparison[comparison["metric"].isin(metrics)].copy()
+    part["ours_text"] = [format_mean_std(m, s, digits) for m, s in zip(part["ours"], part["ours_std"])]
+    part["paper_text"] = part["paper"].map(lambda v: "—" if pd.isna(v) else f"{v:.{digits}f}")
+    wide = part.pivot_table(index=index, columns="metric", values=["paper_text", "ours_text"], aggfunc="first")
+    wide = wide.rename(columns={"paper_text": "paper", "ours_text": "ours"}, level=0)
+    return wide.reorder_levels([1, 0], axis=1).reindex(columns=[(m, w) for m in metrics for w in ("paper", "ours")])
