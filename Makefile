@@ -3,6 +3,8 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 export JUPYTER_PREFER_ENV_PATH := 1
+# Smoke outputs are nbval's references: compute them and check them with the same thread count.
+SMOKE_ENV := OMP_NUM_THREADS=1 RECUNLEARN_OFFLINE=1
 
 .PHONY: env test test-unit test-notebooks test-book book smoke paper status bench clean
 
@@ -17,13 +19,13 @@ $(VENV)/.installed: requirements.txt pyproject.toml
 
 # The README's test command: unit tests, notebooks against their smoke outputs, and the book build.
 test: env
-	RECUNLEARN_OFFLINE=1 $(BIN)/pytest -q --nbval-lax --nbval-current-env tests/unit notebooks/ tests/book
+	$(SMOKE_ENV) $(BIN)/pytest -q --nbval-lax --nbval-current-env tests/unit notebooks/ tests/book
 
 test-unit: env
 	RECUNLEARN_OFFLINE=1 $(BIN)/pytest -q tests/unit
 
 test-notebooks: env
-	RECUNLEARN_OFFLINE=1 $(BIN)/pytest -q --nbval-lax --nbval-current-env notebooks/
+	$(SMOKE_ENV) $(BIN)/pytest -q --nbval-lax --nbval-current-env notebooks/
 
 test-book: env
 	$(BIN)/pytest -q tests/book
@@ -37,7 +39,7 @@ status: env
 
 # Re-execute notebooks: smoke outputs are nbval's references; paper outputs go into book/.
 smoke: env
-	RECUNLEARN_OFFLINE=1 $(BIN)/python -m recunlearn notebooks --profile smoke
+	$(SMOKE_ENV) $(BIN)/python -m recunlearn notebooks --profile smoke
 
 paper: env
 	$(BIN)/python -m recunlearn notebooks --profile paper
@@ -45,6 +47,8 @@ paper: env
 bench: env
 	$(BIN)/python benchmarks/bench_metrics.py
 	$(BIN)/python benchmarks/bench_epoch_time.py
+	$(BIN)/python benchmarks/bench_shard_training.py
+	$(BIN)/python benchmarks/bench_rls.py --threads 1
 
 clean:
 	rm -rf _build

@@ -10,6 +10,7 @@ cd "$(dirname "$0")/.."
 export CUBLAS_WORKSPACE_CONFIG=:4096:8 RECUNLEARN_DATA="$PWD/device-data" RECUNLEARN_OFFLINE=1 PYTHONPATH="$PWD/lib${PYTHONPATH:+:$PYTHONPATH}"
 OUT="${OUT:-$PWD/_build/gpu-out}"
 mkdir -p "$OUT/records"
+python -c "import ot" 2>/dev/null || pip install --no-deps --no-index device-data/wheels/*.whl
 python - <<'PY'
 import torch
 print("torch", torch.__version__, "cuda", torch.cuda.is_available(),

@@ -8,4 +8,7 @@ for ds in ${DATASETS:-ml-1m adm}; do
   mkdir -p "device-data/$ds/cure4rec"
   cp "$SRC/$ds"/cure4rec/{ratings,train,test}.csv* "device-data/$ds/cure4rec/"
 done
+# POT (UltraRE's optimal transport) is not on the GPU machine: carry its wheel.
+mkdir -p device-data/wheels
+.venv/bin/pip download --no-deps --only-binary=:all: --python-version 3.11 -d device-data/wheels POT==0.9.7.post1 >/dev/null
 du -sh device-data

@@ -167,6 +167,7 @@ def full_loss(model, data) -> float:
 @pytest.mark.parametrize("name", ["wmf_whole_data", "wmf_bce_sampled", "bpr", "lightgcn"])
 def test_training_lowers_the_loss(data, name):
     model = make(name)
+    model.prepare(data)
     before = full_loss(model, data)
     optimizer = torch.optim.Adam(model.parameters(), lr=0.05)
     generator = torch.Generator().manual_seed(1)

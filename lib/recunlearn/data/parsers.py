@@ -71,9 +71,26 @@ def load_pos_dict(path: Path, expected_sha256: str) -> dict[int, np.ndarray]:
     return {int(user): np.asarray(items, dtype=np.int64) for user, items in obj.items()}
 
 
+def parse_casper_tsv(path: Path) -> pd.DataFrame:
+    """CASPER-family interaction stream: tab-separated, no header, ``[index] user item timestamp``.
+
+    The last three columns are taken (wikipedia.tsv has a leading row index, the others do not).
+    ``rating`` is 1. Unlike the other parsers, ``timestamp`` stays ``float64``: Wikipedia's
+    timestamps have fractional seconds. Rows keep the file's (chronological) order.
+    """
+    raw = pd.read_csv(path, sep="\t", header=None)
+    if raw.shape[1] not in (3, 4):
+        raise ValueError(f"{path}: expected 3 or 4 tab-separated columns, got {raw.shape[1]}")
+    last = raw.iloc[:, -3:]
+    return pd.DataFrame({"user": last.iloc[:, 0].to_numpy(np.int64), "item": last.iloc[:, 1].to_numpy(np.int64),
+                         "rating": np.ones(len(raw), np.float32),
+                         "timestamp": last.iloc[:, 2].to_numpy(np.float64)})
+
+
 PARSERS = {
     "grouplens_tab": parse_grouplens_tab,
     "grouplens_colons": parse_grouplens_colons,
     "amazon_csv": parse_amazon_csv,
     "cure4rec_csv": parse_cure4rec_csv,
+    "casper_tsv": parse_casper_tsv,
 }

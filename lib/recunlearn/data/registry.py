@@ -117,6 +117,27 @@ DATASETS: dict[str, Dataset] = {
         note="The released copy has no timestamps and 1-based ids; the raw file is not in the local data directory.",
         papers=("cure4rec",),
     ),
+    # --- CASPER (sequential interaction streams: user, item, timestamp; see shared/data/<name>/SOURCE.md) ---
+    **{name: Dataset(
+        name=name,
+        files={"raw": DataFile(path, sha, url)},
+        raw_format="casper_tsv",
+        note=note,
+        papers=("casper",),
+    ) for name, path, sha, url, note in [
+        ("wikipedia", "wikipedia.tsv", "fc69bede6343799da691b139a5875cf8dede5d0a0fe14dffe5e40820ccd04ea0",
+         "https://raw.githubusercontent.com/claws-lab/casper/23012d867ef5c4d69dd939240596988f0f38bed4/data/wikipedia.tsv",
+         "JODIE Wikipedia edits as released by the CASPER authors (4 columns: index, user, item, ts)."),
+        ("reddit", "reddit.tsv", "0f33a2821d11218a8a0fb5e370a769caf516e1a780baa8e69eaf5440f241e88b",
+         "https://raw.githubusercontent.com/claws-lab/iscon/69b76a72ee595652c7366c2c347f12216d1b6157/data/reddit.tsv",
+         "JODIE Reddit, chronological first 20 %, the CASPER/ISCON/FINEST file (3 columns)."),
+        ("foursquare", "foursquare.tsv", "d81515f14120f5cc2c50292857dee7eadd9f6ebc1e270aeab6947ac4d9ff0e66",
+         "https://raw.githubusercontent.com/claws-lab/finest-recsys/5652996fe2c44244e73fa7dd5e92674e8d6e2a5d/data/foursquare.tsv",
+         "Foursquare check-ins, the CASPER/FINEST file (3 columns; ts in relative units)."),
+        ("lastfm", "lastfm_first10pct.tsv", "0b15b33a5bc2dec51afab7786d9485991a794bebcb095633b1a396147a68bcd1",
+         "https://raw.githubusercontent.com/vivek2000anand/recsys-filterbubbles/d21639bce515ffef5ba2db530dc2505eee1f83c0/data/lastfm.tsv",
+         "LastFM-10%: ONLY the chronological first 10 % (129,310 rows) of JODIE lastfm; the paper used all of it."),
+    ]},
 }
 
 

@@ -1,6 +1,7 @@
 """Validated configs, run records and the runners of each paper's experiments."""
 
-from . import cure4rec  # noqa: F401 - registers the CURE4Rec runners
+from . import cure4rec, cure4rec_exact, cure4rec_scif  # noqa: F401 - registers the CURE4Rec runners
+from . import casper  # noqa: F401 - registers the CASPER runners
 from .config import Config, ConfigError
 from .records import RUNNERS, load_records, record_key, run_or_load
 

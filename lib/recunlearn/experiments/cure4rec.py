@@ -69,10 +69,8 @@ def compare_statistics(ours: pd.DataFrame, paper: pd.DataFrame, rel_tol: float =
 # --- Learn: one original model --------------------------------------------------------------------
 
 @dataclasses.dataclass(frozen=True)
-class LearnConfig(Config):
-    """One original ("Learn") model trained on all training data and evaluated on the test set."""
-
-    experiment = "cure4rec-learn"
+class TrainingSettings(Config):
+    """Dataset, protocol, model and training hyper-parameters shared by the CURE4Rec experiments."""
 
     dataset: str = option("ml-100k", choices=DATASETS)
     model: str = option("wmf", choices=tuple(MODELS))
@@ -101,8 +99,17 @@ class LearnConfig(Config):
         return {self.dataset: roles}
 
 
-def build_model(config: LearnConfig, n_users: int, n_items: int, generator: torch.Generator):
-    """The model named by ``config.model`` with the config's hyper-parameters."""
+@dataclasses.dataclass(frozen=True)
+class LearnConfig(TrainingSettings):
+    """One original ("Learn") model trained on all training data and evaluated on the test set."""
+
+    experiment = "cure4rec-learn"
+
+
+def build_model(config: TrainingSettings, n_users: int, n_items: int, generator: torch.Generator,
+                n_blocks: int = 1):
+    """The model named by ``config.model`` with the config's hyper-parameters (``n_blocks``
+    independent copies trained as one blocked model when ``n_blocks > 1``)."""
     l2 = config.l2 if config.l2 is not None else (1e-4 if config.model == "lightgcn" else 0.0)
     common = dict(batch_size=config.batch_size, l2=l2)
     if config.model == "wmf":
@@ -112,7 +119,8 @@ def build_model(config: LearnConfig, n_users: int, n_items: int, generator: torc
         kwargs = dict(n_negatives=config.n_negatives, **common)
     else:
         kwargs = dict(n_layers=config.n_layers, n_negatives=config.n_negatives, **common)
-    return MODELS[config.model](n_users, n_items, config.dim, generator, **kwargs)
+    return MODELS[config.model](n_users * n_blocks, n_items * n_blocks, config.dim, generator, n_blocks=n_blocks,
+                                **kwargs)
 
 
 def _require_device(device: str) -> None:
@@ -132,25 +140,36 @@ def summarize_utility(per_user: dict[str, np.ndarray], train_counts: np.ndarray,
     return summary
 
 
-@register(LearnConfig)
-def run_learn(config: LearnConfig) -> dict:
-    """Train the original model to convergence (early stopping on validation NDCG@k, code variant)
-    and evaluate it on the test set; test candidates exclude training and validation items."""
+def test_exclusions(split, config: TrainingSettings):
+    """Items never ranked at test time: training items, and validation items when they were split off."""
+    return split.train_matrix if config.validation == "test" else split.train_matrix + split.matrix("valid")
+
+
+def train_original_model(config: TrainingSettings):
+    """Stage I: the model of ``config`` trained on all training data with early stopping on
+    validation NDCG@k (code variant). Returns ``(model, split, training_result, wall_seconds)``."""
     _require_device(config.device)
     seed_everything(config.seed)
     split = load_split(config.dataset, config.protocol, config.split_seed, config.validation)
     data = TrainingData.from_pairs(split.train.user, split.train.item, split.n_users, split.n_items, config.device)
     generator = torch.Generator(device=config.device).manual_seed(config.seed)
-    init_generator = torch.Generator().manual_seed(config.seed)
-    model = build_model(config, split.n_users, split.n_items, init_generator).to(config.device)
+    model = build_model(config, split.n_users, split.n_items, torch.Generator().manual_seed(config.seed))
+    model = model.to(config.device)
     start = time.perf_counter()
     training = train_until_converged(model, data, generator, split.train_matrix, split.matrix("valid"),
                                      lr=config.lr, max_epochs=config.max_epochs, patience=config.patience,
                                      k=config.k, progress=False)
-    wall = time.perf_counter() - start
-    exclude = split.train_matrix if config.validation == "test" else split.train_matrix + split.matrix("valid")
+    return model, split, training, time.perf_counter() - start
+
+
+@register(LearnConfig)
+def run_learn(config: LearnConfig) -> dict:
+    """Train the original model and evaluate it on the test set; test candidates exclude training
+    and validation items."""
+    model, split, training, wall = train_original_model(config)
     start = time.perf_counter()
-    per_user = evaluate_model(model, exclude, split.matrix("test"), config.k, device=config.device)
+    per_user = evaluate_model(model, test_exclusions(split, config), split.matrix("test"), config.k,
+                              device=config.device)
     test_seconds = time.perf_counter() - start
     return {
         "metrics": summarize_utility(per_user, split.user_train_counts(), config.active_fraction),

@@ -87,6 +87,12 @@ def run_or_load(config: Config, records_dir: Path | None = None, recompute: bool
     return record
 
 
+def load_record(config: Config, records_dir: Path | None = None) -> dict[str, Any] | None:
+    """The stored record of ``config``, or None if it has not been computed."""
+    path = record_path(config, records_dir)
+    return json.loads(path.read_text()) if path.is_file() else None
+
+
 def load_records(experiment: str, records_dir: Path | None = None) -> list[dict[str, Any]]:
     """Every stored record of ``experiment``."""
     folder = Path(records_dir or paths.records_dir()) / experiment

@@ -95,7 +95,7 @@ def top_k_hits(scores: Tensor, exclude_rows: Tensor, exclude_cols: Tensor,
     """
     masked = scores.clone()
     masked[exclude_rows, exclude_cols] = float("-inf")
-    top = torch.topk(masked, k, dim=1).indices
+    top = torch.topk(masked, min(k, masked.shape[1]), dim=1).indices
     relevant = torch.zeros_like(masked, dtype=torch.bool)
     relevant[relevant_rows, relevant_cols] = True
     return relevant.gather(1, top)

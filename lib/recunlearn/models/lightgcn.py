@@ -12,7 +12,7 @@ import warnings
 import torch
 
 from .base import Recommender, TrainingData
-from .mf import bpr_loss
+from .mf import pairwise_batch_loss
 
 
 def normalized_adjacency(data: TrainingData) -> torch.Tensor:
@@ -32,7 +32,8 @@ def normalized_adjacency(data: TrainingData) -> torch.Tensor:
 
 class _SymmetricSparseProduct(torch.autograd.Function):
     """``A @ x`` for a constant symmetric sparse ``A``: the gradient is ``A @ grad`` (much faster than
-    autograd through ``torch.sparse.mm``, which also builds a gradient for ``A``)."""
+    autograd through ``torch.sparse.mm``, which also builds a gradient for ``A``). The backward is
+    this function again, so propagation can be differentiated twice (SCIF's Hessian-vector products)."""
 
     @staticmethod
     def forward(ctx, adjacency, x):
@@ -41,7 +42,7 @@ class _SymmetricSparseProduct(torch.autograd.Function):
 
     @staticmethod
     def backward(ctx, grad):
-        return None, torch.sparse.mm(ctx.adjacency, grad)
+        return None, _SymmetricSparseProduct.apply(ctx.adjacency, grad)
 
 
 def propagate(adjacency: torch.Tensor, ego: torch.Tensor, n_layers: int) -> torch.Tensor:
@@ -54,16 +55,21 @@ def propagate(adjacency: torch.Tensor, ego: torch.Tensor, n_layers: int) -> torc
 
 
 class LightGCN(Recommender):
-    """LightGCN with ``n_layers`` propagation layers over the graph given by :meth:`set_graph`."""
+    """LightGCN with ``n_layers`` propagation layers over the graph given by :meth:`set_graph`
+    (for a blocked dataset the graph is block-diagonal: each block propagates over its own shard)."""
 
     def __init__(self, n_users, n_items, dim, generator, n_layers=3, batch_size=512, n_negatives=4, l2=1e-4,
-                 init_std=0.1):
-        super().__init__(n_users, n_items, dim, generator, init_std)
+                 init_std=0.1, n_blocks=1):
+        super().__init__(n_users, n_items, dim, generator, init_std, n_blocks)
         self.n_layers, self.batch_size, self.n_negatives, self.l2 = n_layers, batch_size, n_negatives, l2
         self.adjacency: torch.Tensor | None = None
 
     def set_graph(self, data: TrainingData) -> None:
         self.adjacency = normalized_adjacency(data)
+
+    def prepare(self, data: TrainingData) -> None:
+        """Propagate over ``data``'s graph from now on (the trainer calls this before training)."""
+        self.set_graph(data)
 
     def embeddings(self):
         if self.adjacency is None:
@@ -71,13 +77,8 @@ class LightGCN(Recommender):
         final = propagate(self.adjacency, torch.cat([self.user_embedding, self.item_embedding]), self.n_layers)
         return final[: self.n_users], final[self.n_users:]
 
-    def batches(self, data, generator):
-        if self.adjacency is None:
-            self.set_graph(data)
-        yield from data.positive_triples(self.batch_size, self.n_negatives, generator)
+    def batches(self, data, generator, active_blocks=None):
+        yield from data.positive_triples(self.batch_size, self.n_negatives, generator, active_blocks)
 
     def batch_loss(self, batch):
-        users, pos, neg = batch
-        user_emb, item_emb = self.embeddings()
-        return bpr_loss(user_emb[users], item_emb[pos], item_emb[neg], self.l2,
-                        (self.user_embedding[users], self.item_embedding[pos], self.item_embedding[neg]))
+        return pairwise_batch_loss(self, batch)

@@ -27,7 +27,8 @@ BOOK_DIR = paths.REPO_ROOT / "book"
 
 def list_notebooks() -> list[Path]:
     """Every study notebook, ``notebooks/<paper>/<name>.ipynb``, sorted."""
-    return sorted(p for p in NOTEBOOK_DIR.glob("*/*.ipynb") if ".ipynb_checkpoints" not in p.parts)
+    return sorted(p for p in NOTEBOOK_DIR.glob("*/*.ipynb")
+                  if ".ipynb_checkpoints" not in p.parts and not p.name.startswith("."))
 
 
 def find_notebook(name: str) -> Path:

@@ -66,3 +66,70 @@ def degree_ccdf(tables: dict[str, pd.DataFrame], column: str, title: str):
     ax.legend(fontsize="small")
     fig.tight_layout()
     return fig
+
+
+def method_bars(frame: pd.DataFrame, y: str, title: str, col: str = "model", x: str = "method",
+                hue: str = "selection", paper: pd.DataFrame | None = None):
+    """Bars of ``y`` (mean ± std over seeds) by ``x`` and ``hue``, one panel per ``col``; the
+    paper's value, where given (same columns, ``value``), as a black diamond on its bar."""
+    sns.set_theme(style="whitegrid", context="notebook")
+    grid = sns.catplot(frame, x=x, y=y, hue=hue, col=col, kind="bar", errorbar="sd", height=3.4, aspect=1.3,
+                       capsize=0.08, err_kws={"linewidth": 1}, sharey=False)
+    if paper is not None and not paper.empty:
+        hue_order = list(dict.fromkeys(frame[hue]))
+        x_order = list(dict.fromkeys(frame[x]))
+        width = 0.8 / len(hue_order)
+        for value_of_col, ax in grid.axes_dict.items():
+            part = paper[paper[col] == value_of_col]
+            for _, row in part.iterrows():
+                if row[x] in x_order and row[hue] in hue_order:
+                    pos = x_order.index(row[x]) - 0.4 + width * (hue_order.index(row[hue]) + 0.5)
+                    ax.scatter(pos, row["value"], marker="D", color="black", s=18, zorder=5)
+        grid.figure.text(0.01, 0.01, "◆ paper", fontsize="small")
+    grid.figure.suptitle(title, y=1.03)
+    return grid.figure
+
+
+def sweep_lines(frame: pd.DataFrame, x: str, metrics: list[str], hue: str, title: str):
+    """One panel per metric: mean ± std over seeds against ``x``, one line per ``hue``."""
+    sns.set_theme(style="whitegrid", context="notebook")
+    fig, axes = plt.subplots(1, len(metrics), figsize=(3.8 * len(metrics), 3.4), squeeze=False)
+    for ax, metric in zip(axes[0], metrics):
+        sns.lineplot(frame, x=x, y=metric, hue=hue, marker="o", errorbar="sd", ax=ax, legend=ax is axes[0][0])
+        ax.set_title(metric)
+    fig.suptitle(title)
+    fig.tight_layout()
+    return fig
+
+
+def shard_composition(frame: pd.DataFrame, title: str):
+    """Active users per shard (bars) for each method (rows) and selection (columns)."""
+    sns.set_theme(style="whitegrid", context="notebook")
+    grid = sns.catplot(frame, x="shard", y="active", hue="source", row="method", col="selection", kind="bar",
+                       height=2.4, aspect=1.6, errorbar=None)
+    grid.figure.suptitle(title, y=1.02)
+    return grid.figure
+
+
+def aspect_radar(frame: pd.DataFrame, aspects: list[str], series: str, title: str):
+    """A radar chart: one closed polygon per value of ``series`` over the ``aspects`` columns
+    (already normalised, larger = better)."""
+    import numpy as np
+
+    angles = np.linspace(0, 2 * np.pi, len(aspects), endpoint=False)
+    fig, ax = plt.subplots(figsize=(5.5, 5.5), subplot_kw={"projection": "polar"})
+    for name, row in frame.set_index(series)[aspects].iterrows():
+        values = row.to_numpy(dtype=float)
+        ax.plot(np.r_[angles, angles[:1]], np.r_[values, values[:1]], marker="o", label=name)
+        ax.fill(np.r_[angles, angles[:1]], np.r_[values, values[:1]], alpha=0.08)
+    ax.set_xticks(angles)
+    ax.set_xticklabels(aspects)
+    ax.tick_params(axis="x", pad=10)
+    ax.set_rlabel_position(22.5)
+    ax.set_yticks([0.25, 0.5, 0.75, 1.0])
+    ax.tick_params(axis="y", labelsize="x-small")
+    ax.set_ylim(0, 1.05)
+    ax.set_title(title, pad=18)
+    ax.legend(loc="upper right", bbox_to_anchor=(1.35, 1.1), fontsize="small")
+    fig.tight_layout()
+    return fig

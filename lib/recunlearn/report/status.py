@@ -27,17 +27,32 @@ ITEMS = [
     PaperItem("CURE4Rec", "Table 4", "Dataset statistics", "cure4rec/table-04-dataset-statistics", CURE4REC, 2),
     PaperItem("CURE4Rec", "Tables 1, 5 (Learn)", "Original models before unlearning",
               "cure4rec/learn-baselines", CURE4REC, 2),
-    PaperItem("CURE4Rec", "Table 1", "WMF: completeness, utility, fairness of SCIF vs Retrain", None, CURE4REC, 4),
-    PaperItem("CURE4Rec", "Table 5", "BPR: completeness, utility, fairness of SCIF vs Retrain", None, CURE4REC, 4),
-    PaperItem("CURE4Rec", "Table 2", "Utility of exact unlearning", None, CURE4REC, 3),
-    PaperItem("CURE4Rec", "Table 3", "Unlearning time", None, CURE4REC, 3),
-    PaperItem("CURE4Rec", "Tables 6-8", "Active/inactive users per shard", None, CURE4REC, 3),
-    PaperItem("CURE4Rec", "Figures 2, 5", "Four-aspect overview", None, CURE4REC, 4),
-    PaperItem("CURE4Rec", "Figures 3, 6, 7", "A-IGF and shardGF of exact unlearning", None, CURE4REC, 3),
-    PaperItem("CURE4Rec", "Figure 4", "Number of shards", None, ("ml-100k",), 3),
-    PaperItem("CURE4Rec", "Figure 8", "Unlearning ratio", None, ("ml-100k",), 3),
-    PaperItem("CASPER", "Table 2", "Dataset statistics", None, CASPER, 5),
-    PaperItem("CASPER", "Figures 2-6, 8; Table 3", "Rank-list sensitivity", None, CASPER, 5),
+    PaperItem("CURE4Rec", "Table 1", "WMF: completeness, utility, fairness of SCIF vs Retrain",
+              "cure4rec/table-01-05-scif-completeness", CURE4REC, 4),
+    PaperItem("CURE4Rec", "Table 5", "BPR: completeness, utility, fairness of SCIF vs Retrain",
+              "cure4rec/table-01-05-scif-completeness", CURE4REC, 4),
+    PaperItem("CURE4Rec", "Table 2", "Utility of exact unlearning", "cure4rec/table-02-eu-utility", CURE4REC, 3),
+    PaperItem("CURE4Rec", "Table 3", "Unlearning time (exact methods; SCIF rows: issue 4)", "cure4rec/table-03-unlearning-time", CURE4REC, 3),
+    PaperItem("CURE4Rec", "Tables 6-8", "Active/inactive users per shard", "cure4rec/table-06-08-shard-composition", CURE4REC, 3),
+    PaperItem("CURE4Rec", "Figures 2, 5", "Four-aspect overview", "cure4rec/figure-02-05-overview", CURE4REC, 4),
+    PaperItem("CURE4Rec", "Figures 3, 6, 7", "A-IGF and shardGF of exact unlearning", "cure4rec/figure-03-06-07-eu-fairness", CURE4REC, 3),
+    PaperItem("CURE4Rec", "Figure 4", "Number of shards", "cure4rec/figure-04-shard-number", ("ml-100k",), 3),
+    PaperItem("CURE4Rec", "Figure 8", "Unlearning ratio", "cure4rec/figure-08-unlearning-ratio", ("ml-100k",), 3),
+    PaperItem("CASPER", "Table 2", "Dataset statistics", "casper/table-02-dataset-statistics", CASPER, 5),
+    PaperItem("CASPER", "Figure 2", "Random LOO, four models; stability by MRR group",
+              "casper/figure-02-random-loo", ("foursquare",), 5),
+    PaperItem("CASPER", "Figure 4", "Perturbation position (Earliest / Random / Latest); IDAG example",
+              "casper/figure-04-perturbation-position", ("foursquare",), 5),
+    PaperItem("CASPER", "Table 3 (Random, Earliest, Latest, CASPER rows)", "Perturbation methods, Foursquare",
+              "casper/table-03-perturbation-methods", ("foursquare",), 5),
+    PaperItem("CASPER", "Figure 8", "Number of perturbations; CASPER run time vs data size",
+              "casper/figure-08-perturbation-count-and-runtime", ("foursquare",), 5),
+    PaperItem("CASPER", "Figure 3", "Random LOO across models and datasets; next-item metrics",
+              "casper/figure-03-random-loo-datasets", CASPER, 5),
+    PaperItem("CASPER", "Figures 5, 6", "LatentCross: methods across datasets; stability by MRR group",
+              "casper/figure-05-06-latentcross-datasets", CASPER, 5),
+    PaperItem("CASPER", "Figure 7; Table 3 (TracIn, Rev.Adv rows)", "TracIn and Rev.Adv baselines", None,
+              ("foursquare",), 0),
     PaperItem("SRU", "-", "Session-based recommendation unlearning", None, ("games", "beauty", "ml-1m"), 0),
 ]
 
@@ -53,7 +68,12 @@ def item_status(item: PaperItem) -> dict:
     computed = params.get("DATASETS", params.get("DATASET", list(item.datasets)))
     computed = [computed] if isinstance(computed, str) else list(computed)
     pending = [d for d in item.datasets if d not in computed]
-    status = f"paper scale: {', '.join(computed)}" if meta.get("profile") == "paper" else "smoke only"
+    scope = "; ".join(f"{name.lower()}: {', '.join(map(str, params[name]))}" for name in ("MODELS", "SEEDS")
+                      if isinstance(params.get(name), list))
+    status = (f"paper scale: {', '.join(computed)}" + (f" ({scope})" if scope else "")
+              if meta.get("profile") == "paper" else "smoke only")
+    if params.get("ONLY_CACHED"):  # CASPER pages: paper-scale cells come from GPU run records, else "pending GPU"
+        status = "paper settings: cells from GPU run records where present, else pending GPU"
     return {**base, "status": status, "page": item.notebook, "device": meta.get("device", "?"),
             "commit": (meta.get("git_commit") or "?")[:12], "pending": ", ".join(f"{d} (pending GPU)" for d in pending)}
 

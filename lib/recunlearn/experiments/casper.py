@@ -1,0 +1,491 @@
+"""CASPER experiments: dataset statistics (Table 2) and rank-list sensitivity runs (Figures 2-8, Table 3).
+
+One :class:`CasperConfig` = one repetition: train the original model M and the perturbed model M'
+from the same initial weights, and compare their rank lists on every test interaction. Selector
+``none`` is the mandatory control (no perturbation: AO = Jaccard = 1 exactly on CPU, spec §7).
+The original model of a (dataset, model, seed, ...) is trained once per process and shared by all
+perturbations of that seed.
+"""
+
+from __future__ import annotations
+
+import copy
+import dataclasses
+import itertools
+import json
+import time
+
+import numpy as np
+import pandas as pd
+import torch
+
+from ..data.sequences import (CASPER_DATASETS, DATASET_LABELS, Stream, first_appearance_map, load_stream,
+                              stream_statistics)
+from ..metrics import rls
+from ..models.sequential import SEQUENTIAL_MODELS
+from ..perturb.idag import build_idag, cascade_scores
+from ..perturb.operations import PERTURBATIONS, REPLACEMENTS, perturb
+from ..report.compare import compare, summarize_runs
+from ..seeding import seed_everything
+from .config import Config, option
+from .records import record_path, register, run_or_load
+
+MODELS = ("lstm", "tisasrec", "jodie", "latentcross")
+SELECTORS = ("none", "random", "earliest", "latest", "casper")
+DEVICES = ("cpu", "cuda")
+UNBOUNDED_L = {"jodie", "latentcross"}
+RLS_METRICS = ("ao", "rbo_min", "rbo_ext", "jaccard")
+ID_MAPS = ("fixed", "first_appearance", "first_appearance_labels")
+"""Item numbering of each run (spec §0.2, D2): ``fixed`` = one sorted map for both runs (this study);
+``first_appearance`` = each run renumbers items by first appearance (the authors' JODIE/LatentCross),
+rank lists mapped back to the fixed ids before comparison (isolates the different initial weights);
+``first_appearance_labels`` = the same, but the two runs' lists compared label by label, as the
+authors' code did (adds the relabelling artefact)."""
+
+
+# --- Table 2 ----------------------------------------------------------------------------------------
+
+def dataset_statistics(datasets=CASPER_DATASETS) -> pd.DataFrame:
+    """Raw and filtered (users >= 10) counts of each dataset, with its display label."""
+    return pd.DataFrame([stream_statistics(name) for name in datasets])
+
+
+@dataclasses.dataclass(frozen=True)
+class StatisticsParams(Config):
+    """Notebook parameters of the Table 2 page."""
+
+    datasets: tuple[str, ...] = option(CASPER_DATASETS, choices=CASPER_DATASETS)
+
+
+def compare_statistics(ours: pd.DataFrame, paper: pd.DataFrame) -> pd.DataFrame:
+    """Paper's Table 2 beside our filtered counts (long format; exact agreement required)."""
+    metrics = ["users", "items", "interactions"]
+    ours_long = ours.melt(id_vars=["dataset"], value_vars=metrics, var_name="metric", value_name="mean")
+    ours_long["std"] = 0.0
+    paper_long = paper.melt(id_vars=["dataset"], value_vars=metrics, var_name="metric")
+    return compare(ours_long, paper_long, ["dataset"], tol=0.0, pending_label="not available")
+
+
+# --- one repetition ---------------------------------------------------------------------------------
+
+@dataclasses.dataclass(frozen=True)
+class CasperConfig(Config):
+    """Train M and the perturbed M' from the same initial weights; RLS over the test interactions."""
+
+    experiment = "casper-rls"
+
+    dataset: str = option("foursquare", choices=CASPER_DATASETS)
+    model: str = option("lstm", choices=MODELS, doc="only the models in SEQUENTIAL_MODELS can run")
+    selector: str = option("random", choices=SELECTORS, doc="none = the no-perturbation control")
+    perturbation: str = option("loo", choices=PERTURBATIONS)
+    replacement: str = option("random", choices=REPLACEMENTS, doc="new item of replace / insert")
+    k: int = option(1, min=1, doc="number of perturbed interactions")
+    seed: int = option(0, min=0)
+    epochs: int = option(50, min=1)
+    max_rows: int | None = option(None, min=100, doc="None: the whole file; else its chronological prefix")
+    idag_variant: str = option("paper", choices=("paper", "code-rel", "code-2021"))
+    idag_max_len: int = option(0, min=-1, doc="0: the model's (50 LSTM/TiSASRec, unbounded JODIE/LatentCross); "
+                                               "-1: unbounded; else this L")
+    id_map: str = option("fixed", choices=ID_MAPS)
+    device: str = option("cpu", choices=DEVICES)
+
+    def dataset_files(self):
+        return {self.dataset: ("raw",)}
+
+    def idag_length(self) -> int | None:
+        if self.idag_max_len == 0:
+            return None if self.model in UNBOUNDED_L else 50
+        return None if self.idag_max_len == -1 else self.idag_max_len
+
+
+_ORIGINALS: dict[tuple, tuple] = {}
+"""Trained original models of this process (the 32 most recent), by everything except the perturbation."""
+
+
+def _build(config: CasperConfig, stream: Stream):
+    if config.model not in SEQUENTIAL_MODELS:
+        raise NotImplementedError(f"model {config.model!r} is not implemented; implemented: {sorted(SEQUENTIAL_MODELS)}")
+    generator = torch.Generator().manual_seed(config.seed)
+    return SEQUENTIAL_MODELS[config.model](stream.n_items, generator=generator, epochs=config.epochs,
+                                           device=config.device)
+
+
+def _original(config: CasperConfig, stream: Stream):
+    key = (config.dataset, config.model, config.seed, config.epochs, config.max_rows, config.id_map, config.device)
+    if key not in _ORIGINALS:
+        seed_everything(config.seed)
+        model = _build(config, stream)
+        initial = copy.deepcopy(model)  # M' starts from exactly these weights
+        seed_everything(config.seed)  # training randomness (dropout) restarts from the seed, as for M'
+        fit = model.fit(stream)
+        if len(_ORIGINALS) >= 32:  # a few MB each; keep the most recent ones
+            _ORIGINALS.pop(next(iter(_ORIGINALS)))
+        _ORIGINALS[key] = (model, initial, fit)
+    return _ORIGINALS[key]
+
+
+def relabel(stream: Stream, id_map: str) -> tuple[Stream, np.ndarray | None]:
+    """The stream a model trains on under ``id_map`` and the run's map ``new_id[fixed_id]`` (None: fixed)."""
+    if id_map == "fixed":
+        return stream, None
+    new_id = first_appearance_map(stream.item, stream.n_items)
+    return stream.with_items(new_id[stream.item]), new_id
+
+
+def compare_runs(original, perturbed, original_stream: Stream, perturbed_stream: Stream,
+                 back: tuple[np.ndarray | None, np.ndarray | None] = (None, None)) -> pd.DataFrame:
+    """One row per test interaction: user, the RLS metrics of M vs M', and both target ranks.
+    ``back``: per run, a map ``new_id[fixed_id]`` whose score columns are taken back to fixed ids."""
+    parts = []
+    for (rows0, target0, s0), (rows1, target1, s1) in zip(original.test_scores(original_stream),
+                                                          perturbed.test_scores(perturbed_stream)):
+        if not np.array_equal(rows0, rows1):
+            raise RuntimeError("test rows of the two runs differ")
+        if back[0] is not None:
+            s0, target0 = s0[:, torch.as_tensor(back[0], device=s0.device)], np.argsort(back[0])[target0]
+        if back[1] is not None:
+            s1, target1 = s1[:, torch.as_tensor(back[1], device=s1.device)], np.argsort(back[1])[target1]
+        metrics = rls.rls_metrics(rls.rank_lists(s0), rls.rank_lists(s1))
+        parts.append(pd.DataFrame({"row": rows0, **metrics,
+                                   "rank_original": rls.target_ranks(s0, torch.as_tensor(target0)),
+                                   "rank_perturbed": rls.target_ranks(s1, torch.as_tensor(target1))}))
+    frame = pd.concat(parts, ignore_index=True)
+    users = pd.Series(original_stream.user, index=original_stream.row)
+    frame.insert(1, "user", users.loc[frame["row"]].to_numpy())
+    return frame
+
+
+def mrr_groups(per_row: pd.DataFrame, share: float = 0.2) -> pd.Series:
+    """User -> ``high`` / ``mid`` / ``low`` by the original model's per-user MRR (top / bottom
+    ``share`` of users; ties broken by user id)."""
+    per_user = (1.0 / per_row["rank_original"]).groupby(per_row["user"]).mean()
+    order = np.lexsort((per_user.index.to_numpy(), -per_user.to_numpy()))
+    n, cut = len(per_user), int(np.floor(share * len(per_user)))
+    labels = np.array(["mid"] * n, dtype=object)
+    labels[order[:cut]] = "high"
+    labels[order[n - cut:]] = "low"
+    return pd.Series(labels, index=per_user.index)
+
+
+def summarize_comparison(per_row: pd.DataFrame, perturbed_users: list[int]) -> dict:
+    """Means over test interactions of unperturbed users (and over all: ``*_all``), next-item
+    metrics of both runs, and group means (Jaccard@10 and AO per MRR group, perturbed users excluded)."""
+    keep = ~per_row["user"].isin(perturbed_users)
+    out = {m: float(per_row.loc[keep, m].mean()) for m in RLS_METRICS}
+    out.update({f"{m}_all": float(per_row[m].mean()) for m in RLS_METRICS})
+    for run in ("original", "perturbed"):
+        out[f"mrr_{run}"] = rls.mrr(per_row[f"rank_{run}"])
+        out[f"recall10_{run}"] = rls.recall_at_k(per_row[f"rank_{run}"], 10)
+    groups = mrr_groups(per_row)
+    group = per_row["user"].map(groups)
+    for name in ("high", "mid", "low"):
+        part = per_row[keep & (group == name)]
+        out[f"jaccard_{name}"] = float(part["jaccard"].mean()) if len(part) else float("nan")
+        out[f"ao_{name}"] = float(part["ao"].mean()) if len(part) else float("nan")
+    out["n_test"], out["n_test_kept"] = int(len(per_row)), int(keep.sum())
+    return out
+
+
+@register(CasperConfig)
+def run_casper(config: CasperConfig) -> dict:
+    """One repetition: original M (shared per seed), perturbation, M' from M's initial weights, RLS."""
+    if config.device == "cuda" and not torch.cuda.is_available():
+        raise RuntimeError("DEVICE='cuda' but torch sees no CUDA device")
+    threads = torch.get_num_threads()
+    if config.device == "cpu":
+        torch.set_num_threads(1)  # CPU runs single-threaded: bit-identical whatever the machine's core count
+    try:
+        return _run_casper(config)
+    finally:
+        torch.set_num_threads(threads)
+
+
+def _run_casper(config: CasperConfig) -> dict:
+    stream = load_stream(config.dataset, max_rows=config.max_rows)
+    start = time.perf_counter()
+    model_stream, map0 = relabel(stream, config.id_map)
+    original, initial, fit0 = _original(config, model_stream)
+    rng = np.random.default_rng(config.seed)
+    select_start = time.perf_counter()
+    if config.selector == "none":
+        new_stream, info = stream, None
+    else:
+        new_stream, info = perturb(stream, config.selector, config.perturbation, rng, config.k, config.replacement,
+                                   config.idag_length(), config.idag_variant)
+    select_seconds = time.perf_counter() - select_start
+    cascade = None
+    if info is not None and config.selector == "casper":
+        graph = build_idag(stream, config.idag_length(), config.idag_variant)
+        roots, scores = cascade_scores(graph)
+        by_node = dict(zip(graph.nodes[roots].tolist(), scores.tolist()))
+        cascade = [by_node[p] for p in info.positions]
+    seed_everything(config.seed)
+    perturbed = copy.deepcopy(initial)
+    new_model_stream, map1 = relabel(new_stream, config.id_map)
+    fit1 = perturbed.fit(new_model_stream)
+    per_row = compare_runs(original, perturbed, model_stream, new_model_stream,
+                           (map0, map1) if config.id_map == "first_appearance" else (None, None))
+    metrics = summarize_comparison(per_row, list(info.users) if info else [])
+    renumbered = None if map0 is None else int((map0 != map1).sum())  # items whose id differs between the runs
+    return {"metrics": metrics, "perturbation": info.to_dict() if info else None, "cascade_scores": cascade,
+            "renumbered_items": renumbered,
+            "timings": {"train_original_seconds": fit0["train_seconds"], "train_perturbed_seconds": fit1["train_seconds"],
+                        "select_seconds": select_seconds, "wall_seconds": time.perf_counter() - start},
+            "loss_final": {"original": fit0["loss"][-1], "perturbed": fit1["loss"][-1]},
+            "stream": stream.description, "seed": config.seed, "device": config.device}
+
+
+# --- grids for notebooks ------------------------------------------------------------------------------
+
+@dataclasses.dataclass(frozen=True)
+class CasperGrid(Config):
+    """Notebook parameters: lists expand into one :class:`CasperConfig` per combination.
+
+    ``only_cached``: runs whose record does not exist are shown as pending instead of computed (the
+    paper profile, whose records come from the GPU batch ``grids/casper-gpu.json``).
+    """
+
+    experiment = "casper-rls"
+
+    datasets: tuple[str, ...] = option(("foursquare",), choices=CASPER_DATASETS)
+    models: tuple[str, ...] = option(("lstm",), choices=MODELS)
+    selectors: tuple[str, ...] = option(("random",), choices=SELECTORS)
+    perturbations: tuple[str, ...] = option(("loo",), choices=PERTURBATIONS)
+    replacements: tuple[str, ...] = option(("random",), choices=REPLACEMENTS)
+    ks: tuple[int, ...] = option((1,), min=1)
+    seeds: tuple[int, ...] = option((0, 1, 2), min=0)
+    epochs: int = option(50, min=1)
+    max_rows: int | None = option(None, min=100)
+    device: str = option("cpu", choices=DEVICES)
+    only_cached: bool = option(False)
+
+    def runs(self) -> list[CasperConfig]:
+        out = []
+        # seeds outside the perturbation axes, so each original model is trained once (see _original)
+        for d, m, seed, s, p, r, k in itertools.product(self.datasets, self.models, self.seeds, self.selectors,
+                                                        self.perturbations, self.replacements, self.ks):
+            if p == "loo" and r != self.replacements[0]:
+                continue  # the replacement item is irrelevant for LOO
+            if s != "casper" and r != "random" and "random" in self.replacements:
+                continue  # the paper's baselines replace with a random item; only CASPER varies it
+            if s == "none" and p != self.perturbations[0]:
+                continue  # the control run does not depend on the perturbation
+            out.append(CasperConfig(dataset=d, model=m, selector=s, perturbation=p,
+                                    replacement=r if p != "loo" else "random", k=k, seed=seed, epochs=self.epochs,
+                                    max_rows=self.max_rows, device=self.device))
+        return out
+
+
+RUN_KEYS = ["dataset", "model", "selector", "perturbation", "replacement", "k", "seed"]
+RUN_METRICS = [*RLS_METRICS, *(f"{m}_all" for m in RLS_METRICS), "mrr_original", "mrr_perturbed",
+               "recall10_original", "recall10_perturbed", *(f"{m}_{g}" for m in ("jaccard", "ao")
+                                                             for g in ("high", "mid", "low"))]
+
+
+def run_casper_grid(grid: CasperGrid, records_dir=None) -> pd.DataFrame:
+    """One row per run: config keys, metrics, timings and ``status`` (``computed`` or why it is pending)."""
+    rows = []
+    for config in grid.runs():
+        keys = {key: getattr(config, key) for key in RUN_KEYS}
+        path = record_path(config, records_dir)
+        if config.model not in SEQUENTIAL_MODELS and not path.is_file():
+            rows.append({**keys, "status": "pending: model not implemented"})
+            continue
+        if grid.only_cached and not path.is_file():
+            rows.append({**keys, "status": "pending GPU"})
+            continue
+        record = run_or_load(config, records_dir) if not grid.only_cached else json.loads(path.read_text())
+        rows.append({**keys, "status": "computed", **record["metrics"], **record["timings"],
+                     "device": record["device"], "git_commit": record["git_commit"]})
+    frame = pd.DataFrame(rows)
+    for column in RUN_METRICS:  # pending runs keep NaN in every metric column
+        if column not in frame:
+            frame[column] = np.nan
+    return frame
+
+
+def method_label(selector: str, perturbation: str, replacement: str) -> str:
+    """The paper's row name of a run: Random, Earliest-Random, Latest-Random, CASPER (+ replacement)."""
+    base = {"none": "Control (no perturbation)", "random": "Random", "earliest": "Earliest-Random",
+            "latest": "Latest-Random", "casper": "CASPER"}[selector]
+    if selector == "casper" and perturbation != "loo":
+        base += f" ({replacement})"
+    return base
+
+
+def summarize_rls(runs: pd.DataFrame, keys: list[str], metrics=("ao", "rbo_min", "jaccard")) -> pd.DataFrame:
+    """Mean / std / n over seeds of the computed runs (long format)."""
+    done = runs[runs["status"] == "computed"]
+    if done.empty:
+        return pd.DataFrame(columns=keys + ["metric", "mean", "std", "n"])
+    return summarize_runs(done, keys, list(metrics))
+
+
+def wilcoxon_pairs(runs: pd.DataFrame, by: str, pairs: list[tuple[str, str]], group: list[str],
+                   metric: str = "ao") -> pd.DataFrame:
+    """Paired two-sided Wilcoxon signed-rank tests over seeds between values of column ``by``."""
+    from scipy.stats import wilcoxon
+
+    done = runs[runs["status"] == "computed"]
+    rows = []
+    for key, part in done.groupby(group):
+        table = part.pivot_table(index="seed", columns=by, values=metric)
+        for a, b in pairs:
+            if a in table and b in table:
+                both = table[[a, b]].dropna()
+                diff = (both[a] - both[b]).to_numpy()
+                p = float(wilcoxon(both[a], both[b]).pvalue) if len(both) >= 2 and np.any(diff != 0) else float("nan")
+                rows.append({**dict(zip(group, key if isinstance(key, tuple) else (key,))), "a": a, "b": b,
+                             "n": len(both), "mean_a": both[a].mean(), "mean_b": both[b].mean(), "p_value": p})
+    return pd.DataFrame(rows)
+
+
+__all__ = ["CasperConfig", "CasperGrid", "StatisticsParams", "dataset_statistics", "compare_statistics",
+           "run_casper_grid", "summarize_rls", "wilcoxon_pairs", "method_label", "DATASET_LABELS"]
+
+
+def label_pending(comparison: pd.DataFrame) -> pd.DataFrame:
+    """Replace the generic ``pending GPU`` of cells without our value by ``pending: model not
+    implemented`` where the model has no implementation yet."""
+    out = comparison.copy()
+    missing = out["ours"].isna() & ~out["model"].isin(list(SEQUENTIAL_MODELS))
+    out.loc[missing, "status"] = "pending: model not implemented"
+    if "selector" in out:
+        later = out["ours"].isna() & ~out["selector"].isin(SELECTORS)
+        out.loc[later, "status"] = "pending: TracIn / Rev.Adv (CASPER part 2)"
+    return out
+
+
+def table3_view(comparison: pd.DataFrame, metric: str = "ao") -> pd.DataFrame:
+    """Table 3 laid out as in the paper: one row per method, one column per model, each cell
+    ``ours ± std (paper x)`` or the reason it is pending."""
+    part = comparison[comparison["metric"] == metric].copy()
+    later = {"tracin": "TracIn", "revadv-random": "Rev.Adv. (random)", "revadv-earliest": "Rev.Adv. (earliest)"}
+    part["method"] = [method_label(s, p, r) if s in SELECTORS else later.get(s, s)
+                      for s, p, r in zip(part["selector"], part["perturbation"], part["replacement"])]
+    part["cell"] = [(f"{o:.4f} ± {sd:.4f}" if pd.notna(o) else st) + (f" (paper {pv:.4f})" if pd.notna(pv) else "")
+                    for o, sd, pv, st in zip(part["ours"], part["ours_std"], part["paper"], part["status"])]
+    order = ["Control (no perturbation)", *dict.fromkeys(part["method"])]
+    view = part.pivot_table(index=["perturbation", "method"], columns="model", values="cell", aggfunc="first")
+    view = view.reindex(columns=[m for m in MODELS if m in view.columns])
+    return view.reindex(sorted(view.index, key=lambda key: (key[0] != "loo", order.index(key[1]))))
+
+
+def best_method_claims(comparison: pd.DataFrame, metric: str = "ao") -> pd.DataFrame:
+    """Per (perturbation, model) with our values: the method with the lowest mean and whether it is CASPER."""
+    done = comparison[(comparison["metric"] == metric) & comparison["ours"].notna()]
+    rows = []
+    for (pert, model), part in done.groupby(["perturbation", "model"]):
+        part = part[part["selector"] != "none"]
+        if part.empty:
+            continue
+        best = part.loc[part["ours"].idxmin()]
+        rows.append({"perturbation": pert, "model": model, "lowest": method_label(best["selector"], pert, best["replacement"]),
+                     "casper_lowest": best["selector"] == "casper", "n_methods": len(part)})
+    return pd.DataFrame(rows)
+
+
+# --- Figure 8(b): CASPER's run time against the number of interactions ---------------------------------
+
+@dataclasses.dataclass(frozen=True)
+class ScalingConfig(Config):
+    """Time to build the IDAG, score every root exactly and pick the top one, on chronological
+    prefixes of a dataset (model training excluded; spec §5.2, "Fig. 8(b) timing")."""
+
+    experiment = "casper-scaling"
+
+    dataset: str = option("lastfm", choices=CASPER_DATASETS)
+    sizes: tuple[int, ...] = option((10_000, 20_000, 40_000, 80_000, 129_310), min=100,
+                                    doc="prefix lengths in raw rows (LastFM-10% has 129,310)")
+    idag_max_len: int = option(-1, min=-1, doc="-1: unbounded (LatentCross / JODIE); else L")
+    idag_variant: str = option("paper", choices=("paper", "code-rel", "code-2021"))
+    repeats: int = option(3, min=1)
+
+    def dataset_files(self):
+        return {self.dataset: ("raw",)}
+
+
+@register(ScalingConfig)
+def run_scaling(config: ScalingConfig) -> dict:
+    """Median over ``repeats`` of build / score / select seconds per prefix (single-threaded numpy)."""
+    from ..perturb.idag import top_roots
+
+    rows = []
+    max_len = None if config.idag_max_len == -1 else config.idag_max_len
+    for size in config.sizes:
+        stream = load_stream(config.dataset, max_rows=size)
+        times = []
+        for _ in range(config.repeats):
+            t0 = time.perf_counter()
+            graph = build_idag(stream, max_len, config.idag_variant)
+            t1 = time.perf_counter()
+            roots, scores = cascade_scores(graph)
+            t2 = time.perf_counter()
+            top_roots(roots, scores, 1)
+            t3 = time.perf_counter()
+            times.append((t1 - t0, t2 - t1, t3 - t2))
+        build, score, select = (float(np.median(x)) for x in zip(*times))
+        rows.append({"raw_rows": size, "interactions": len(stream), "train_rows": int((~stream.is_test).sum()),
+                     "nodes": len(graph), "edges": graph.n_edges, "roots": len(roots), "max_score": int(scores.max()),
+                     "build_seconds": build, "score_seconds": score, "select_seconds": select,
+                     "total_seconds": build + score + select})
+    return {"rows": rows, "device": "cpu"}
+
+
+@dataclasses.dataclass(frozen=True)
+class Figure8Grid(CasperGrid):
+    """Figure 8 page: the k-perturbation grid (a) plus the CASPER timing on prefixes (b)."""
+
+    scaling_dataset: str = option("lastfm", choices=CASPER_DATASETS)
+    scaling_sizes: tuple[int, ...] = option((10_000, 20_000, 40_000, 80_000, 129_310), min=100)
+    scaling_repeats: int = option(3, min=1)
+
+    def scaling_config(self) -> ScalingConfig:
+        return ScalingConfig(dataset=self.scaling_dataset, sizes=self.scaling_sizes, repeats=self.scaling_repeats)
+
+
+def run_scaling_table(config: ScalingConfig, records_dir=None) -> pd.DataFrame:
+    """The timing rows of ``config`` (from its record, computed if missing: seconds on any CPU)."""
+    return pd.DataFrame(run_or_load(config, records_dir)["rows"])
+
+
+def linear_fit(x, y) -> dict:
+    """Least-squares line y = a + b x and its R^2 (for "near-linear" run time)."""
+    x, y = np.asarray(x, float), np.asarray(y, float)
+    b, a = np.polyfit(x, y, 1)
+    residual = y - (a + b * x)
+    r2 = 1 - residual.var() / y.var() if y.var() > 0 else 1.0
+    return {"intercept": float(a), "slope": float(b), "r2": float(r2)}
+
+
+# --- the authors' item renumbering, measured without training (spec §0.2, §11.4) ------------------
+
+def renumbering_artifact(dataset: str, selector: str, perturbation: str, replacement: str = "random",
+                         seed: int = 0, max_len: int | None = None) -> dict:
+    """How many items change id between the original and the perturbed run under the authors'
+    first-appearance numbering, and the "AO floor": AO between the label lists of one fixed ranking
+    (items by training popularity) under the two numberings — the best AO a perfectly stable model
+    could score when lists are compared label by label, as the authors' JODIE/LatentCross code did."""
+    stream = load_stream(dataset)
+    new, info = perturb(stream, selector, perturbation, np.random.default_rng(seed), 1, replacement, max_len)
+    before, after = first_appearance_map(stream.item, stream.n_items), first_appearance_map(new.item, new.n_items)
+    ranking = np.argsort(-stream.train_item_counts(), kind="stable")
+    ao = rls.rls_metrics(torch.as_tensor(before[ranking][None]), torch.as_tensor(after[ranking][None]))["ao"][0]
+    return {"dataset": dataset, "selector": selector, "perturbation": perturbation, "replacement": replacement,
+            "seed": seed, "renumbered_items": int((before != after).sum()), "ao_floor": float(ao)}
+
+
+def renumbering_table(dataset: str, seeds) -> pd.DataFrame:
+    """:func:`renumbering_artifact` for the Table 3 rows (L unbounded, as the authors' JODIE/LatentCross);
+    the random baselines over ``seeds``, mean per row."""
+    rows = [("casper", "loo", "random"), ("casper", "replace", "random"), ("casper", "replace", "popular"),
+            ("casper", "replace", "unpopular"), ("casper", "insert", "unpopular"), ("earliest", "loo", "random"),
+            ("random", "loo", "random"), ("latest", "loo", "random"), ("random", "replace", "random")]
+    out = []
+    for selector, pert, rep in rows:
+        for seed in (seeds if selector != "casper" or (pert != "loo" and rep == "random") else seeds[:1]):
+            out.append(renumbering_artifact(dataset, selector, pert, rep, seed))
+    frame = pd.DataFrame(out)
+    return (frame.groupby(["selector", "perturbation", "replacement"], sort=False)
+            .agg(renumbered_items=("renumbered_items", "mean"), ao_floor=("ao_floor", "mean"), runs=("seed", "count"))
+            .reset_index())

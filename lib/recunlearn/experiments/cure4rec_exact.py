@@ -1,0 +1,373 @@
+"""CURE4Rec exact unlearning: Retrain, SISA, RecEraser and UltraRE through the four stages
+(learn, select, unlearn, evaluate), with utility, fairness (A-IGF, shardGF), shard composition
+and unlearning time (CURE4Rec §5.2-5.5, B.3-B.4; spec §1-6)."""
+
+from __future__ import annotations
+
+import dataclasses
+import itertools
+import time
+
+import numpy as np
+import pandas as pd
+import torch
+
+from .. import paths
+from ..data import load_split
+from ..data.selection import RULES, SCORINGS, select_unlearning_users
+from ..metrics import active_user_mask
+from ..models import TrainingData, evaluate_model, train_until_converged
+from ..seeding import seed_everything
+from ..unlearning import EXACT_METHODS, unlearn_exactly
+from ..unlearning.combiners import build_combiner
+from ..unlearning.exact import TIMINGS
+from ..unlearning.partition import ORDERS
+from .config import Config, option
+from .cure4rec import (DATASETS, DEVICES, LearnConfig, TrainingSettings, _require_device, build_model,
+                       summarize_utility, test_exclusions, train_original_model)
+from .records import load_record, record_key, register, run_or_load
+
+COMBINERS = ("route", "original")
+
+
+@dataclasses.dataclass(frozen=True)
+class UnlearnConfig(TrainingSettings):
+    """One exact unlearning run: a method, an unlearning set and the backbone's training settings."""
+
+    experiment = "cure4rec-exact"
+
+    method: str = option("retrain", choices=tuple(EXACT_METHODS))
+    selection: str = option("random", choices=RULES)
+    ratio: float = option(5.0, min=0.0, max=100.0, doc="percentage of users to unlearn")
+    scoring: str = option("degree", choices=SCORINGS, doc="core/edge ranking: degree (code) or importance (Eq. 1)")
+    selection_seed: int = option(0, min=0, doc="seed of the random unlearning set (same for every run seed)")
+    n_shards: int = option(10, min=1, doc="ignored by retrain (one shard)")
+    partition_order: str = option("nearest_first", choices=ORDERS, doc="RecEraser's assignment order")
+    combiner: str = option("route", choices=COMBINERS)
+    timing: str = option("batched", choices=TIMINGS)
+
+
+def pretrained_user_embeddings(config: TrainingSettings) -> np.ndarray:
+    """User embeddings of a WMF trained on all training data (stage I; RecEraser/UltraRE partition
+    on them, decision D14). Cached in the per-user cache by the WMF run's record key."""
+    wmf = LearnConfig(dataset=config.dataset, model="wmf", seed=config.seed, protocol=config.protocol,
+                      validation=config.validation, split_seed=config.split_seed, dim=config.dim,
+                      max_epochs=config.max_epochs, patience=config.patience, device=config.device)
+    path = paths.cache_dir() / "embeddings" / f"wmf-users-{record_key(wmf)}.npy"
+    if path.is_file():
+        return np.load(path, allow_pickle=False)
+    model, *_ = train_original_model(wmf)
+    embeddings = model.user_embedding.detach().cpu().numpy()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(path.name + ".tmp.npy")
+    np.save(tmp, embeddings, allow_pickle=False)
+    tmp.replace(path)
+    return embeddings
+
+
+def shard_statistics(per_user: dict, user_shard: np.ndarray, active: np.ndarray, n_shards: int) -> dict:
+    """Per-shard mean NDCG@k (both variants) over the shard's evaluated users, shardGF (population
+    variance of those means over shards with evaluated users) and active/inactive counts per shard."""
+    shards = user_shard[per_user["user"]]
+    counts = np.bincount(shards, minlength=n_shards)
+    out = {"shard_users": counts.tolist(),
+           "shard_active": np.bincount(shards[active], minlength=n_shards).tolist(),
+           "shard_inactive": np.bincount(shards[~active], minlength=n_shards).tolist()}
+    for metric, name in (("ndcg_untruncated", "shard_gf"), ("ndcg", "shard_gf_standard")):
+        means = np.bincount(shards, weights=per_user[metric], minlength=n_shards)[counts > 0] / counts[counts > 0]
+        out[f"shard_{metric}"] = means.tolist()
+        out[name] = float(np.var(means)) if n_shards > 1 else float("nan")
+    return out
+
+
+COMBINER_LR = 1e-3
+COMBINER_MAX_EPOCHS = 50
+
+
+def train_combiner(name: str, model, user_shard, split, deleted, config: UnlearnConfig):
+    """Train the original combiner ``name`` over the (frozen) shard models on the remaining training
+    data: Adam (lr 1e-3), at most 50 epochs, early stopping as for the models. Returns the combiner,
+    its training seconds (validation excluded) and epochs."""
+    keep = ~np.isin(split.train["user"].to_numpy(), deleted)
+    data = TrainingData.from_pairs(split.train["user"].to_numpy()[keep], split.train["item"].to_numpy()[keep],
+                                   split.n_users, split.n_items, config.device)
+    generator = torch.Generator().manual_seed(config.seed + 2_000_003)
+    combiner = build_combiner(name, model, user_shard, config.model, generator, c0=config.wmf_c0,
+                              batch_size=config.batch_size, n_negatives=config.n_negatives).to(config.device)
+    sampling = torch.Generator(device=config.device).manual_seed(config.seed + 2_000_003)
+    training = train_until_converged(combiner, data, sampling, split.train_matrix, split.matrix("valid"),
+                                     lr=COMBINER_LR, max_epochs=min(config.max_epochs, COMBINER_MAX_EPOCHS),
+                                     patience=config.patience, k=config.k, progress=False)
+    return combiner, training.train_seconds, training.epochs_run
+
+
+@register(UnlearnConfig)
+def run_exact_unlearning(config: UnlearnConfig) -> dict:
+    """Learn, select, unlearn (timed) and evaluate on the remaining users (see :mod:`..unlearning.exact`)."""
+    _require_device(config.device)
+    seed_everything(config.seed)
+    split = load_split(config.dataset, config.protocol, config.split_seed, config.validation)
+    train_users, train_items = split.train["user"].to_numpy(), split.train["item"].to_numpy()
+    deleted = select_unlearning_users(train_users, train_items, split.n_users, config.selection, config.ratio,
+                                      config.scoring, seed=config.selection_seed)
+    method = EXACT_METHODS[config.method]
+    n_shards = 1 if config.method == "retrain" else config.n_shards
+    embeddings = pretrained_user_embeddings(config) if method.needs_embeddings else None
+    start = time.perf_counter()
+    user_shard = method.partition(split.n_users, n_shards, config.seed, embeddings, order=config.partition_order)
+    partition_seconds = time.perf_counter() - start
+    train_kwargs = dict(lr=config.lr, max_epochs=config.max_epochs, patience=config.patience, k=config.k,
+                        progress=False)
+    result = unlearn_exactly(
+        train_users, train_items, split.n_users, split.n_items, user_shard, deleted,
+        lambda blocks, generator: build_model(config, split.n_users, split.n_items, generator, blocks),
+        split.train_matrix, split.matrix("valid"), config.seed, train_kwargs, config.device, config.timing)
+    served_by, route = result.model, user_shard
+    timings = {**result.timings, "partition_seconds": partition_seconds}
+    if config.combiner == "original" and method.original_combiner is not None:
+        served_by, timings["combiner_seconds"], timings["combiner_epochs"] = train_combiner(
+            method.original_combiner, result.model, user_shard, split, deleted, config)
+        route = None
+        timings["unlearn_seconds"] += timings["combiner_seconds"]
+
+    remaining = np.setdiff1d(np.arange(split.n_users), deleted)
+    has_test = np.diff(split.matrix("test").indptr) > 0
+    eval_users = remaining[has_test[remaining]]
+    per_user = evaluate_model(served_by, test_exclusions(split, config), split.matrix("test"), config.k,
+                              users=eval_users, device=config.device, user_block=route)
+    kept = ~np.isin(train_users, deleted)
+    remaining_counts = np.bincount(train_users[kept], minlength=split.n_users)
+    metrics = summarize_utility(per_user, remaining_counts, config.active_fraction)
+    active = active_user_mask(remaining_counts, per_user["user"], config.active_fraction)
+    shards = shard_statistics(per_user, user_shard, active, n_shards)
+    metrics.update({"shard_gf": shards.pop("shard_gf"), "shard_gf_standard": shards.pop("shard_gf_standard")})
+    stage1 = result.stage1
+    return {
+        "metrics": metrics,
+        "shards": shards,
+        "timings": {**timings, "unlearn_plus_partition_seconds": timings["unlearn_seconds"] + partition_seconds},
+        "training": {
+            "stage1_epochs_run": stage1.epochs_run if stage1 else 0,
+            "stage3_block_epochs_run": {str(k): v for r in result.stage3 for k, v in r.block_epochs_run.items()},
+            "stage3_block_best_epoch": {str(k): v for r in result.stage3 for k, v in r.block_best_epoch.items()},
+        },
+        "unlearning": {"n_deleted": int(len(deleted)), "deleted_interactions": int((~kept).sum()),
+                       "n_shards": n_shards, "affected_shards": result.affected_shards.tolist(),
+                       "unaffected_shards_unchanged": result.unaffected_unchanged},
+        "split": split.description, "seed": config.seed, "device": config.device,
+    }
+
+
+@dataclasses.dataclass(frozen=True)
+class ExactGrid(Config):
+    """Notebook parameters of the exact-unlearning pages: lists expand into one run each."""
+
+    experiment = "cure4rec-exact"
+
+    datasets: tuple[str, ...] = option(("ml-100k",), choices=DATASETS)
+    models: tuple[str, ...] = option(("wmf",), choices=("wmf", "bpr", "lightgcn"))
+    methods: tuple[str, ...] = option(tuple(EXACT_METHODS), choices=tuple(EXACT_METHODS))
+    selections: tuple[str, ...] = option(RULES, choices=RULES)
+    ratios: tuple[float, ...] = option((5.0,), min=0.0, max=100.0)
+    shard_counts: tuple[int, ...] = option((10,), min=1)
+    seeds: tuple[int, ...] = option((0, 1, 2), min=0)
+    combiner: str = option("route", choices=COMBINERS)
+    timing: str = option("batched", choices=TIMINGS)
+    validation: str = option("split_test", choices=("split_test", "test"))
+    max_epochs: int = option(500, min=1)
+    device: str = option("cpu", choices=DEVICES)
+    compute_missing: bool = option(True, doc="False: show only stored records, list the rest as pending")
+
+    def runs(self) -> list[UnlearnConfig]:
+        runs = []
+        for d, m, method, sel, ratio, k, seed in itertools.product(self.datasets, self.models, self.methods,
+                                                                  self.selections, self.ratios, self.shard_counts,
+                                                                  self.seeds):
+            if method == "retrain" and k != self.shard_counts[0]:
+                continue  # one shard whatever K: run it once
+            runs.append(UnlearnConfig(dataset=d, model=m, method=method, selection=sel, ratio=ratio,
+                                      n_shards=k if method != "retrain" else 10, seed=seed, combiner=self.combiner,
+                                      timing=self.timing, validation=self.validation,
+                                      max_epochs=self.max_epochs, device=self.device))
+        return runs
+
+
+def run_exact_grid(grid: ExactGrid, records_dir=None) -> pd.DataFrame:
+    """Run (or load) every run of ``grid``: one row per run with config, metrics and timings. With
+    ``compute_missing=False`` runs without a stored record are skipped and listed, as configs, in
+    ``frame.attrs["pending"]``."""
+    rows, pending = [], []
+    for config in grid.runs():
+        record = run_or_load(config, records_dir) if grid.compute_missing else load_record(config, records_dir)
+        if record is None:
+            pending.append(config.to_dict())
+            continue
+        rows.append({"dataset": config.dataset, "model": config.model, "method": config.method,
+                     "selection": config.selection, "ratio": config.ratio,
+                     "n_shards": record["unlearning"]["n_shards"], "seed": config.seed, **record["metrics"],
+                     **record["timings"], "record": record["key"]})
+    base_columns = ["dataset", "model", "method", "selection", "ratio", "n_shards", "seed"]
+    frame = pd.DataFrame(rows) if rows else pd.DataFrame(columns=base_columns + EXACT_UTILITY + EXACT_FAIRNESS
+                                                         + ["unlearn_seconds", "record"])
+    frame.attrs["pending"] = pending
+    return frame
+
+
+EXACT_UTILITY = ["ndcg_untruncated", "hr_cure4rec", "ndcg", "hit_ratio", "recall"]
+EXACT_FAIRNESS = ["a_igf", "a_igf_standard", "shard_gf", "shard_gf_standard"]
+
+
+def with_retrain_gap(runs: pd.DataFrame) -> pd.DataFrame:
+    """Add ``a_igf_gap`` = A-IGF minus the mean A-IGF of Retrain (same dataset, model, selection,
+    ratio) and its absolute value ``a_igf_gap_abs`` (the paper's "approaching Retrain")."""
+    keys = ["dataset", "model", "selection", "ratio"]
+    retrain = (runs[runs["method"] == "retrain"].groupby(keys)["a_igf"].mean().rename("a_igf_retrain").reset_index())
+    out = runs.merge(retrain, on=keys, how="left")
+    out["a_igf_gap"] = out["a_igf"] - out["a_igf_retrain"]
+    out["a_igf_gap_abs"] = out["a_igf_gap"].abs()
+    return out
+
+
+def compare_exact(runs: pd.DataFrame, paper: pd.DataFrame, metrics: list[str], tol: float) -> pd.DataFrame:
+    """Mean ± std over seeds beside the paper, keyed by dataset, model, method and selection; paper
+    cells of datasets/models not run are kept as pending."""
+    from ..report.compare import compare, summarize_runs
+
+    keys = ["dataset", "model", "method", "selection"]
+    ours = summarize_runs(runs, keys, metrics)
+    return compare(ours, paper[paper["metric"].isin(metrics)].drop(columns="source"), keys, tol=tol)
+
+
+def shard_composition(grid: ExactGrid, records_dir=None, paper: pd.DataFrame | None = None) -> pd.DataFrame:
+    """Active / inactive remaining users per shard for every sharded run of ``grid`` (summed over
+    nothing: one row per run and shard), plus the paper's Tables 6-8 when given. Shards are
+    numbered arbitrarily by every method, so ``rank`` orders them by active users (1 = most)."""
+    rows = []
+    for config in grid.runs():
+        if config.method == "retrain":
+            continue
+        record = run_or_load(config, records_dir) if grid.compute_missing else load_record(config, records_dir)
+        if record is None:
+            continue
+        for shard, (act, inact) in enumerate(zip(record["shards"]["shard_active"], record["shards"]["shard_inactive"])):
+            rows.append({"dataset": config.dataset, "model": config.model, "method": config.method,
+                         "selection": config.selection, "seed": config.seed, "shard": shard, "active": act,
+                         "inactive": inact, "source": "ours"})
+    frame = pd.DataFrame(rows)
+    if paper is not None:  # the paper's groups are numbered from 1; its "source" column is a citation
+        theirs = paper[paper["dataset"].isin(frame["dataset"].unique())].copy()
+        theirs["shard"] -= 1
+        theirs["model"], theirs["seed"], theirs["source"] = "(paper)", -1, "paper"
+        frame = pd.concat([frame, theirs], ignore_index=True)
+    keys = ["source", "dataset", "model", "method", "selection", "seed"]
+    frame["rank"] = frame.groupby(keys)["active"].rank(method="first", ascending=False).astype(int)
+    return frame
+
+
+def active_concentration(composition: pd.DataFrame) -> pd.DataFrame:
+    """Per source, method and selection: the share of all active users held by the shard with the
+    most of them, and the coefficient of variation of active users across shards (mean over seeds)."""
+    keys = ["source", "dataset", "method", "selection", "seed"]
+    per_run = composition.groupby(keys)["active"].agg(
+        top_shard_share=lambda a: a.max() / max(a.sum(), 1), cv=lambda a: a.std(ddof=0) / max(a.mean(), 1e-12))
+    return per_run.groupby(["source", "dataset", "method", "selection"]).mean().reset_index()
+
+
+# --- the paper's claims (§5.2-5.5, B.3-B.4) ---------------------------------------------------------
+
+EU_METHODS = ["sisa", "receraser", "ultrare"]
+
+
+def _means(runs: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
+    return runs.groupby(keys, as_index=False).mean(numeric_only=True)
+
+
+def utility_claims(runs: pd.DataFrame, metric: str = "ndcg_untruncated") -> pd.DataFrame:
+    """§5.2: "UltraRE ≥ RecEraser ≥ SISA", "EU below Retrain", "EU utility highest on core users"."""
+    from ..report.claims import check_claim, ordered, value
+
+    means = _means(runs, ["dataset", "model", "method", "selection"])
+    cell = ["dataset", "model", "selection"]
+    below = lambda g: None if value(g, "method", metric, "retrain") is None else all(  # noqa: E731
+        value(g, "method", metric, m) < value(g, "method", metric, "retrain")
+        for m in EU_METHODS if value(g, "method", metric, m) is not None)
+    core_best = lambda g: None if value(g, "selection", metric, "core") is None else value(  # noqa: E731
+        g, "selection", metric, "core") >= max(value(g, "selection", metric, s) or -1 for s in ("random", "edge"))
+    return pd.DataFrame([
+        check_claim("UltraRE ≥ RecEraser ≥ SISA in utility", means, cell,
+                    lambda g: ordered(g, "method", metric, ["ultrare", "receraser", "sisa"])),
+        check_claim("every EU method is below Retrain", means, cell, below),
+        check_claim("EU methods: unlearning core users leaves higher utility than random or edge users",
+                    means[means["method"].isin(EU_METHODS)], ["dataset", "model", "method"], core_best),
+    ])
+
+
+def fairness_claims(runs: pd.DataFrame) -> pd.DataFrame:
+    """§5.4: EU methods favour active users more than Retrain (A-IGF above Retrain's), RecEraser and
+    UltraRE more than SISA, and RecEraser/UltraRE have larger shardGF than SISA."""
+    from ..report.claims import check_claim, value
+
+    means = _means(with_retrain_gap(runs), ["dataset", "model", "method", "selection"])
+    cell = ["dataset", "model", "selection"]
+
+    def more_than_sisa(metric):
+        return lambda g: None if value(g, "method", metric, "sisa") is None else all(
+            value(g, "method", metric, m) > value(g, "method", metric, "sisa")
+            for m in ("receraser", "ultrare") if value(g, "method", metric, m) is not None)
+
+    return pd.DataFrame([
+        check_claim("EU methods worsen A-IGF towards active users (A-IGF above Retrain's)",
+                    means[means["method"].isin(EU_METHODS)], ["dataset", "model", "method", "selection"],
+                    lambda g: bool(g["a_igf_gap"].iloc[0] > 0) if g["a_igf_gap"].notna().all() else None),
+        check_claim("RecEraser and UltraRE move A-IGF further from Retrain than SISA", means, cell,
+                    more_than_sisa("a_igf_gap_abs")),
+        check_claim("RecEraser and UltraRE have larger shardGF than SISA", means, cell, more_than_sisa("shard_gf")),
+    ])
+
+
+def sweep_claims(runs: pd.DataFrame, x: str, expected: dict[str, int], label: str) -> pd.DataFrame:
+    """For each method in ``runs``: does each metric move with ``x`` in the ``expected`` direction
+    (+1 up, -1 down; Spearman correlation of the seed means with ``x``)?"""
+    from ..report.claims import check_claim, trend
+
+    means = _means(runs, ["dataset", "model", "method", x])
+    rows = []
+    for metric, sign in expected.items():
+        direction = "rises" if sign > 0 else "falls"
+        rows.append(check_claim(f"{metric} {direction} with {label}", means, ["dataset", "model", "method"],
+                                lambda g, m=metric, s=sign: None if trend(g, x, m) is None else s * trend(g, x, m) > 0))
+    return pd.DataFrame(rows)
+
+
+def time_claims(runs: pd.DataFrame, metric: str = "unlearn_seconds") -> pd.DataFrame:
+    """§5.3: SISA is faster than RecEraser and UltraRE; UltraRE is faster than RecEraser; EU methods
+    are faster on core users than on random or edge users; every EU method is faster than Retrain."""
+    from ..report.claims import check_claim, value
+
+    means = _means(runs, ["dataset", "model", "method", "selection"])
+    cell = ["dataset", "model", "selection"]
+    v = lambda g, m: value(g, "method", metric, m)  # noqa: E731
+    return pd.DataFrame([
+        check_claim("SISA is faster than RecEraser and UltraRE", means, cell,
+                    lambda g: None if v(g, "sisa") is None else v(g, "sisa") < min(v(g, "receraser") or np.inf,
+                                                                                   v(g, "ultrare") or np.inf)),
+        check_claim("UltraRE is faster than RecEraser", means, cell,
+                    lambda g: None if None in (v(g, "ultrare"), v(g, "receraser")) else v(g, "ultrare") < v(g, "receraser")),
+        check_claim("every EU method is faster than Retrain", means, cell,
+                    lambda g: None if v(g, "retrain") is None else all(
+                        v(g, m) < v(g, "retrain") for m in EU_METHODS if v(g, m) is not None)),
+        check_claim("EU methods unlearn core users faster than random or edge users",
+                    means[means["method"].isin(EU_METHODS)], ["dataset", "model", "method"],
+                    lambda g: None if value(g, "selection", metric, "core") is None else value(
+                        g, "selection", metric, "core") < min(value(g, "selection", metric, s) or np.inf
+                                                              for s in ("random", "edge"))),
+    ])
+
+
+def combiner_variants(grid: ExactGrid, records_dir=None) -> pd.DataFrame:
+    """RecEraser and UltraRE served by routing and by their original combiners (random users,
+    the grid's first seed, WMF and BPR), one row per run with a ``combiner`` column."""
+    base = grid.replace(methods=("receraser", "ultrare"), selections=("random",), seeds=grid.seeds[:1],
+                        models=tuple(m for m in grid.models if m != "lightgcn") or ("wmf",))
+    frames = [run_exact_grid(base.replace(combiner=c), records_dir).assign(combiner=c) for c in COMBINERS]
+    return pd.concat(frames, ignore_index=True)

@@ -1,0 +1,1 @@
+"""CASPER perturbations: the interaction-dependency graph, selectors, and LOO / replacement / insertion."""

@@ -1,0 +1,468 @@
+"""SCIF: selective and collaborative influence-function unlearning (Li et al., ESWA 2023).
+
+A one-step influence-function (Newton) update that removes all training interactions of the
+unlearned users ``U_del`` from a trained recommender, without retraining (CURE4Rec spec §7.3,
+decision D17). Only the rows ``S = P[U_del] ∪ Q[I_del]`` move, where ``I_del`` is the set of items
+the unlearned users interacted with ("selective": the users; "collaborative": their items, whose
+Hessian couples them to every retained user who also interacted with them).
+
+**Objective (spec §7.3 step 0).** The training data are split into *loss terms* ``z``; ``n`` is
+their number and ``ℓ(z; θ)`` the backbone's loss on ``z`` *as the model defines it*, including the
+model's own regulariser:
+
+============================  ==================================================  ===============
+model                         term ``z`` and ``ℓ(z)``                             ``n``
+============================  ==================================================  ===============
+WMF ``whole_data``            a user ``u`` with training rows: ``Σ_{i∈R_u}        users with
+                              [(1-c0) y_ui² - 2 y_ui] + c0 p_uᵀ(QᵀQ)p_u +         training rows
+                              l2_model |p_u|²`` (all of u's observed and missing
+                              pairs; deterministic)
+WMF ``bce_sampled``           one labelled pair of a fixed seeded sample (each    ``2·|D|·k``
+                              positive row repeated ``k = n_negatives`` times,
+                              with ``k`` negatives): logistic loss (+ the model's
+                              per-batch L2 spread over the positive pairs)
+BPR, LightGCN                 one triple ``(u, i, j)`` of a fixed seeded sample   ``|D|·k``
+                              (``k`` negatives per positive): ``softplus(y_uj -
+                              y_ui) + l2_model/2 (|p_u⁰|² + |q_i⁰|² + |q_j⁰|²)``;
+                              LightGCN scores with the embeddings propagated on
+                              the *original* training graph
+============================  ==================================================  ===============
+
+Sampled losses are made deterministic by drawing the negatives once from ``generator`` (default:
+seed 0) exactly as the trainer does (uniform over the user's non-interacted items), so the Hessian
+is well defined. With ``1/n`` normalisation the mean loss is exactly what the model minimises per
+batch (for WMF whole-data: the per-user mean of the whole-data loss). The SCIF objective is
+
+    L(θ) = (1/n) Σ_z ℓ(z; θ) + (l2/2) |θ_S|²          (``l2`` default 1e-4, on the selected rows)
+
+**Update (spec §7.3 steps 2-5, deletion form, Koh & Liang 2017).** With the removed terms
+``D_del = {z : user(z) ∈ U_del}`` and
+
+    g = Σ_{z ∈ D_del} ∇_S ℓ(z; θ̂),      H = ∇²_S L(θ̂)     (restricted to S, never materialised),
+
+conjugate gradient solves ``(H + δ I) x = g`` (``δ`` = ``damping``) and
+
+    θ_S ← θ̂_S + x / n,      all other parameters unchanged.
+
+This is the influence approximation of ``argmin (1/n) Σ_{z ∉ D_del} ℓ(z) + (l2/2)|θ_S|²`` around
+θ̂. (Implementation detail: CG is run on the right-hand side ``g / n``; the solution is the same.)
+``form="newton"`` instead takes one damped Newton step on the retained objective,
+``θ_S ← θ̂_S - (H_rest + δI)^{-1} ∇_S L_rest(θ̂)`` with
+``L_rest = (1/n) Σ_{z ∉ D_del} ℓ + (l2/2)|θ_S|²``; it equals the influence form when θ̂ minimises L
+and ``H_rest = H``, and it also corrects for a non-converged θ̂ (spec §7.2).
+
+What the forms do to the unlearned users' own rows: at a stationary θ̂, ``g / n`` restricted to
+``p_u`` equals ``-l2 · p_u`` (``p_u`` appears only in u's terms), so the influence form moves the
+deleted users' rows very little (first order; it mainly moves the items). In ``L_rest`` only the L2
+term acts on ``p_u``, so the newton form scales those rows by ``δ / (l2 + δ)`` (shrinks them toward
+0: to 10/11 of their value at the defaults), which is the retained objective's minimiser only as ``δ → 0``.
+
+If CG has not converged after ``cg_iterations`` (or meets non-positive curvature: MF losses are
+non-convex, so ``H`` need not be PSD) the damping is multiplied by ``damping_growth`` and the solve
+restarted, at most ``damping_attempts`` times in all (spec: "start at 1e-3 and increase ×10 until CG
+converges"); the last attempt's solution is used either way and ``cg_converged`` reports it.
+
+Hessian-vector products use double back-propagation through a leaf tensor that holds only the S
+rows, scattered into the frozen tables; for the MF models only the terms that touch S enter the
+graph (the others are constant in S). Everything runs on the model's device.
+
+**LightGCN.** The update uses the original graph, on which θ̂ was trained (plain SCIF ignores graph
+changes, spec §7.3). The returned model serves with the graph of the *retained* data by default
+(``serve_graph="retained"``, so the deleted interactions are no longer propagated, as in Retrain);
+``serve_graph="original"`` keeps the training graph.
+
+**Time** (spec §1.7, D16) is split into ``gradient_seconds`` (parameter selection, fixed sample,
+``g`` and the differentiable gradient of L), ``cg_seconds`` (all HVP/CG solves) and
+``update_seconds`` (writing the rows, plus building the serving graph for LightGCN). Copying the
+model (``inplace=False``) is not timed.
+"""
+
+from __future__ import annotations
+
+import copy
+import math
+import time
+from dataclasses import dataclass, field
+from typing import Callable
+
+import torch
+import torch.nn.functional as F
+
+from ..models.base import Recommender, TrainingData
+from ..models.lightgcn import LightGCN, normalized_adjacency, propagate
+from ..models.mf import BPR, WMF
+from ..models.trainer import synchronize
+
+FORMS = ("influence", "newton")
+SERVE_GRAPHS = ("retained", "original")
+
+
+# --- conjugate gradient ---------------------------------------------------------------------------
+
+@dataclass
+class CGResult:
+    """Solution of ``(A + damping I) x = b``: ``iterations`` matrix-vector products used,
+    ``residual`` = |b - (A + damping I) x| / |b| (recursive CG residual), ``converged`` when it is at
+    most the tolerance, ``negative_curvature`` when a direction with ``pᵀ(A + δI)p <= 0`` stopped it."""
+
+    x: torch.Tensor
+    iterations: int
+    residual: float
+    converged: bool
+    negative_curvature: bool = False
+
+
+def _dot(a: torch.Tensor, b: torch.Tensor) -> float:
+    return float((a * b).sum())
+
+
+def conjugate_gradient(hvp: Callable[[torch.Tensor], torch.Tensor], b: torch.Tensor, damping: float = 0.0,
+                       max_iter: int = 100, tol: float = 1e-5) -> CGResult:
+    """Solve ``(A + damping I) x = b`` for symmetric ``A`` given only ``hvp(v) = A v``.
+
+    Starts at ``x = 0``; stops when the relative residual ``|r| / |b| <= tol`` or after ``max_iter``
+    products. ``b`` may have any shape (``hvp`` maps tensors of that shape to that shape). A
+    non-positive curvature ``pᵀ(A + δI)p <= 0`` (``A + δI`` not positive definite) stops the
+    iteration with the current iterate and ``negative_curvature=True``.
+    """
+    x = torch.zeros_like(b)
+    b_norm = math.sqrt(_dot(b, b))
+    if b_norm == 0.0:
+        return CGResult(x, 0, 0.0, True)
+    r = b.clone()
+    p = r.clone()
+    rs = b_norm ** 2
+    for iteration in range(1, max_iter + 1):
+        ap = hvp(p)
+        if damping:
+            ap = ap + damping * p
+        curvature = _dot(p, ap)
+        if not curvature > 0.0:
+            return CGResult(x, iteration, math.sqrt(rs) / b_norm, False, True)
+        alpha = rs / curvature
+        x = x + alpha * p
+        r = r - alpha * ap
+        rs_new = _dot(r, r)
+        if math.sqrt(rs_new) <= tol * b_norm:
+            return CGResult(x, iteration, math.sqrt(rs_new) / b_norm, True)
+        p = r + (rs_new / rs) * p
+        rs = rs_new
+    return CGResult(x, max_iter, math.sqrt(rs) / b_norm, False)
+
+
+# --- the objective --------------------------------------------------------------------------------
+
+def _isin(values: torch.Tensor, members: torch.Tensor) -> torch.Tensor:
+    return torch.isin(values, members)
+
+
+def model_kind(model: Recommender) -> str:
+    """``"wmf_whole_data"``, ``"wmf_bce"``, ``"bpr"`` or ``"lightgcn"``; ``TypeError`` for other models."""
+    if isinstance(model, LightGCN):
+        return "lightgcn"
+    if isinstance(model, WMF):
+        return "wmf_whole_data" if model.loss == "whole_data" else "wmf_bce"
+    if isinstance(model, BPR):
+        return "bpr"
+    raise TypeError(f"SCIF supports WMF, BPR and LightGCN models, got {type(model).__name__}")
+
+
+class ScifObjective:
+    """The SCIF objective of ``model`` on ``data`` as a function of the selected rows ``theta``
+    (``(len(users_s) + len(items_s), dim)``: user rows first, then item rows); see the module
+    docstring for the loss terms and ``n``.
+
+    ``loss_sum(theta, part)`` is ``Σ ℓ(z)`` over the terms of ``part``: ``"deleted"`` (terms of the
+    unlearned users), ``"all"`` or ``"retained"`` (restricted to the terms that depend on S, so its
+    value differs from the full sum by a constant). ``objective(theta, part)`` adds the ``1/n``
+    normalisation and the L2 term.
+    """
+
+    def __init__(self, model: Recommender, data: TrainingData, deleted_users: torch.Tensor,
+                 generator: torch.Generator | None = None, l2: float = 1e-4):
+        self.model, self.data, self.l2 = model, data, l2
+        self.kind = model_kind(model)
+        device = model.user_embedding.device
+        self.deleted_users = torch.unique(torch.as_tensor(deleted_users, dtype=torch.long, device=device))
+        rows = data.rows_of_users(self.deleted_users)
+        self.users_s = self.deleted_users
+        self.items_s = torch.unique(data.items[rows])
+        self.n_users_s = len(self.users_s)
+        with torch.no_grad():
+            self.theta0 = torch.cat([model.user_embedding[self.users_s], model.item_embedding[self.items_s]]).detach()
+        if generator is None:
+            generator = torch.Generator(device=device).manual_seed(0)
+
+        if self.kind == "wmf_whole_data":
+            # the trainer's whole-data batches cover the users with training rows ("members") only
+            member = data.indptr[1:] > data.indptr[:-1]
+            self.n = int(member.sum())
+            touching = _isin(data.items, self.items_s)  # u ∈ U_del implies i ∈ I_del
+            deleted_user_mask = torch.zeros(data.n_users, dtype=torch.bool, device=device)
+            deleted_user_mask[self.deleted_users] = True
+            self._rows = {"all": torch.nonzero(touching).flatten(), "deleted": rows,
+                          "retained": torch.nonzero(touching & ~deleted_user_mask[data.users]).flatten()}
+            self._user_sets = {"all": torch.nonzero(member).flatten(),
+                               "deleted": torch.nonzero(member & deleted_user_mask).flatten(),
+                               "retained": torch.nonzero(member & ~deleted_user_mask).flatten()}
+            return
+
+        k = model.n_negatives
+        users = data.users.repeat_interleave(k)
+        positives = data.items.repeat_interleave(k)
+        negatives = data.sample_negatives(users, generator)
+        self.sample = (users, positives, negatives)
+        deleted = _isin(users, self.deleted_users)
+        if self.kind == "lightgcn":
+            self.n = len(users)
+            touching = torch.ones_like(deleted)
+            adjacency = model.adjacency if model.adjacency is not None else normalized_adjacency(data)
+            dtype = model.user_embedding.dtype
+            self.adjacency = adjacency if adjacency.dtype == dtype else adjacency.to(dtype)
+        elif self.kind == "bpr":
+            self.n = len(users)
+            touching = _isin(positives, self.items_s) | _isin(negatives, self.items_s)
+        else:  # wmf_bce: a positive and a negative pair per row; masks over the 2·len(users) pairs
+            self.n = 2 * len(users)
+            touching = torch.cat([_isin(positives, self.items_s), deleted | _isin(negatives, self.items_s)])
+            deleted = torch.cat([deleted, deleted])
+        self._terms = {"all": torch.nonzero(touching).flatten(), "deleted": torch.nonzero(deleted).flatten(),
+                       "retained": torch.nonzero(touching & ~deleted).flatten()}
+
+    @property
+    def n_parameters(self) -> int:
+        return self.theta0.numel()
+
+    def tables(self, theta: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """The ego user and item tables with the S rows replaced by ``theta`` (differentiable)."""
+        users = self.model.user_embedding.detach().index_copy(0, self.users_s, theta[: self.n_users_s])
+        items = self.model.item_embedding.detach().index_copy(0, self.items_s, theta[self.n_users_s:])
+        return users, items
+
+    def loss_sum(self, theta: torch.Tensor, part: str = "all") -> torch.Tensor:
+        """``Σ ℓ(z; theta)`` over the terms of ``part`` (``"all"``, ``"deleted"``, ``"retained"``)."""
+        p, q = self.tables(theta)
+        model = self.model
+        if self.kind == "wmf_whole_data":
+            rows, user_set = self._rows[part], self._user_sets[part]
+            y = (p[self.data.users[rows]] * q[self.data.items[rows]]).sum(1)
+            loss = ((1.0 - model.c0) * y.square() - 2.0 * y).sum()
+            p_set = p[user_set]
+            loss = loss + model.c0 * ((p_set.T @ p_set) * (q.T @ q)).sum()
+            if model.l2:
+                loss = loss + model.l2 * p_set.square().sum()
+            return loss
+        terms = self._terms[part]
+        users, positives, negatives = self.sample
+        if self.kind == "wmf_bce":
+            n_rows = len(users)
+            is_negative = terms >= n_rows
+            row = torch.where(is_negative, terms - n_rows, terms)
+            item = torch.where(is_negative, negatives[row], positives[row])
+            p_rows = p[users[row]]
+            logits = (p_rows * q[item]).sum(1)
+            loss = F.binary_cross_entropy_with_logits(logits, (~is_negative).to(logits.dtype), reduction="sum")
+            if model.l2:  # the per-batch sum l2·Σ_rows |p_u|² as a mean-loss term over the positive pairs
+                rows_per_batch = model.batch_size * model.n_negatives
+                loss = loss + 2 * rows_per_batch * model.l2 * p_rows[~is_negative].square().sum()
+            return loss
+        u, i, j = users[terms], positives[terms], negatives[terms]
+        if self.kind == "lightgcn":
+            final = propagate(self.adjacency, torch.cat([p, q]), model.n_layers)
+            user_final, item_final = final[: model.n_users], final[model.n_users:]
+        else:
+            user_final, item_final = p, q
+        eu = user_final[u]
+        loss = F.softplus((eu * item_final[j]).sum(1) - (eu * item_final[i]).sum(1)).sum()
+        if model.l2:
+            loss = loss + 0.5 * model.l2 * (p[u].square().sum() + q[i].square().sum() + q[j].square().sum())
+        return loss
+
+    def objective(self, theta: torch.Tensor, part: str = "all") -> torch.Tensor:
+        """``(1/n) loss_sum(theta, part) + (l2/2)|theta|²``."""
+        return self.loss_sum(theta, part) / self.n + 0.5 * self.l2 * theta.square().sum()
+
+
+# --- the influence step ---------------------------------------------------------------------------
+
+@dataclass
+class InfluenceStep:
+    """What :func:`influence_step` computed: the update ``delta`` of the selected parameters, |g|,
+    |∇ objective(θ̂)|, the CG attempts (one dict per damping tried) and the time split."""
+
+    delta: torch.Tensor
+    gradient_norm: float
+    objective_gradient_norm: float
+    attempts: list[dict]
+    gradient_seconds: float
+    cg_seconds: float
+
+
+def influence_step(theta0: torch.Tensor, removed_loss_sum: Callable[[torch.Tensor], torch.Tensor],
+                   objective: Callable[[torch.Tensor], torch.Tensor], n: int, *, form: str = "influence",
+                   damping: float = 1e-3, cg_iterations: int = 100, cg_tolerance: float = 1e-5,
+                   damping_growth: float = 10.0, damping_attempts: int = 4, device=None) -> InfluenceStep:
+    """The SCIF update of parameters ``theta0`` for a generic objective.
+
+    ``objective(θ)`` is the function whose Hessian ``H`` is used (the full ``L`` for
+    ``form="influence"``, the retained ``L_rest`` for ``"newton"``); ``removed_loss_sum(θ)`` is
+    ``Σ_{z ∈ D_del} ℓ(z; θ)``. Returns ``delta`` solving ``(H + δI) delta = rhs`` by CG with
+    ``rhs = ∇removed_loss_sum(θ̂) / n`` (influence) or ``rhs = -∇objective(θ̂)`` (newton), with the
+    damping schedule of the module docstring; the new parameters are ``theta0 + delta``.
+    """
+    if form not in FORMS:
+        raise ValueError(f"form must be one of {FORMS}, got {form!r}")
+    device = theta0.device if device is None else device
+    synchronize(device)
+    start = time.perf_counter()
+    theta = theta0.detach().clone().requires_grad_(True)
+    g = torch.autograd.grad(removed_loss_sum(theta), theta)[0]
+    grad_objective = torch.autograd.grad(objective(theta), theta, create_graph=True)[0]
+    rhs = g / n if form == "influence" else -grad_objective.detach()
+    gradient_norm, objective_gradient_norm = float(g.norm()), float(grad_objective.detach().norm())
+    synchronize(device)
+    gradient_seconds = time.perf_counter() - start
+
+    def hvp(vector: torch.Tensor) -> torch.Tensor:
+        return torch.autograd.grad(grad_objective, theta, vector, retain_graph=True)[0]
+
+    start = time.perf_counter()
+    attempts, current_damping = [], damping
+    for attempt in range(damping_attempts):
+        solution = conjugate_gradient(hvp, rhs, current_damping, cg_iterations, cg_tolerance)
+        attempts.append({"damping": current_damping, "iterations": solution.iterations,
+                         "residual": solution.residual, "converged": solution.converged,
+                         "negative_curvature": solution.negative_curvature})
+        if solution.converged or attempt == damping_attempts - 1:
+            break
+        current_damping = current_damping * damping_growth if current_damping > 0 else 1e-6
+    synchronize(device)
+    cg_seconds = time.perf_counter() - start
+    return InfluenceStep(solution.x.detach(), gradient_norm, objective_gradient_norm, attempts,
+                         gradient_seconds, cg_seconds)
+
+
+# --- SCIF -----------------------------------------------------------------------------------------
+
+@dataclass
+class ScifResult:
+    """The unlearned ``model`` and what the update did.
+
+    ``update_norm`` = |θ_S,new - θ̂_S| (Frobenius); ``gradient_norm`` = |g| (sum of the removed
+    terms' gradients); ``objective_gradient_norm`` = |∇_S L(θ̂)| of the objective the Hessian is
+    taken of (0 at a minimiser of L: a stationarity diagnostic); ``cg_iterations`` counts the HVPs
+    of all damping attempts, ``cg_residual``/``cg_converged``/``damping`` describe the last one.
+    """
+
+    model: Recommender
+    form: str = "influence"
+    n_deleted_users: int = 0
+    n_selected_items: int = 0
+    n_parameters: int = 0
+    n_terms: int = 0
+    update_norm: float = 0.0
+    gradient_norm: float = 0.0
+    objective_gradient_norm: float = 0.0
+    cg_iterations: int = 0
+    cg_residual: float = 0.0
+    cg_converged: bool = True
+    damping: float = 0.0
+    damping_attempts: int = 0
+    attempts: list[dict] = field(default_factory=list)
+    gradient_seconds: float = 0.0
+    cg_seconds: float = 0.0
+    update_seconds: float = 0.0
+
+    @property
+    def total_seconds(self) -> float:
+        """Unlearning time (spec D16): gradient + CG solve + update."""
+        return self.gradient_seconds + self.cg_seconds + self.update_seconds
+
+    def as_dict(self) -> dict:
+        """Every field but the model, plus ``total_seconds``."""
+        out = {name: getattr(self, name) for name in self.__dataclass_fields__ if name != "model"}
+        out["total_seconds"] = self.total_seconds
+        return out
+
+
+def copy_model(model: Recommender) -> Recommender:
+    """A deep copy of ``model`` that shares (does not copy) a LightGCN's constant graph."""
+    adjacency = getattr(model, "adjacency", None)
+    memo = {} if adjacency is None else {id(adjacency): adjacency}
+    return copy.deepcopy(model, memo)
+
+
+def remove_users(data: TrainingData, users: torch.Tensor) -> TrainingData:
+    """``data`` without the training rows of ``users`` (ids and table sizes unchanged), on its device."""
+    users = torch.as_tensor(users, dtype=torch.long, device=data.device)
+    keep = ~torch.isin(data.users, users)
+    kept_users, kept_items = data.users[keep], data.items[keep]
+    counts = torch.bincount(kept_users, minlength=data.n_users)
+    indptr = torch.cat([counts.new_zeros(1), torch.cumsum(counts, 0)])
+    return TrainingData(data.n_users, data.n_items, kept_users, kept_items, indptr, data.keys[keep])
+
+
+def scif_unlearn(model: Recommender, data_all: TrainingData, deleted_users, *, damping: float = 1e-3,
+                 cg_iterations: int = 100, cg_tolerance: float = 1e-5, l2: float = 1e-4,
+                 generator: torch.Generator | None = None, form: str = "influence",
+                 damping_growth: float = 10.0, damping_attempts: int = 4, serve_graph: str = "retained",
+                 inplace: bool = False) -> ScifResult:
+    """Unlearn every training interaction of ``deleted_users`` from ``model`` (trained on
+    ``data_all``) with one SCIF influence update of the rows of those users and their items.
+
+    Returns a :class:`ScifResult` whose ``model`` is a modified **copy** (``inplace=False``, the
+    default; the input model is untouched) or ``model`` itself (``inplace=True``). The update is
+    ``θ_S ← θ̂_S + (H + δI)^{-1} g / n`` (see the module docstring for ``g``, ``H``, ``n``, the
+    ``newton`` form and the damping schedule). ``generator`` draws the fixed negative sample of
+    sampled losses (default: a generator seeded 0 on the model's device); ``data_all`` must be on the
+    model's device. With no deleted users the
+    returned model's parameters are bit-identical to the input's and every count is 0.
+    """
+    if form not in FORMS:
+        raise ValueError(f"form must be one of {FORMS}, got {form!r}")
+    if serve_graph not in SERVE_GRAPHS:
+        raise ValueError(f"serve_graph must be one of {SERVE_GRAPHS}, got {serve_graph!r}")
+    if not 1 <= cg_iterations <= 100_000 or damping < 0 or damping_attempts < 1:
+        raise ValueError("need cg_iterations >= 1, damping >= 0 and damping_attempts >= 1")
+    model_kind(model)
+    device = model.user_embedding.device
+    if getattr(model, "n_blocks", 1) != 1 or getattr(data_all, "n_blocks", 1) != 1:
+        raise ValueError("SCIF updates one model: blocked (sharded) models and datasets are not supported")
+    if data_all.device != device:
+        raise ValueError(f"data_all is on {data_all.device} but the model on {device}")
+    deleted_users = torch.unique(torch.as_tensor(deleted_users, dtype=torch.long, device=device))
+    target = model if inplace else copy_model(model)
+    if len(deleted_users) == 0:
+        return ScifResult(model=target, form=form)
+
+    synchronize(device)
+    start = time.perf_counter()
+    objective = ScifObjective(target, data_all, deleted_users, generator, l2)
+    build_seconds = time.perf_counter() - start
+    part = "all" if form == "influence" else "retained"
+    step = influence_step(objective.theta0, lambda theta: objective.loss_sum(theta, "deleted"),
+                          lambda theta: objective.objective(theta, part), objective.n, form=form, damping=damping,
+                          cg_iterations=cg_iterations, cg_tolerance=cg_tolerance, damping_growth=damping_growth,
+                          damping_attempts=damping_attempts, device=device)
+
+    start = time.perf_counter()
+    delta = step.delta
+    with torch.no_grad():
+        new_rows = (objective.theta0 + delta).to(target.user_embedding.dtype)
+        n_users_s = objective.n_users_s
+        target.user_embedding.index_copy_(0, objective.users_s, new_rows[:n_users_s])
+        target.item_embedding.index_copy_(0, objective.items_s, new_rows[n_users_s:])
+    if isinstance(target, LightGCN) and serve_graph == "retained":
+        target.set_graph(remove_users(data_all, deleted_users))
+    synchronize(device)
+    update_seconds = time.perf_counter() - start
+
+    return ScifResult(
+        model=target, form=form, n_deleted_users=len(deleted_users), n_selected_items=len(objective.items_s),
+        n_parameters=objective.n_parameters, n_terms=objective.n, update_norm=float(delta.norm()),
+        gradient_norm=step.gradient_norm, objective_gradient_norm=step.objective_gradient_norm,
+        cg_iterations=sum(a["iterations"] for a in step.attempts), cg_residual=step.attempts[-1]["residual"],
+        cg_converged=step.attempts[-1]["converged"], damping=step.attempts[-1]["damping"],
+        damping_attempts=len(step.attempts), attempts=step.attempts,
+        gradient_seconds=build_seconds + step.gradient_seconds, cg_seconds=step.cg_seconds,
+        update_seconds=update_seconds)

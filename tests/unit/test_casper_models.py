@@ -1,0 +1,73 @@
+"""CASPER sequential models and runner: windows, determinism, the no-perturbation control."""
+
+from __future__ import annotations
+
+import copy
+
+import numpy as np
+import pytest
+import torch
+
+from recunlearn.data.sequences import load_stream
+from recunlearn.experiments.casper import CasperConfig, CasperGrid, mrr_groups, run_casper, run_casper_grid
+from recunlearn.models.sequential import LSTMRecommender, user_windows
+
+
+def test_user_windows_hold_the_previous_tokens_left_padded():
+    user = np.array([0, 1, 0, 0, 1])
+    item = np.array([5, 6, 7, 8, 9])
+    w = user_windows(user, item, 2)
+    assert w.tolist() == [[0, 0], [0, 0], [0, 6], [6, 8], [0, 7]]
+
+
+def test_same_seed_same_initial_weights_and_frozen_embeddings(need_local):
+    need_local("foursquare", "raw")
+    stream = load_stream("foursquare", max_rows=800)
+    a = LSTMRecommender(stream.n_items, torch.Generator().manual_seed(3), epochs=1)
+    b = LSTMRecommender(stream.n_items, torch.Generator().manual_seed(3), epochs=1)
+    for (n, p), (_, q) in zip(a.net.named_parameters(), b.net.named_parameters()):
+        assert torch.equal(p, q), n
+    before = a.net.embedding.weight.detach().clone()
+    a.fit(stream)
+    assert torch.equal(before, a.net.embedding.weight)  # frozen random input projection
+    assert not torch.equal(a.net.fc.weight, b.net.fc.weight)
+
+
+@pytest.fixture(scope="module")
+def tiny():
+    return dict(dataset="foursquare", max_rows=1200, epochs=1)
+
+
+def test_control_run_is_identical_on_cpu(need_local, tiny):
+    need_local("foursquare", "raw")
+    record = run_casper(CasperConfig(selector="none", **tiny))
+    m = record["metrics"]
+    assert m["ao"] == 1.0 and m["jaccard"] == 1.0 and m["rbo_ext"] == pytest.approx(1.0, abs=1e-12)
+    assert m["mrr_original"] == m["mrr_perturbed"]
+
+
+def test_perturbed_run_keeps_test_rows_aligned_and_excludes_the_perturbed_user(need_local, tiny):
+    need_local("foursquare", "raw")
+    record = run_casper(CasperConfig(selector="earliest", perturbation="insert", replacement="unpopular", **tiny))
+    m = record["metrics"]
+    assert 0 < m["ao"] <= 1 and 0 <= m["jaccard"] <= 1
+    stream = load_stream(tiny["dataset"], max_rows=tiny["max_rows"])
+    user = record["perturbation"]["users"][0]
+    assert m["n_test"] - m["n_test_kept"] == int((stream.is_test & (stream.user == user)).sum())
+    assert len(record["perturbation"]["positions"]) == 1
+
+
+def test_grid_marks_unimplemented_models_and_uncached_runs_pending(tiny, monkeypatch):
+    from recunlearn.models import sequential
+    monkeypatch.delitem(sequential.SEQUENTIAL_MODELS, "jodie")  # as if JODIE were not implemented
+    grid = CasperGrid(models=("lstm", "jodie"), seeds=(0,), max_rows=1200, epochs=1, only_cached=True)
+    runs = run_casper_grid(grid)
+    assert runs.set_index("model")["status"].to_dict() == {"lstm": "pending GPU",
+                                                          "jodie": "pending: model not implemented"}
+
+
+def test_mrr_groups_split_users_20_60_20():
+    import pandas as pd
+    per_row = pd.DataFrame({"user": np.arange(10), "rank_original": np.arange(1, 11)})
+    groups = mrr_groups(per_row)
+    assert groups.tolist() == ["high"] * 2 + ["mid"] * 6 + ["low"] * 2

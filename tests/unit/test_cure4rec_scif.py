@@ -1,0 +1,82 @@
+"""The CURE4Rec SCIF runner: Learn, Retrain and SCIF with utility, MIO and time in one record."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from recunlearn.experiments import RUNNERS, ConfigError, record_key, run_or_load
+from recunlearn.experiments.cure4rec_exact import UnlearnConfig
+from recunlearn.experiments.cure4rec_scif import (SCIF_METHODS, ScifConfig, ScifGrid, run_scif_grid, scif_claims)
+
+ROLES = ("released_ratings", "released_train", "released_test")
+TINY = dict(max_epochs=2, mio_seeds=1, mio_epochs=5)
+
+
+def test_registered_and_keys_of_exact_configs_unchanged():
+    assert "cure4rec-scif" in RUNNERS and "cure4rec-exact-mio" in RUNNERS
+    assert ScifConfig.experiment == "cure4rec-scif"
+    assert ScifConfig().mio_seeds == 5 and ScifConfig().mio_epochs == 100
+    assert "mio" not in UnlearnConfig.parameter_names()  # exact configs keep their record keys
+
+
+def test_grid_expands_and_rejects_unknown_parameters():
+    grid = ScifGrid.from_params({"MODELS": ["wmf", "bpr"], "SELECTIONS": ["core", "edge"], "SEEDS": [0, 1],
+                                 "MAX_EPOCHS": 3})
+    runs = grid.runs()
+    assert len(runs) == 8 and {r.max_epochs for r in runs} == {3}
+    with pytest.raises(ConfigError):
+        ScifGrid.from_params({"MODELS": ["wmf"], "METHODS": ["scif"]})
+
+
+def test_tiny_end_to_end_run_is_complete_and_deterministic(need_local):
+    need_local("ml-100k", *ROLES)
+    config = ScifConfig(**TINY)
+    record = run_or_load(config)
+    assert record["key"] == record_key(config)
+    for method in SCIF_METHODS:
+        metrics = record["metrics"][method]
+        for name in ("ndcg_untruncated", "hr_cure4rec", "a_igf", "mio_accuracy", "mio_accuracy_std", "mio_auc",
+                     "n_eval_users"):
+            assert name in metrics and np.isfinite(metrics[name]), (method, name)
+        assert 0.0 <= metrics["mio_accuracy"] <= 1.0
+    for name in ("scif_seconds", "scif_gradient_seconds", "scif_cg_seconds", "scif_update_seconds",
+                 "retrain_seconds", "learn_train_seconds"):
+        assert record["timings"][name] >= 0.0
+    assert record["scif"]["cg_iterations"] >= 1 and record["scif"]["damping"] >= config.damping
+    assert record["unlearning"]["n_deleted"] == int(943 * 5 / 100)
+    assert record["unlearning"]["deleted_rows_at_init"] is True
+    # every method is evaluated on the same remaining users
+    assert len({record["metrics"][m]["n_eval_users"] for m in SCIF_METHODS}) == 1
+
+    again = run_or_load(config, recompute=True)
+    for method in SCIF_METHODS:
+        for name, value in record["metrics"][method].items():
+            assert again["metrics"][method][name] == pytest.approx(value, abs=1e-9), (method, name)
+    assert again["scif"]["update_norm"] == pytest.approx(record["scif"]["update_norm"])
+
+    runs = run_scif_grid(ScifGrid(models=("wmf",), selections=("random",), seeds=(0,), max_epochs=2, mio_seeds=1,
+                                    mio_epochs=5))
+    assert set(runs["method"]) == set(SCIF_METHODS) and len(runs) == 3
+
+
+def test_claims_on_a_hand_made_frame():
+    rows = []
+    for sel, (learn, retrain, scif, drop) in {"core": (0.72, 0.54, 0.57, 0.08), "random": (0.72, 0.54, 0.56, 0.03),
+                                               "edge": (0.72, 0.54, 0.60, 0.02)}.items():
+        for method, mio, ndcg in (("learn", learn, 0.32), ("retrain", retrain, 0.31), ("scif", scif, 0.32 - drop)):
+            rows.append({"dataset": "ml-100k", "model": "wmf", "method": method, "selection": sel, "seed": 0,
+                         "mio_accuracy": mio, "ndcg_untruncated": ndcg})
+    claims = scif_claims(pd.DataFrame(rows))
+    assert list(claims["verdict"]) == ["reproduced"] * 4
+
+
+def test_exact_mio_runs_on_routed_shard_models(need_local):
+    need_local("ml-100k", *ROLES)
+    from recunlearn.experiments.cure4rec_scif import ExactMioConfig
+
+    record = run_or_load(ExactMioConfig(method="sisa", n_shards=3, **TINY))
+    assert record["unlearning"]["n_shards"] == 3 and record["unlearning"]["n_deleted"] == 47
+    for name in ("mio_accuracy", "mio_auc", "mio_train_accuracy"):
+        assert 0.0 <= record["metrics"][name] <= 1.0

@@ -1,0 +1,80 @@
+"""RLS metrics: invariants, closed forms, and a cross-check against the ``rbo`` package."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+
+from recunlearn.metrics import rls
+
+
+def pairs(n: int, b: int, seed: int, swaps: int | None = None):
+    """``b`` pairs of permutations of n items: random, or the second = the first with ``swaps`` swaps."""
+    rng = np.random.default_rng(seed)
+    a = np.stack([rng.permutation(n) for _ in range(b)])
+    if swaps is None:
+        return a, np.stack([rng.permutation(n) for _ in range(b)])
+    out = a.copy()
+    for row in out:
+        for _ in range(swaps):
+            i, j = rng.integers(n, size=2)
+            row[i], row[j] = row[j], row[i]
+    return a, out
+
+
+def test_identical_lists_score_one():
+    a, _ = pairs(50, 4, 0)
+    m = rls.rls_metrics(a, a)
+    assert np.all(m["ao"] == 1.0) and np.all(m["jaccard"] == 1.0)
+    np.testing.assert_allclose(m["rbo_ext"], 1.0, atol=1e-15)
+    np.testing.assert_allclose(m["rbo_min"], 1 - 0.9 ** 50, atol=1e-15)  # truncated RBO of identical lists
+
+
+@pytest.mark.parametrize("n", [5, 20, 101])
+def test_reversed_lists_closed_form(n):
+    a = np.arange(n)[None, :]
+    b = a[:, ::-1].copy()
+    X = rls.overlap_counts(a, b).numpy()[0]
+    d = np.arange(1, n + 1)
+    np.testing.assert_array_equal(X, np.maximum(0, 2 * d - n))
+    assert rls.average_overlap(torch.as_tensor(X[None]))[0] == pytest.approx(np.mean(np.maximum(0, 2 * d - n) / d),
+                                                                             abs=1e-15)
+    if n >= 20:
+        assert rls.jaccard_at_k(torch.as_tensor(X[None]), 10)[0] == 0.0
+
+
+def test_random_permutations_average_near_half():
+    a, b = pairs(1001, 200, 1)
+    ao = rls.rls_metrics(a, b)["ao"].mean()
+    assert abs(ao - rls.ao_of_random_permutations(1001)) < 0.01
+
+
+def test_jaccard_is_set_overlap_of_top_k():
+    a, b = pairs(30, 20, 2, swaps=5)
+    jac = rls.rls_metrics(a, b)["jaccard"]
+    for x, y, j in zip(a, b, jac):
+        sa, sb = set(x[:10]), set(y[:10])
+        assert j == pytest.approx(len(sa & sb) / len(sa | sb), abs=1e-15)
+
+
+def test_rank_lists_are_stable_and_target_ranks_count_strictly_better():
+    scores = torch.tensor([[0.5, 0.9, 0.5, 0.1], [1.0, 1.0, 1.0, 1.0]])
+    assert rls.rank_lists(scores).tolist() == [[1, 0, 2, 3], [0, 1, 2, 3]]
+    assert rls.rank_lists(-scores, descending=False).tolist() == [[1, 0, 2, 3], [0, 1, 2, 3]]
+    assert rls.target_ranks(scores, torch.tensor([2, 3])).tolist() == [2, 1]
+    ranks = np.array([1, 2, 20])
+    assert rls.mrr(ranks) == pytest.approx((1 + 0.5 + 0.05) / 3)
+    assert rls.recall_at_k(ranks, 10) == pytest.approx(2 / 3)
+
+
+@pytest.mark.parametrize("n, swaps", [(5, None), (20, 3), (1001, None), (1001, 50), (5598, 200)])
+def test_matches_rbo_package(n, swaps):
+    rbo = pytest.importorskip("rbo")
+    a, b = pairs(n, 3, n, swaps)
+    m = rls.rls_metrics(a, b, p=0.9)
+    for i in range(len(a)):
+        ref = rbo.RankingSimilarity(a[i], b[i])
+        assert abs(m["ao"][i] - ref.rbo()) <= 1e-12
+        assert abs(m["rbo_min"][i] - ref.rbo(p=0.9)) <= 1e-12
+        assert abs(m["rbo_ext"][i] - ref.rbo(p=0.9, ext=True)) <= 1e-12
