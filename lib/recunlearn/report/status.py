@@ -32,7 +32,7 @@ ITEMS = [
     PaperItem("CURE4Rec", "Table 5", "BPR: completeness, utility, fairness of SCIF vs Retrain",
               "cure4rec/table-01-05-scif-completeness", CURE4REC, 4),
     PaperItem("CURE4Rec", "Table 2", "Utility of exact unlearning", "cure4rec/table-02-eu-utility", CURE4REC, 3),
-    PaperItem("CURE4Rec", "Table 3", "Unlearning time (exact methods; SCIF rows: issue 4)", "cure4rec/table-03-unlearning-time", CURE4REC, 3),
+    PaperItem("CURE4Rec", "Table 3", "Unlearning time (exact methods and SCIF)", "cure4rec/table-03-unlearning-time", CURE4REC, 3),
     PaperItem("CURE4Rec", "Tables 6-8", "Active/inactive users per shard", "cure4rec/table-06-08-shard-composition", CURE4REC, 3),
     PaperItem("CURE4Rec", "Figures 2, 5", "Four-aspect overview", "cure4rec/figure-02-05-overview", CURE4REC, 4),
     PaperItem("CURE4Rec", "Figures 3, 6, 7", "A-IGF and shardGF of exact unlearning", "cure4rec/figure-03-06-07-eu-fairness", CURE4REC, 3),
