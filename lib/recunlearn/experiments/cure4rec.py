@@ -145,6 +145,35 @@ def test_exclusions(split, config: TrainingSettings):
     return split.train_matrix if config.validation == "test" else split.train_matrix + split.matrix("valid")
 
 
+@dataclasses.dataclass(frozen=True)
+class RemainingUsers:
+    """What is left after unlearning ``deleted``: the remaining users, those of them evaluated (with
+    test items), the mask of kept training rows and every user's remaining training count."""
+
+    users: np.ndarray
+    eval_users: np.ndarray
+    kept_rows: np.ndarray
+    train_counts: np.ndarray
+
+
+def remaining_after(split, deleted: np.ndarray) -> RemainingUsers:
+    """The users and training rows that remain once ``deleted`` users are unlearned (stage IV's scope)."""
+    train_users = split.train["user"].to_numpy()
+    users = np.setdiff1d(np.arange(split.n_users), deleted)
+    has_test = np.diff(split.matrix("test").indptr) > 0
+    kept = ~np.isin(train_users, deleted)
+    return RemainingUsers(users, users[has_test[users]], kept,
+                          np.bincount(train_users[kept], minlength=split.n_users))
+
+
+def evaluate_remaining(model, split, config: TrainingSettings, remaining: RemainingUsers, user_block=None):
+    """Stage IV: per-user test metrics of ``model`` on the remaining users and their summary, with
+    active users recomputed among the remaining users (spec §1.5). Returns ``(per_user, summary)``."""
+    per_user = evaluate_model(model, test_exclusions(split, config), split.matrix("test"), config.k,
+                              users=remaining.eval_users, device=config.device, user_block=user_block)
+    return per_user, summarize_utility(per_user, remaining.train_counts, config.active_fraction)
+
+
 def train_original_model(config: TrainingSettings):
     """Stage I: the model of ``config`` trained on all training data with early stopping on
     validation NDCG@k (code variant). Returns ``(model, split, training_result, wall_seconds)``."""

@@ -16,7 +16,7 @@ from .. import paths
 from ..data import load_split
 from ..data.selection import RULES, SCORINGS, select_unlearning_users
 from ..metrics import active_user_mask
-from ..models import TrainingData, evaluate_model, train_until_converged
+from ..models import TrainingData, train_until_converged
 from ..seeding import seed_everything
 from ..unlearning import EXACT_METHODS, unlearn_exactly
 from ..unlearning.combiners import build_combiner
@@ -24,7 +24,7 @@ from ..unlearning.exact import TIMINGS
 from ..unlearning.partition import ORDERS
 from .config import Config, option
 from .cure4rec import (DATASETS, DEVICES, LearnConfig, TrainingSettings, _require_device, build_model,
-                       summarize_utility, test_exclusions, train_original_model)
+                       evaluate_remaining, remaining_after, train_original_model)
 from .records import load_record, record_key, register, run_or_load
 
 COMBINERS = ("route", "original")
@@ -130,15 +130,10 @@ def run_exact_unlearning(config: UnlearnConfig) -> dict:
         route = None
         timings["unlearn_seconds"] += timings["combiner_seconds"]
 
-    remaining = np.setdiff1d(np.arange(split.n_users), deleted)
-    has_test = np.diff(split.matrix("test").indptr) > 0
-    eval_users = remaining[has_test[remaining]]
-    per_user = evaluate_model(served_by, test_exclusions(split, config), split.matrix("test"), config.k,
-                              users=eval_users, device=config.device, user_block=route)
-    kept = ~np.isin(train_users, deleted)
-    remaining_counts = np.bincount(train_users[kept], minlength=split.n_users)
-    metrics = summarize_utility(per_user, remaining_counts, config.active_fraction)
-    active = active_user_mask(remaining_counts, per_user["user"], config.active_fraction)
+    remaining = remaining_after(split, deleted)
+    kept = remaining.kept_rows
+    per_user, metrics = evaluate_remaining(served_by, split, config, remaining, user_block=route)
+    active = active_user_mask(remaining.train_counts, per_user["user"], config.active_fraction)
     shards = shard_statistics(per_user, user_shard, active, n_shards)
     metrics.update({"shard_gf": shards.pop("shard_gf"), "shard_gf_standard": shards.pop("shard_gf_standard")})
     stage1 = result.stage1

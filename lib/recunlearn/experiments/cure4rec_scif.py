@@ -36,15 +36,15 @@ import torch
 from ..data import load_split
 from ..data.selection import RULES, SCORINGS, select_unlearning_users
 from ..metrics.membership import mio_accuracy_seeds, membership_sets
-from ..models import TrainingData, evaluate_model, train_until_converged
+from ..models import TrainingData, train_until_converged
 from ..models.trainer import synchronize
 from ..seeding import seed_everything
 from ..unlearning import EXACT_METHODS, unlearn_exactly
 from ..unlearning.exact import TIMINGS
 from ..unlearning.scif import scif_unlearn
 from .config import Config, option
-from .cure4rec import (DATASETS, DEVICES, TrainingSettings, _require_device, build_model, summarize_utility,
-                       test_exclusions, train_original_model)
+from .cure4rec import (DATASETS, DEVICES, TrainingSettings, _require_device, build_model, evaluate_remaining,
+                       remaining_after, train_original_model)
 from .cure4rec_exact import pretrained_user_embeddings
 from .records import register, run_or_load
 
@@ -84,19 +84,6 @@ def _mio(model, member, non_member, train_users, eval_users, n_seeds: int, seed:
     return out
 
 
-def _remaining(split, train_users, deleted):
-    remaining = np.setdiff1d(np.arange(split.n_users), deleted)
-    has_test = np.diff(split.matrix("test").indptr) > 0
-    kept = ~np.isin(train_users, deleted)
-    return remaining, remaining[has_test[remaining]], kept
-
-
-def _utility(model, split, config, eval_users, remaining_counts, user_block=None) -> dict:
-    per_user = evaluate_model(model, test_exclusions(split, config), split.matrix("test"), config.k,
-                              users=eval_users, device=config.device, user_block=user_block)
-    return summarize_utility(per_user, remaining_counts, config.active_fraction)
-
-
 @register(ScifConfig)
 def run_scif(config: ScifConfig) -> dict:
     """Learn, select, unlearn by SCIF (timed) and by Retrain, evaluate all three on the remaining
@@ -106,8 +93,8 @@ def run_scif(config: ScifConfig) -> dict:
     train_users, train_items = split.train["user"].to_numpy(), split.train["item"].to_numpy()
     deleted = select_unlearning_users(train_users, train_items, split.n_users, config.selection, config.ratio,
                                       config.scoring, seed=config.selection_seed)
-    remaining, eval_users, kept = _remaining(split, train_users, deleted)
-    remaining_counts = np.bincount(train_users[kept], minlength=split.n_users)
+    remaining = remaining_after(split, deleted)
+    kept = remaining.kept_rows
 
     # SCIF on a copy of the Learn model (Hessian sample drawn from a generator seeded like the model)
     data_all = TrainingData.from_pairs(train_users, train_items, split.n_users, split.n_items, config.device)
@@ -134,11 +121,11 @@ def run_scif(config: ScifConfig) -> dict:
                                initial_rows))
 
     models = {"learn": learn, "retrain": retrain, "scif": scif.model}
-    metrics = {name: _utility(model, split, config, eval_users, remaining_counts) for name, model in models.items()}
+    metrics = {name: evaluate_remaining(model, split, config, remaining)[1] for name, model in models.items()}
     member, non_member = membership_sets(split)
     start = time.perf_counter()
     for name, model in models.items():
-        mio = _mio(model, member, non_member, remaining, deleted, config.mio_seeds, config.seed,
+        mio = _mio(model, member, non_member, remaining.users, deleted, config.mio_seeds, config.seed,
                    config.mio_epochs)
         metrics[name].update({f"mio_{key}": value for key, value in mio.items()})
     mio_seconds = time.perf_counter() - start
