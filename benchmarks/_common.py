@@ -63,6 +63,18 @@ def timed(fn: Callable[[], object]) -> tuple[float, object]:
     return time.perf_counter() - start, value
 
 
+def timed_alternately(functions: dict[str, Callable[[], object]], repeats: int) -> tuple[dict, dict]:
+    """Time every function once per repeat, in turn (a drift of the machine's speed hits all of them
+    alike): ``(seconds per name, last result per name)``."""
+    seconds = {name: [] for name in functions}
+    results = {}
+    for _ in range(repeats):
+        for name, fn in functions.items():
+            elapsed, results[name] = timed(fn)
+            seconds[name].append(elapsed)
+    return seconds, results
+
+
 def median(values) -> float:
     return float(statistics.median(values))
 

@@ -16,7 +16,7 @@ import numpy as np
 import torch
 
 from _common import (METRIC_NAMES, add_thread_option, apply_thread_option, environment, loop_evaluate, median, now,
-                     table, timed, write_result)
+                     table, timed_alternately, write_result)
 from recunlearn.data import load_split
 from recunlearn.metrics import evaluate_full_ranking
 
@@ -44,12 +44,8 @@ def main() -> None:
         return loop_evaluate(lambda u: scores[u], exclude, relevant, args.k, users)
 
     vectorised(), loop()  # warm-up
-    vec_times, loop_times = [], []
-    for _ in range(args.repeats):
-        seconds, vec_result = timed(vectorised)
-        vec_times.append(seconds)
-        seconds, loop_result = timed(loop)
-        loop_times.append(seconds)
+    times, results = timed_alternately({"vectorised": vectorised, "loop": loop}, args.repeats)
+    (vec_times, loop_times), (vec_result, loop_result) = times.values(), results.values()
 
     max_diff = {name: float(np.max(np.abs(vec_result[name] - loop_result[name]))) for name in METRIC_NAMES}
     agree = all(value <= 1e-12 for value in max_diff.values())

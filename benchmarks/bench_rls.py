@@ -19,7 +19,8 @@ import argparse
 import numpy as np
 import torch
 
-from _common import add_thread_option, apply_thread_option, environment, median, now, table, timed, write_result
+from _common import (add_thread_option, apply_thread_option, environment, median, now, table, timed, timed_alternately,
+                     write_result)
 from recunlearn.data.sequences import load_stream
 from recunlearn.metrics import rls
 from recunlearn.perturb.idag import build_idag, cascade_scores, cascade_scores_bfs
@@ -50,12 +51,8 @@ def bench_metrics(args) -> dict:
         return {k: np.array(v) for k, v in out.items()}
 
     vec()
-    vec_times, ref_times = [], []
-    for _ in range(args.repeats):
-        seconds, ours = timed(vec)
-        vec_times.append(seconds)
-        seconds, ref = timed(reference)
-        ref_times.append(seconds)
+    times, results = timed_alternately({"vectorised": vec, "reference": reference}, args.repeats)
+    (vec_times, ref_times), (ours, ref) = times.values(), results.values()
     diff = {k: float(np.max(np.abs(ours[k] - ref[k]))) for k in ref}
     return {"pairs": args.pairs, "n_items": args.n_items, "vectorised_seconds": median(vec_times),
             "rbo_package_seconds": median(ref_times), "speedup": median(ref_times) / median(vec_times),

@@ -18,7 +18,6 @@ from __future__ import annotations
 import argparse
 import time
 
-import numpy as np
 import torch
 
 from _common import add_thread_option, apply_thread_option, environment, median, now, table, write_result

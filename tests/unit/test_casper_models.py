@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import copy
 
 import numpy as np
 import pytest
@@ -57,13 +56,13 @@ def test_perturbed_run_keeps_test_rows_aligned_and_excludes_the_perturbed_user(n
     assert len(record["perturbation"]["positions"]) == 1
 
 
-def test_grid_marks_unimplemented_models_and_uncached_runs_pending(tiny, monkeypatch):
+@pytest.mark.parametrize("device, label", [("cuda", "pending GPU"), ("cpu", "not run: CPU time")])
+def test_grid_marks_unimplemented_models_and_uncached_runs_pending(tiny, monkeypatch, device, label):
     from recunlearn.models import sequential
     monkeypatch.delitem(sequential.SEQUENTIAL_MODELS, "jodie")  # as if JODIE were not implemented
-    grid = CasperGrid(models=("lstm", "jodie"), seeds=(0,), max_rows=1200, epochs=1, only_cached=True)
+    grid = CasperGrid(models=("lstm", "jodie"), seeds=(0,), max_rows=1200, epochs=1, only_cached=True, device=device)
     runs = run_casper_grid(grid)
-    assert runs.set_index("model")["status"].to_dict() == {"lstm": "pending GPU",
-                                                          "jodie": "pending: model not implemented"}
+    assert runs.set_index("model")["status"].to_dict() == {"lstm": label, "jodie": "pending: model not implemented"}
 
 
 def test_mrr_groups_split_users_20_60_20():
@@ -71,3 +70,27 @@ def test_mrr_groups_split_users_20_60_20():
     per_row = pd.DataFrame({"user": np.arange(10), "rank_original": np.arange(1, 11)})
     groups = mrr_groups(per_row)
     assert groups.tolist() == ["high"] * 2 + ["mid"] * 6 + ["low"] * 2
+
+
+def test_chapter_claims_on_a_hand_made_frame():
+    import pandas as pd
+
+    from recunlearn.report.casper import chapter_claims
+
+    rows = []
+    ao = {"lstm": {"none": 1.0, "random": 0.85, "earliest": 0.80, "latest": 0.88, "casper": 0.78},
+          "latentcross": {"none": 1.0, "random": 0.90, "earliest": 0.86, "latest": 0.92, "casper": 0.96}}
+    for model, by_selector in ao.items():
+        for selector, value in by_selector.items():
+            rows.append({"model": model, "selector": selector, "perturbation": "loo", "seed": 0, "status": "computed",
+                         "ao": value, "jaccard": 1.0 if selector == "none" else value - 0.1,
+                         "jaccard_low": 0.5, "jaccard_high": 0.7, "mrr_original": 0.2, "mrr_perturbed": 0.205})
+    claims = chapter_claims(pd.DataFrame(rows)).set_index("claim")
+    verdicts = claims["verdict"].tolist()
+    holds = claims["holds in"].tolist()
+    assert verdicts[0] == "reproduced" and holds[0] == "2 of 2 cells"          # control exact
+    assert holds[1] == "7 of 8 cells"                                          # only LatentCross CASPER (0.96) is outside
+    assert verdicts[2] == "reproduced"                                         # LatentCross most stable (random)
+    assert verdicts[3] == "reproduced"                                         # earliest lowest of the baselines
+    assert holds[4] == "1 of 2 cells"                                          # CASPER lowest only for LSTM
+    assert verdicts[5] == "reproduced" and verdicts[6] == "reproduced"

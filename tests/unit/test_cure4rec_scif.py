@@ -80,3 +80,52 @@ def test_exact_mio_runs_on_routed_shard_models(need_local):
     assert record["unlearning"]["n_shards"] == 3 and record["unlearning"]["n_deleted"] == 47
     for name in ("mio_accuracy", "mio_auc", "mio_train_accuracy"):
         assert 0.0 <= record["metrics"][name] <= 1.0
+
+
+def test_exact_mio_table_puts_scif_runs_beside_the_exact_methods():
+    from recunlearn.experiments.cure4rec_scif import exact_mio_table
+
+    base = {"dataset": "ml-100k", "model": "wmf", "selection": "random"}
+    scif_runs = pd.DataFrame([{**base, "method": m, "seed": s, "mio_accuracy": v}
+                              for m, v in (("learn", 0.7), ("retrain", 0.5), ("scif", 0.6)) for s in (0, 1)])
+    exact = pd.DataFrame([{**base, "method": m, "seed": s, "mio_accuracy": 0.5 + 0.01 * s}
+                          for m in ("retrain", "sisa") for s in (0, 1)])
+    table = exact_mio_table(exact, scif_runs)
+    assert list(table.columns) == ["learn", "retrain", "scif", "EU retrain", "EU sisa"]
+    assert table.loc[("ml-100k", "wmf", "random"), "scif"] == "0.600 ± 0.000"
+    assert table.loc[("ml-100k", "wmf", "random"), "EU sisa"] == "0.505 ± 0.007"
+
+
+def test_oracle_scores_equals_mio_accuracy_on_its_own_samples():
+    from recunlearn.metrics.membership import as_csr, mio_accuracy, mio_samples, oracle_scores
+
+    rng = np.random.default_rng(0)
+    user_emb, item_emb = rng.normal(size=(40, 4)), rng.normal(size=(30, 4))
+    member = as_csr({u: rng.choice(30, 6, replace=False) for u in range(40)}, 40, 30)
+    non_member = as_csr({u: rng.choice(30, 3, replace=False) for u in range(40)}, 40, 30)
+    non_member = as_csr(non_member - non_member.multiply(member), 40, 30)
+    train, evaluate = np.arange(30), np.arange(30, 40)
+    direct = mio_accuracy(user_emb, item_emb, member, non_member, train, evaluate, seed=3, epochs=3)
+    sample_rng = np.random.default_rng(3)
+    x_train, y_train, _ = mio_samples(user_emb, item_emb, member, non_member, train, sample_rng)
+    x_eval, y_eval, _ = mio_samples(user_emb, item_emb, member, non_member, evaluate, sample_rng)
+    assert oracle_scores(x_train, y_train, x_eval, y_eval, seed=3, epochs=3) == direct
+
+
+def test_overview_uses_measured_exact_mio_and_normalises_per_model():
+    from recunlearn.experiments.cure4rec_scif import overview_aspects
+
+    base = {"dataset": "ml-100k", "model": "wmf", "selection": "random", "seed": 0}
+    scif_runs = pd.DataFrame([{**base, "method": "retrain", "mio_accuracy": 0.50, "ndcg_untruncated": 0.30,
+                               "a_igf": 0.05, "unlearn_seconds": 10.0},
+                              {**base, "method": "scif", "mio_accuracy": 0.70, "ndcg_untruncated": 0.31,
+                               "a_igf": 0.06, "unlearn_seconds": 1.0}])
+    exact_runs = pd.DataFrame([{**base, "method": m, "ndcg_untruncated": n, "a_igf": 0.05 + d, "unlearn_seconds": t}
+                               for m, n, d, t in (("retrain", 0.30, 0.0, 10.0), ("sisa", 0.25, 0.02, 2.0))])
+    exact_mio = pd.DataFrame([{**base, "method": "sisa", "mio_accuracy": 0.52}])
+    aspects = overview_aspects(scif_runs, exact_runs, exact_mio=exact_mio).set_index("method")
+    assert aspects.loc["sisa", "mio_accuracy"] == 0.52          # measured
+    assert aspects.loc["retrain", "mio_accuracy"] == 0.50       # not measured here: the SCIF runs' Retrain
+    assert aspects.loc["scif", "completeness"] == pytest.approx(0.6)
+    assert aspects.loc["retrain", "completeness_norm"] == 1.0 and aspects.loc["scif", "completeness_norm"] == 0.0
+    assert aspects.loc["scif", "efficiency_norm"] == 1.0 and aspects.loc["retrain", "fairness"] == 0.0

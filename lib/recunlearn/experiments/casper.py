@@ -242,7 +242,8 @@ class CasperGrid(Config):
     """Notebook parameters: lists expand into one :class:`CasperConfig` per combination.
 
     ``only_cached``: runs whose record does not exist are shown as pending instead of computed (the
-    paper profile, whose records come from the GPU batch ``grids/casper-gpu.json``).
+    paper profile, whose records come from the GPU batch ``grids/casper-gpu.json``): ``pending GPU``
+    for a CUDA grid, ``not run: CPU time`` for a CPU grid whose records were computed beforehand.
     """
 
     experiment = "casper-rls"
@@ -292,7 +293,7 @@ def run_casper_grid(grid: CasperGrid, records_dir=None) -> pd.DataFrame:
             rows.append({**keys, "status": "pending: model not implemented"})
             continue
         if grid.only_cached and not path.is_file():
-            rows.append({**keys, "status": "pending GPU"})
+            rows.append({**keys, "status": "pending GPU" if grid.device == "cuda" else "not run: CPU time"})
             continue
         record = run_or_load(config, records_dir) if not grid.only_cached else json.loads(path.read_text())
         rows.append({**keys, "status": "computed", **record["metrics"], **record["timings"],

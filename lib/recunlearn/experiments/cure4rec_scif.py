@@ -167,6 +167,8 @@ class ScifGrid(Config):
     mio_seeds: int = option(5, min=1)
     mio_epochs: int = option(100, min=1)
     device: str = option("cpu", choices=DEVICES)
+    exact_mio_models: tuple[str, ...] | None = option(None, choices=("wmf", "bpr", "lightgcn", None),
+                                                      doc="models of the exact methods' MIO; None: MODELS")
 
     def runs(self) -> list[ScifConfig]:
         return [ScifConfig(dataset=d, model=m, selection=s, ratio=r, seed=seed, validation=self.validation,
@@ -219,13 +221,15 @@ def compare_scif(runs: pd.DataFrame, paper: pd.DataFrame, learn_paper: pd.DataFr
 ASPECTS = ["completeness", "utility", "efficiency", "fairness"]
 
 
-def overview_aspects(scif_runs: pd.DataFrame, exact_runs: pd.DataFrame, selection: str = "random") -> pd.DataFrame:
+def overview_aspects(scif_runs: pd.DataFrame, exact_runs: pd.DataFrame, selection: str = "random",
+                     exact_mio: pd.DataFrame | None = None) -> pd.DataFrame:
     """The four aspects of Figures 2 and 5 for Retrain, SISA, RecEraser, UltraRE and SCIF on the
     ``selection`` sets, per dataset and model (mean over seeds), raw and min-max normalised.
 
-    - completeness = 1 − 2·|MIO accuracy − 0.5| (1: nothing to infer). SCIF's and Retrain's MIO
-      come from the SCIF runs; the exact methods' served models never saw the unlearned data, so
-      they get Retrain's value (the paper: "EU methods inherently achieve the highest level of
+    - completeness = 1 − 2·|MIO accuracy − 0.5| (1: nothing to infer). SCIF's MIO comes from the
+      SCIF runs; the exact methods' (Retrain included) from ``exact_mio`` (rows of
+      :func:`run_exact_mio_grid`) where given; an exact method without a measured value gets the
+      SCIF runs' Retrain value (the paper: "EU methods inherently achieve the highest level of
       completeness");
     - utility = NDCG@20 (code variant) on the remaining users;
     - efficiency = 1 / unlearning seconds (SCIF: gradient + CG + update; exact methods: the
@@ -244,6 +248,10 @@ def overview_aspects(scif_runs: pd.DataFrame, exact_runs: pd.DataFrame, selectio
                        scif[keys + ["ndcg_untruncated", "a_igf", "unlearn_seconds", "mio_accuracy"]]],
                       ignore_index=True)
     frame = frame.merge(retrain_mio.reset_index(), on=["dataset", "model"], how="left")
+    if exact_mio is not None and len(exact_mio):
+        measured = exact_mio[exact_mio["selection"] == selection].groupby(keys)["mio_accuracy"].mean()
+        frame = frame.merge(measured.rename("exact_mio").reset_index(), on=keys, how="left")
+        frame["mio_accuracy"] = frame["mio_accuracy"].fillna(frame.pop("exact_mio"))
     frame["mio_accuracy"] = frame["mio_accuracy"].fillna(frame["retrain_mio"])
     retrain_igf = exact[exact["method"] == "retrain"].set_index(["dataset", "model"])["a_igf"].rename("a_igf_retrain")
     frame = frame.merge(retrain_igf.reset_index(), on=["dataset", "model"], how="left")
@@ -337,7 +345,7 @@ def run_exact_mio(config: ExactMioConfig) -> dict:
     """Re-run the exact pipeline and measure the MIO of the served (routed) shard models: an oracle
     per method trained on the retained users and scored on the unlearned users, where every user
     is featurised by its own shard's user row and item table."""
-    from ..metrics.membership import as_csr, mio_samples, train_oracle, _scores
+    from ..metrics.membership import as_csr, mio_samples, oracle_scores
 
     _require_device(config.device)
     seed_everything(config.seed)
@@ -372,18 +380,7 @@ def run_exact_mio(config: ExactMioConfig) -> dict:
                     ys.append(y)
             parts[name] = (np.concatenate(xs), np.concatenate(ys))
         (x_train, y_train), (x_eval, y_eval) = parts["train"], parts["eval"]
-        mean, std = x_train.mean(0), x_train.std(0)
-        std = np.where(std > 1e-8, std, 1.0).astype(np.float32)
-        x_train, x_eval = (x_train - mean) / std, (x_eval - mean) / std
-        for restart in range(4):
-            net = train_oracle(x_train, y_train, seed + 1_000_003 * restart, epochs=config.mio_epochs)
-            with torch.no_grad():
-                p_train = torch.softmax(net(torch.as_tensor(x_train)), 1)[:, 1].numpy()
-            if np.ptp(p_train) > 1e-6:
-                break
-        with torch.no_grad():
-            p_eval = torch.softmax(net(torch.as_tensor(x_eval)), 1)[:, 1].numpy()
-        runs.append({**_scores(y_eval, p_eval), "train_accuracy": _scores(y_train, p_train)["accuracy"]})
+        runs.append(oracle_scores(x_train, y_train, x_eval, y_eval, seed, epochs=config.mio_epochs))
     metrics = {}
     for name in ("accuracy", "auc", "train_accuracy"):
         values = np.array([run[name] for run in runs])
@@ -394,17 +391,36 @@ def run_exact_mio(config: ExactMioConfig) -> dict:
             "split": split.description, "seed": config.seed, "device": config.device}
 
 
-def run_exact_mio_grid(datasets, models, methods, selections, seeds, max_epochs=500, device="cpu",
-                       records_dir=None) -> pd.DataFrame:
-    """One row per exact MIO run (every combination of the arguments)."""
+def run_exact_mio_grid(grid: ScifGrid, methods=tuple(EXACT_METHODS), records_dir=None) -> pd.DataFrame:
+    """MIO of the exact methods on the cells of ``grid`` (its datasets, ``exact_mio_models`` or else
+    its models, selections, seeds, epochs and MIO settings): one row per run with ``mio_accuracy`` / ``mio_auc`` (mean over oracle
+    seeds) and their std."""
     rows = []
-    for d, m, method, s, seed in itertools.product(datasets, models, methods, selections, seeds):
-        config = ExactMioConfig(dataset=d, model=m, method=method, selection=s, seed=seed, max_epochs=max_epochs,
-                                device=device)
+    models = grid.models if grid.exact_mio_models is None else grid.exact_mio_models
+    for d, m, method, s, seed in itertools.product(grid.datasets, models, methods, grid.selections, grid.seeds):
+        config = ExactMioConfig(dataset=d, model=m, method=method, selection=s, seed=seed, validation=grid.validation,
+                                max_epochs=grid.max_epochs, mio_seeds=grid.mio_seeds, mio_epochs=grid.mio_epochs,
+                                device=grid.device)
         record = run_or_load(config, records_dir)
         rows.append({"dataset": d, "model": m, "method": method, "selection": s, "seed": seed,
-                     **record["metrics"]})
+                     **record["metrics"], "record": record["key"]})
     return pd.DataFrame(rows)
+
+
+def exact_mio_table(exact_mio: pd.DataFrame, scif_runs: pd.DataFrame) -> pd.DataFrame:
+    """MIO accuracy (mean ± std over run seeds) per (dataset, model, selection): Learn, Retrain and
+    SCIF of the SCIF runs, and every exact method of the ``cure4rec-exact-mio`` runs (columns
+    ``EU <method>``; their Retrain is the exact pipeline's, trained separately; ``not run`` where a
+    cell has no run). 0.5 = nothing to infer."""
+    columns = ["dataset", "model", "method", "selection", "seed", "mio_accuracy"]
+    exact = exact_mio[columns].assign(method="EU " + exact_mio["method"])
+    both = pd.concat([scif_runs[columns], exact], ignore_index=True)
+    stats = both.groupby(["dataset", "model", "selection", "method"])["mio_accuracy"].agg(["mean", "std"])
+    cells = pd.Series([f"{m:.3f} ± {sd:.3f}" if pd.notna(sd) else f"{m:.3f}" for m, sd in stats.to_numpy()],
+                      index=stats.index)
+    order = ["learn", "retrain", "scif", *(f"EU {m}" for m in EXACT_METHODS)]
+    table = cells.unstack("method").reindex(columns=[m for m in order if m in set(both["method"])])
+    return table.fillna("not run")
 
 
 def stored_scif_times(datasets, models, selections, seeds, max_epochs: int = 500, device: str = "cpu",

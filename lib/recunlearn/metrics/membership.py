@@ -215,6 +215,19 @@ def mio_accuracy(user_emb, item_emb, member_items, nonmember_items, train_users,
     rng = np.random.default_rng(seed)
     x_train, y_train, _ = mio_samples(user_emb, item_emb, member, non_member, train_users, rng)
     x_eval, y_eval, _ = mio_samples(user_emb, item_emb, member, non_member, eval_users, rng)
+    return oracle_scores(x_train, y_train, x_eval, y_eval, seed, hidden=hidden, optimizer=optimizer, lr=lr,
+                         momentum=momentum, epochs=epochs, batch_size=batch_size, standardize=standardize,
+                         max_restarts=max_restarts, device=device)
+
+
+def oracle_scores(x_train: np.ndarray, y_train: np.ndarray, x_eval: np.ndarray, y_eval: np.ndarray, seed: int = 0, *,
+                  hidden=(64, 16, 4), optimizer: str = "adam", lr: float = 1e-3, momentum: float = 0.0,
+                  epochs: int = 100, batch_size: int = 32, standardize: bool = True, max_restarts: int = 3,
+                  device="cpu") -> dict:
+    """Train the oracle on the samples ``(x_train, y_train)`` and score it on ``(x_eval, y_eval)``
+    (samples as :func:`mio_samples` makes them): ``accuracy``, ``balanced_accuracy``, ``auc``,
+    ``train_accuracy``, ``restarts`` and the sample counts. Features are standardised with the
+    training samples' mean and std; a collapsed oracle is retrained (see :func:`mio_accuracy`)."""
     if len(y_train) == 0:
         raise ValueError("no training user has both member and non-member items")
     if standardize:

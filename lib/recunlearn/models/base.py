@@ -19,8 +19,21 @@ import torch
 from torch import nn
 
 
+class BlockLayout:
+    """``n_users`` x ``n_items`` split into ``n_blocks`` equal blocks (shards): block ``b`` owns users
+    ``b * block_users ... (b + 1) * block_users - 1`` and the items likewise."""
+
+    @property
+    def block_users(self) -> int:
+        return self.n_users // self.n_blocks
+
+    @property
+    def block_items(self) -> int:
+        return self.n_items // self.n_blocks
+
+
 @dataclass
-class TrainingData:
+class TrainingData(BlockLayout):
     """Training interactions on a device, sorted by user, with fast positive lookup.
 
     **Blocks (shards).** ``n_blocks`` independent models can be trained as one: block ``b`` owns
@@ -59,14 +72,6 @@ class TrainingData:
                               n_blocks * n_users, n_blocks * n_items, device)
         data.n_blocks = n_blocks
         return data
-
-    @property
-    def block_users(self) -> int:
-        return self.n_users // self.n_blocks
-
-    @property
-    def block_items(self) -> int:
-        return self.n_items // self.n_blocks
 
     @property
     def device(self) -> torch.device:
@@ -153,7 +158,7 @@ def block_mean(values: torch.Tensor, users: torch.Tensor, n_blocks: int, block_u
     return (sums[counts > 0] / counts[counts > 0]).sum()
 
 
-class Recommender(nn.Module):
+class Recommender(nn.Module, BlockLayout):
     """Base class: free user and item embeddings initialised N(0, init_std^2) from ``generator``.
 
     For a dataset of ``n_blocks`` blocks, build the model with ``n_users * n_blocks`` users and
@@ -169,14 +174,6 @@ class Recommender(nn.Module):
         self.init_std = init_std
         self.user_embedding = nn.Parameter(torch.randn(n_users, dim, generator=generator) * init_std)
         self.item_embedding = nn.Parameter(torch.randn(n_items, dim, generator=generator) * init_std)
-
-    @property
-    def block_users(self) -> int:
-        return self.n_users // self.n_blocks
-
-    @property
-    def block_items(self) -> int:
-        return self.n_items // self.n_blocks
 
     def block_parameters(self, block: int) -> list[tuple[torch.Tensor, slice]]:
         """(parameter, row slice) pairs holding block ``block``'s model."""

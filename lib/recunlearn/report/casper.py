@@ -205,3 +205,62 @@ def k_figure(summary: pd.DataFrame, metrics: list[str], title: str):
     ax.legend(fontsize="small") if len(summary) else None
     fig.tight_layout()
     return fig
+
+
+def chapter_claims(runs: pd.DataFrame, next_item_tolerance: float = 0.01) -> pd.DataFrame:
+    """The chapter's qualitative claims checked on LOO runs of one dataset (computed runs only), each
+    in every cell where it can be tested (see :func:`recunlearn.report.claims.check_claim`):
+
+    - the control run (no perturbation) gives AO = Jaccard@10 = 1 exactly (per model; CPU);
+    - "RBO" (AO) lies in 0.75-0.95 (per model and perturbing selector);
+    - LatentCross is the most stable model under random perturbation (highest AO; one cell);
+    - earliest-interaction perturbations destabilise most (AO of Earliest-Random below Random and
+      Latest-Random, per model);
+    - CASPER destabilises more than the three random baselines (lowest AO, per model);
+    - low-MRR users are less stable than high-MRR users (Jaccard@10 of the bottom 20 % below the
+      top 20 %, per model and perturbing selector);
+    - next-item metrics barely move (|MRR of M' − MRR of M| < ``next_item_tolerance``, per model
+      and perturbing selector)."""
+    from .claims import check_claim, value
+
+    done = runs[(runs["status"] == "computed") & (runs["perturbation"] == "loo")]
+    means = done.groupby(["model", "selector"], as_index=False).mean(numeric_only=True)
+    perturbing = means[means["selector"] != "none"]
+    ao = lambda g, s: value(g, "selector", "ao", s)  # noqa: E731
+
+    def control_exact(g):
+        row = g[g["selector"] == "none"]
+        return None if row.empty else bool((row["ao"] == 1.0).all() and (row["jaccard"] == 1.0).all())
+
+    def below_all(selector, others):
+        def test(g):
+            values = [ao(g, s) for s in (selector, *others)]
+            return None if None in values else values[0] < min(values[1:])
+        return test
+
+    def latentcross_most_stable(g):
+        part = g[g["selector"] == "random"]
+        if "latentcross" not in set(part["model"]) or len(part) < 2:
+            return None
+        return bool(part.loc[part["model"] == "latentcross", "ao"].iloc[0] >= part["ao"].max())
+
+    def groups_ordered(g):
+        low, high = g["jaccard_low"].iloc[0], g["jaccard_high"].iloc[0]
+        return None if pd.isna(low) or pd.isna(high) else bool(low < high)
+
+    return pd.DataFrame([
+        check_claim("Control run (no perturbation): AO = Jaccard@10 = 1 exactly", means, ["model"], control_exact),
+        check_claim("\"RBO\" (AO) between 0.75 and 0.95", perturbing, ["model", "selector"],
+                    lambda g: bool(0.75 <= g["ao"].iloc[0] <= 0.95)),
+        check_claim("LatentCross is the most stable model under random perturbation", means, [],
+                    latentcross_most_stable),
+        check_claim("Earliest-interaction perturbations destabilise most", means, ["model"],
+                    below_all("earliest", ("random", "latest"))),
+        check_claim("CASPER destabilises more than Random, Earliest- and Latest-Random", means, ["model"],
+                    below_all("casper", ("random", "earliest", "latest"))),
+        check_claim("Low-MRR users are less stable than high-MRR users (Jaccard@10)", perturbing,
+                    ["model", "selector"], groups_ordered),
+        check_claim(f"Next-item metrics barely move (|ΔMRR| < {next_item_tolerance})", perturbing,
+                    ["model", "selector"],
+                    lambda g: bool(abs(g["mrr_perturbed"].iloc[0] - g["mrr_original"].iloc[0]) < next_item_tolerance)),
+    ])

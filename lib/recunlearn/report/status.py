@@ -51,6 +51,8 @@ ITEMS = [
               "casper/figure-03-random-loo-datasets", CASPER, 5),
     PaperItem("CASPER", "Figures 5, 6", "LatentCross: methods across datasets; stability by MRR group",
               "casper/figure-05-06-latentcross-datasets", CASPER, 5),
+    PaperItem("CASPER", "Claims of §5, §7.2-7.3 (not a paper item)", "The chapter's claims at a CPU-sized scale",
+              "casper/claims-reduced-scale-cpu", ("foursquare",), 5),
     PaperItem("CASPER", "Figure 7; Table 3 (TracIn, Rev.Adv rows)", "TracIn and Rev.Adv baselines", None,
               ("foursquare",), 0),
     PaperItem("SRU", "-", "Session-based recommendation unlearning", None, ("games", "beauty", "ml-1m"), 0),
@@ -72,6 +74,9 @@ def item_status(item: PaperItem) -> dict:
                       if isinstance(params.get(name), list))
     status = (f"paper scale: {', '.join(computed)}" + (f" ({scope})" if scope else "")
               if meta.get("profile") == "paper" else "smoke only")
+    if params.get("MAX_ROWS") and meta.get("profile") == "paper":  # a deliberately reduced scale
+        status = (f"reduced scale (not the paper's): first {params['MAX_ROWS']:,} rows, {params.get('EPOCHS')} epochs"
+                  + (f" ({scope})" if scope else ""))
     if params.get("ONLY_CACHED"):  # CASPER pages: paper-scale cells come from GPU run records, else "pending GPU"
         status = "paper settings: cells from GPU run records where present, else pending GPU"
     return {**base, "status": status, "page": item.notebook, "device": meta.get("device", "?"),
