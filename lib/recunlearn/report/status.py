@@ -77,7 +77,7 @@ def item_status(item: PaperItem) -> dict:
     if params.get("MAX_ROWS") and meta.get("profile") == "paper":  # a deliberately reduced scale
         status = (f"reduced scale (not the paper's): first {params['MAX_ROWS']:,} rows, {params.get('EPOCHS')} epochs"
                   + (f" ({scope})" if scope else ""))
-    if params.get("ONLY_CACHED"):  # CASPER pages: paper-scale cells come from GPU run records, else "pending GPU"
+    if params.get("ONLY_CACHED") and params.get("DEVICE") == "cuda":  # CASPER pages: cells from GPU run records
         status = "paper settings: cells from GPU run records where present, else pending GPU"
     return {**base, "status": status, "page": item.notebook, "device": meta.get("device", "?"),
             "commit": (meta.get("git_commit") or "?")[:12], "pending": ", ".join(f"{d} (pending GPU)" for d in pending)}
