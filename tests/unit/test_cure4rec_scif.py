@@ -129,3 +129,15 @@ def test_overview_uses_measured_exact_mio_and_normalises_per_model():
     assert aspects.loc["scif", "completeness"] == pytest.approx(0.6)
     assert aspects.loc["retrain", "completeness_norm"] == 1.0 and aspects.loc["scif", "completeness_norm"] == 0.0
     assert aspects.loc["scif", "efficiency_norm"] == 1.0 and aspects.loc["retrain", "fairness"] == 0.0
+
+
+def test_overview_claims_compare_scif_with_every_eu_method():
+    from recunlearn.experiments.cure4rec_scif import ASPECTS, overview_claims
+
+    rows = []
+    for method, (c, u, e, f) in {"scif": (0.2, 0.9, 1.0, 0.5), "sisa": (1.0, 0.5, 0.4, 0.6),
+                                 "receraser": (0.9, 0.6, 0.2, 0.1), "ultrare": (0.95, 0.7, 0.3, 0.2)}.items():
+        norm = dict(zip([f"{a}_norm" for a in ASPECTS], (c, u, e, f)))
+        rows.append({"dataset": "ml-100k", "model": "wmf", "method": method, **dict.fromkeys(ASPECTS, 0.0), **norm})
+    claims = overview_claims(pd.DataFrame(rows))
+    assert list(claims["verdict"]) == ["reproduced", "not reproduced", "reproduced", "reproduced"]
