@@ -15,6 +15,7 @@ import pandas as pd
 import torch
 
 from ..data import DatasetNotFoundError, interaction_statistics, load_released_tables, load_split, preprocess_raw
+from ..data.selection import RULES as SELECTION_RULES
 from ..data.splits import PROTOCOLS, VALIDATION_RULES
 from ..metrics import METRICS, a_igf, active_user_mask
 from ..models import MODELS, TrainingData, evaluate_model, train_until_converged
@@ -209,6 +210,21 @@ def run_learn(config: LearnConfig) -> dict:
                      "best_validation": training.best_validation},
         "split": split.description, "seed": config.seed, "device": config.device,
     }
+
+
+@dataclasses.dataclass(frozen=True)
+class UnlearningGrid(Config):
+    """Notebook parameters shared by the unlearning pages (exact methods, SCIF): the cells
+    (datasets x models x unlearning sets x ratios x seeds) and how each model is trained."""
+
+    datasets: tuple[str, ...] = option(("ml-100k",), choices=DATASETS)
+    models: tuple[str, ...] = option(("wmf",), choices=("wmf", "bpr", "lightgcn"))
+    selections: tuple[str, ...] = option(SELECTION_RULES, choices=SELECTION_RULES)
+    ratios: tuple[float, ...] = option((5.0,), min=0.0, max=100.0)
+    seeds: tuple[int, ...] = option((0, 1, 2), min=0)
+    validation: str = option("split_test", choices=("split_test", "test"))
+    max_epochs: int = option(500, min=1)
+    device: str = option("cpu", choices=DEVICES)
 
 
 @dataclasses.dataclass(frozen=True)

@@ -22,9 +22,9 @@ from ..unlearning import EXACT_METHODS, unlearn_exactly
 from ..unlearning.combiners import build_combiner
 from ..unlearning.exact import TIMINGS
 from ..unlearning.partition import ORDERS
-from .config import Config, option
-from .cure4rec import (DATASETS, DEVICES, LearnConfig, TrainingSettings, _require_device, build_model,
-                       evaluate_remaining, remaining_after, train_original_model)
+from .config import option
+from .cure4rec import (LearnConfig, TrainingSettings, UnlearningGrid, _require_device,
+                       build_model, evaluate_remaining, remaining_after, train_original_model)
 from .records import load_record, record_key, register, run_or_load
 
 COMBINERS = ("route", "original")
@@ -154,23 +154,15 @@ def run_exact_unlearning(config: UnlearnConfig) -> dict:
 
 
 @dataclasses.dataclass(frozen=True)
-class ExactGrid(Config):
+class ExactGrid(UnlearningGrid):
     """Notebook parameters of the exact-unlearning pages: lists expand into one run each."""
 
     experiment = "cure4rec-exact"
 
-    datasets: tuple[str, ...] = option(("ml-100k",), choices=DATASETS)
-    models: tuple[str, ...] = option(("wmf",), choices=("wmf", "bpr", "lightgcn"))
     methods: tuple[str, ...] = option(tuple(EXACT_METHODS), choices=tuple(EXACT_METHODS))
-    selections: tuple[str, ...] = option(RULES, choices=RULES)
-    ratios: tuple[float, ...] = option((5.0,), min=0.0, max=100.0)
     shard_counts: tuple[int, ...] = option((10,), min=1)
-    seeds: tuple[int, ...] = option((0, 1, 2), min=0)
     combiner: str = option("route", choices=COMBINERS)
     timing: str = option("batched", choices=TIMINGS)
-    validation: str = option("split_test", choices=("split_test", "test"))
-    max_epochs: int = option(500, min=1)
-    device: str = option("cpu", choices=DEVICES)
     compute_missing: bool = option(True, doc="False: show only stored records, list the rest as pending")
 
     def runs(self) -> list[UnlearnConfig]:

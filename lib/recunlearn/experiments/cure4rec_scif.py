@@ -42,8 +42,8 @@ from ..seeding import seed_everything
 from ..unlearning import EXACT_METHODS, unlearn_exactly
 from ..unlearning.exact import TIMINGS
 from ..unlearning.scif import scif_unlearn
-from .config import Config, option
-from .cure4rec import (DATASETS, DEVICES, TrainingSettings, _require_device, build_model, evaluate_remaining,
+from .config import option
+from .cure4rec import (TrainingSettings, UnlearningGrid, _require_device, build_model, evaluate_remaining,
                        remaining_after, train_original_model)
 from .cure4rec_exact import pretrained_user_embeddings
 from .records import register, run_or_load
@@ -152,21 +152,13 @@ def run_scif(config: ScifConfig) -> dict:
 
 
 @dataclasses.dataclass(frozen=True)
-class ScifGrid(Config):
+class ScifGrid(UnlearningGrid):
     """Notebook parameters of the SCIF pages: lists expand into one :class:`ScifConfig` each."""
 
     experiment = "cure4rec-scif"
 
-    datasets: tuple[str, ...] = option(("ml-100k",), choices=DATASETS)
-    models: tuple[str, ...] = option(("wmf",), choices=("wmf", "bpr", "lightgcn"))
-    selections: tuple[str, ...] = option(RULES, choices=RULES)
-    ratios: tuple[float, ...] = option((5.0,), min=0.0, max=100.0)
-    seeds: tuple[int, ...] = option((0, 1, 2), min=0)
-    validation: str = option("split_test", choices=("split_test", "test"))
-    max_epochs: int = option(500, min=1)
     mio_seeds: int = option(5, min=1)
     mio_epochs: int = option(100, min=1)
-    device: str = option("cpu", choices=DEVICES)
     exact_mio_models: tuple[str, ...] | None = option(None, choices=("wmf", "bpr", "lightgcn", None),
                                                       doc="models of the exact methods' MIO; None: MODELS")
 
