@@ -13,7 +13,7 @@ env: $(VENV)/.installed
 $(VENV)/.installed: requirements.txt pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install -q -r requirements.txt
-	$(BIN)/pip install -q --no-deps rbo==0.1.3 || echo "rbo not installed: its cross-checks will be skipped"
+	$(BIN)/pip install -q --no-deps rbo==0.1.3
 	$(BIN)/pip install -q --no-deps -e .
 	touch $@
 
@@ -49,6 +49,7 @@ bench: env
 	$(BIN)/python benchmarks/bench_epoch_time.py
 	$(BIN)/python benchmarks/bench_shard_training.py
 	$(BIN)/python benchmarks/bench_rls.py --threads 1
+	$(BIN)/python benchmarks/bench_threads.py --busy 1
 
 clean:
 	rm -rf _build

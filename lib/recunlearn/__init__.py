@@ -6,6 +6,3 @@ records, runners) and ``report`` (paper values, comparisons, notebook runner, st
 """
 
 __version__ = "0.1.0"
-
-# Bump when a change alters what an existing config computes: it is part of every record's key.
-RESULTS_VERSION = "1"

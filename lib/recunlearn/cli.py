@@ -4,10 +4,19 @@
     python -m recunlearn grid grids/cure4rec-gpu.json
     python -m recunlearn notebooks --profile smoke [NAME ...]
     python -m recunlearn status
+    python -m recunlearn audit [--write-grid FILE]
+
+``run`` and ``grid`` write records into ``--records`` (default: ``RECUNLEARN_RECORDS``, else the
+committed ``book/_results/records``, which is refused unless ``lib/`` is committed);
+``--recompute unclean`` replaces only records made from uncommitted code, so an interrupted grid
+resumes where it stopped. ``audit`` counts the committed records by state (current or stale, clean
+commit or not, strict JSON or not) and can write the grid that recomputes the others.
 
 In ``run``, each ``key=value`` value is parsed as JSON when it can be (else taken as a string); a
-list value is a grid axis, and the runs are the cartesian product. Every config is validated
-before the first run starts.
+list value is a grid axis, and the runs are the cartesian product. Every config is validated, and
+its device checked, before the first run starts. User errors (a bad parameter, an unknown
+experiment or notebook, a missing or malformed grid file, a missing or corrupt dataset file, no
+GPU for ``device=cuda``) print one ``error: ...`` line and exit with status 2.
 """
 
 from __future__ import annotations
@@ -17,9 +26,22 @@ import itertools
 import json
 import sys
 import time
+import warnings
 from pathlib import Path
 
+from . import paths
+from .data.errors import DatasetError
 from .experiments import RUNNERS, ConfigError, record_key, run_or_load
+from .experiments.config import require_device
+from .provenance import ProvenanceError
+
+
+class UsageError(ValueError):
+    """A command line or input file that cannot be used as given."""
+
+
+USER_ERRORS = (UsageError, ConfigError, DatasetError, ProvenanceError)
+"""Reported as one ``error:`` line (exit status 2) instead of a traceback."""
 
 
 def _parse_value(text: str):
@@ -38,7 +60,30 @@ def expand(experiment: str, assignments: dict) -> list:
     return [config_cls.from_dict(dict(zip(axes, combo))) for combo in itertools.product(*axes.values())]
 
 
-def run_configs(configs: list, records: Path | None, recompute: bool) -> None:
+def read_grid_file(path: Path) -> list[dict]:
+    """The ``[{"experiment": ..., "params": {...}}, ...]`` list of a grid file, or :class:`UsageError`."""
+    try:
+        specs = json.loads(Path(path).read_text())
+    except FileNotFoundError:
+        raise UsageError(f"grid file {path} not found") from None
+    except OSError as exc:
+        raise UsageError(f"grid file {path} cannot be read: {exc.strerror or exc}") from None
+    except json.JSONDecodeError as exc:
+        raise UsageError(f"grid file {path} is not valid JSON: {exc.msg} at line {exc.lineno}, "
+                         f"column {exc.colno}") from None
+    if not isinstance(specs, list):
+        raise UsageError(f"grid file {path}: expected a list of {{\"experiment\": ..., \"params\": {{...}}}}, "
+                         f"got {type(specs).__name__}")
+    for index, spec in enumerate(specs):
+        if not (isinstance(spec, dict) and set(spec) == {"experiment", "params"} and isinstance(spec["params"], dict)):
+            raise UsageError(f"grid file {path}: entry {index} must be {{\"experiment\": name, \"params\": "
+                             f"{{...}}}}, got {json.dumps(spec)[:200]}")
+    return specs
+
+
+def run_configs(configs: list, records: Path | None, recompute: bool | str) -> None:
+    for device in sorted({getattr(config, "device", "cpu") for config in configs}):
+        require_device(device)  # before the first run, not after hours of others
     for index, config in enumerate(configs, 1):
         start = time.perf_counter()
         record = run_or_load(config, records, recompute)
@@ -57,38 +102,81 @@ def main(argv: list[str] | None = None) -> int:
     grid = sub.add_parser("grid", help="run every grid in a JSON file: [{experiment, params}, ...]")
     grid.add_argument("file", type=Path)
     for p in (run, grid):
-        p.add_argument("--records", type=Path, help="run-record directory (default: RECUNLEARN_RECORDS or book)")
-        p.add_argument("--recompute", action="store_true", help="recompute even if a record exists")
+        p.add_argument("--records", type=Path, help="run-record directory (default: RECUNLEARN_RECORDS, else the "
+                                                    "committed book/_results/records)")
+        p.add_argument("--recompute", nargs="?", const="all", choices=("all", "unclean"),
+                       help="all: recompute even if a record exists; unclean: only records not made from a clean "
+                            "commit")
     nb = sub.add_parser("notebooks", help="execute notebooks with papermill at a profile")
     nb.add_argument("--profile", choices=("smoke", "paper"), required=True)
     nb.add_argument("names", nargs="*", help="notebooks (default: all)")
     sub.add_parser("status", help="regenerate book/status.md")
+    audit = sub.add_parser("audit", help="count committed records by state; optionally write the grid that "
+                                         "recomputes stale, dirty or non-strict ones")
+    audit.add_argument("--records", type=Path, help="record directory (default: the committed one)")
+    audit.add_argument("--write-grid", type=Path, metavar="FILE", help="write the recompute grid here")
+    audit.add_argument("--strict", action="store_true", help="exit with status 1 if any record needs recomputing")
     args = parser.parse_args(argv)
 
-    try:
-        if args.command == "run":
-            pairs = dict(a.split("=", 1) for a in args.assignments if "=" in a)
-            malformed = [a for a in args.assignments if "=" not in a]
-            if malformed:
-                raise ConfigError(f"expected key=value, got {malformed}")
-            run_configs(expand(args.experiment, {k: _parse_value(v) for k, v in pairs.items()}),
-                        args.records, args.recompute)
-        elif args.command == "grid":
-            specs = json.loads(args.file.read_text())
-            configs = [c for spec in specs for c in expand(spec["experiment"], spec["params"])]
-            print(f"{len(configs)} runs validated", flush=True)
-            run_configs(configs, args.records, args.recompute)
-        elif args.command == "notebooks":
-            from .report.notebooks import execute, find_notebook, list_notebooks
+    with warnings.catch_warnings():
+        warnings.showwarning = _print_warning
+        try:
+            return _dispatch(args)
+        except USER_ERRORS as exc:
+            print(f"error: {exc}", file=sys.stderr)
+            return 2
+
+
+def _print_warning(message, category, filename, lineno, file=None, line=None) -> None:
+    """A warning as one ``warning: ...`` line (e.g. a percentage below 1)."""
+    print(f"warning: {message}", file=sys.stderr)
+
+
+def _dispatch(args: argparse.Namespace) -> int:
+    """Run the parsed command; user errors propagate to :func:`main`."""
+    if args.command == "run":
+        pairs = dict(a.split("=", 1) for a in args.assignments if "=" in a)
+        malformed = [a for a in args.assignments if "=" not in a]
+        if malformed:
+            raise UsageError(f"expected key=value, got {malformed}")
+        run_configs(expand(args.experiment, {k: _parse_value(v) for k, v in pairs.items()}),
+                    args.records or paths.records_dir(), _recompute(args.recompute))
+    elif args.command == "grid":
+        specs = read_grid_file(args.file)
+        configs = [c for spec in specs for c in expand(spec["experiment"], spec["params"])]
+        print(f"{len(configs)} runs validated", flush=True)
+        run_configs(configs, args.records or paths.records_dir(), _recompute(args.recompute))
+    elif args.command == "notebooks":
+        from .report.notebooks import execute, find_notebook, list_notebooks
+        try:
             targets = [find_notebook(n) for n in args.names] if args.names else list_notebooks()
-            for notebook in targets:
-                start = time.perf_counter()
-                out = execute(notebook, args.profile)
-                print(f"{notebook.relative_to(notebook.parents[2])} -> {out} ({time.perf_counter() - start:.0f}s)")
-        elif args.command == "status":
-            from .report.status import write_status_page
-            write_status_page()
-    except ConfigError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
+        except ValueError as exc:
+            raise UsageError(str(exc)) from None
+        for notebook in targets:
+            start = time.perf_counter()
+            out = execute(notebook, args.profile)
+            print(f"{notebook.relative_to(notebook.parents[2])} -> {out} ({time.perf_counter() - start:.0f}s)")
+    elif args.command == "status":
+        from .report.status import write_status_page
+        write_status_page()
+    elif args.command == "audit":
+        return _audit(args)
     return 0
+
+
+def _recompute(option: str | None) -> bool | str:
+    return {None: False, "all": True, "unclean": "unclean"}[option]
+
+
+def _audit(args: argparse.Namespace) -> int:
+    from .experiments.audit import audit_records, audit_summary, needs_recompute, stale_or_dirty_grid
+    from .io import write_json_atomic
+
+    audit = audit_records(args.records)
+    print(audit_summary(audit).to_string(index=False))
+    todo = needs_recompute(audit)
+    print(f"{len(todo)} of {len(audit)} records need recomputing (stale, from a dirty commit, or not strict JSON)")
+    if args.write_grid:
+        write_json_atomic(args.write_grid, stale_or_dirty_grid(audit, args.records))
+        print(f"wrote {args.write_grid}: python -m recunlearn grid {args.write_grid} --recompute unclean")
+    return 1 if args.strict and len(todo) else 0

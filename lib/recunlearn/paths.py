@@ -2,7 +2,9 @@
 
 - ``RECUNLEARN_DATA``: a read-only local data directory looked in first (here ``../shared/data``).
 - ``RECUNLEARN_CACHE``: per-user cache for downloads and derived files (default ``~/.cache/recunlearn``).
-- ``RECUNLEARN_RECORDS``: run-record directory (default ``book/_results/records`` in the repository).
+- ``RECUNLEARN_RECORDS``: run-record directory read and written instead of the defaults (see
+  :mod:`recunlearn.experiments.records`: by default records are read from the committed
+  ``book/_results/records`` and written to a per-process scratch directory).
 """
 
 from __future__ import annotations
@@ -25,13 +27,16 @@ def local_data_dir() -> Path | None:
 
 
 def cache_dir() -> Path:
-    """Per-user cache for downloaded datasets and derived files (created on demand)."""
+    """Per-user cache for downloaded datasets and derived files (created by whoever writes into it)."""
     base = os.environ.get(CACHE_ENV) or Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "recunlearn"
-    path = Path(base).expanduser()
-    path.mkdir(parents=True, exist_ok=True)
-    return path
+    return Path(base).expanduser()
+
+
+def committed_records_dir() -> Path:
+    """The run records committed with the book."""
+    return REPO_ROOT / "book" / "_results" / "records"
 
 
 def records_dir() -> Path:
-    """Directory of run records (JSON files named by content hash)."""
-    return Path(os.environ.get(RECORDS_ENV) or REPO_ROOT / "book" / "_results" / "records").expanduser()
+    """``RECUNLEARN_RECORDS`` when set, else the committed record directory."""
+    return Path(os.environ.get(RECORDS_ENV) or committed_records_dir()).expanduser()

@@ -1,7 +1,7 @@
 """Shared fixtures of the unit tests.
 
 Every test runs with ``RECUNLEARN_OFFLINE=1`` (no test may download anything) and with run records
-redirected to a temporary directory. Torch runs single-threaded: on a small shared machine OpenMP
+and the derived-data cache redirected to temporary directories (nothing is read from ``~/.cache``). Torch runs single-threaded: on a small shared machine OpenMP
 threads that wait for each other make tiny tensors many times slower, and one thread also makes the
 CPU kernels deterministic (multi-threaded ``index_put_(accumulate=True)`` -- the backward of embedding
 lookups -- adds in a varying order unless ``torch.use_deterministic_algorithms(True)`` is set). Tests that need a real dataset file use the ``need_local``
@@ -23,10 +23,17 @@ def _single_threaded_torch():
     torch.set_num_threads(before)
 
 
+@pytest.fixture(scope="session")
+def _private_cache(tmp_path_factory):
+    return tmp_path_factory.mktemp("cache")
+
+
 @pytest.fixture(autouse=True)
-def _offline_and_private_records(monkeypatch, tmp_path_factory):
+def _offline_and_private_records(monkeypatch, tmp_path_factory, _private_cache):
+    """No downloads; records and derived-data caches in temporary directories, never the home cache."""
     monkeypatch.setenv("RECUNLEARN_OFFLINE", "1")
     monkeypatch.setenv("RECUNLEARN_RECORDS", str(tmp_path_factory.mktemp("records")))
+    monkeypatch.setenv("RECUNLEARN_CACHE", str(_private_cache))
 
 
 def available(dataset: str, role: str) -> bool:

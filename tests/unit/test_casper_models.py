@@ -80,17 +80,28 @@ def test_chapter_claims_on_a_hand_made_frame():
     rows = []
     ao = {"lstm": {"none": 1.0, "random": 0.85, "earliest": 0.80, "latest": 0.88, "casper": 0.78},
           "latentcross": {"none": 1.0, "random": 0.90, "earliest": 0.86, "latest": 0.92, "casper": 0.96}}
-    for model, by_selector in ao.items():
-        for selector, value in by_selector.items():
-            rows.append({"model": model, "selector": selector, "perturbation": "loo", "seed": 0, "status": "computed",
-                         "ao": value, "jaccard": 1.0 if selector == "none" else value - 0.1,
-                         "jaccard_low": 0.5, "jaccard_high": 0.7, "mrr_original": 0.2, "mrr_perturbed": 0.205})
-    claims = chapter_claims(pd.DataFrame(rows)).set_index("claim")
-    verdicts = claims["verdict"].tolist()
-    holds = claims["holds in"].tolist()
-    assert verdicts[0] == "reproduced" and holds[0] == "2 of 2 cells"          # control exact
-    assert holds[1] == "7 of 8 cells"                                          # only LatentCross CASPER (0.96) is outside
-    assert verdicts[2] == "reproduced"                                         # LatentCross most stable (random)
-    assert verdicts[3] == "reproduced"                                         # earliest lowest of the baselines
-    assert holds[4] == "1 of 2 cells"                                          # CASPER lowest only for LSTM
-    assert verdicts[5] == "reproduced" and verdicts[6] == "reproduced"
+    for seed in range(6):
+        jitter = 0.001 * seed
+        for model, by_selector in ao.items():
+            for selector, value in by_selector.items():
+                value = value if selector == "none" else value + jitter
+                rows.append({"model": model, "selector": selector, "perturbation": "loo", "seed": seed,
+                             "status": "computed", "ao": value, "jaccard": 1.0 if selector == "none" else value - 0.1,
+                             "jaccard_low": 0.5 + jitter, "jaccard_high": 0.7, "mrr_original": 0.2,
+                             "mrr_perturbed": 0.205 + jitter / 10})
+    claims = chapter_claims(pd.DataFrame(rows)).set_index("id")
+    assert list(claims.index) == ["control_exact", "ao_between_075_095", "latentcross_most_stable",
+                                  "earliest_destabilises_most", "casper_destabilises_most", "low_mrr_less_stable",
+                                  "next_item_barely_moves"]
+    verdicts, holds = claims["verdict"], claims["holds in"]
+    assert verdicts["control_exact"] == "reproduced" and holds["control_exact"] == "2 of 2 cells"
+    assert holds["ao_between_075_095"] == "7 of 8 cells"                     # only LatentCross CASPER (0.96) is outside
+    assert verdicts["ao_between_075_095"] == "partly reproduced"
+    assert verdicts["latentcross_most_stable"] == "reproduced"
+    assert verdicts["earliest_destabilises_most"] == "reproduced"
+    assert holds["casper_destabilises_most"] == "1 of 2 cells"               # CASPER lowest only for LSTM
+    assert verdicts["casper_destabilises_most"] == "inconclusive"            # pooled: LSTM and LatentCross cancel
+    assert verdicts["low_mrr_less_stable"] == "reproduced" and verdicts["next_item_barely_moves"] == "reproduced"
+    one_seed = chapter_claims(pd.DataFrame(rows)[lambda r: r["seed"] == 0]).set_index("id")
+    assert one_seed.loc["control_exact", "verdict"] == "reproduced"          # exact: no noise
+    assert one_seed.loc["earliest_destabilises_most", "verdict"] == "inconclusive"

@@ -198,7 +198,7 @@ def test_record_key_depends_on_results_version_and_data_but_not_git_commit(tmp_p
     assert record_key(config) != key  # another copy of the data -> another record
     monkeypatch.setitem(files, "released_train", original)
     assert record_key(config) == key
-    monkeypatch.setattr(records, "RESULTS_VERSION", "999")
+    monkeypatch.setattr(LearnConfig, "results_version", "999")
     assert record_key(config) != key
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 import pytest
+import torch
 
 from recunlearn.experiments import RUNNERS, ConfigError, record_key, run_or_load
 from recunlearn.experiments.cure4rec_exact import UnlearnConfig
@@ -44,7 +45,10 @@ def test_tiny_end_to_end_run_is_complete_and_deterministic(need_local):
     for name in ("scif_seconds", "scif_gradient_seconds", "scif_cg_seconds", "scif_update_seconds",
                  "retrain_seconds", "learn_train_seconds"):
         assert record["timings"][name] >= 0.0
-    assert record["scif"]["cg_iterations"] >= 1 and record["scif"]["damping"] >= config.damping
+    scif = record["scif"]
+    assert scif["cg_iterations"] >= 1 and scif["damping"] >= scif["initial_damping"] > 0
+    assert scif["damping_rule"] == "relative" and scif["damping_probes"] == config.damping_probes
+    assert scif["initial_damping"] == pytest.approx(config.damping_fraction * scif["mean_eigenvalue"], rel=1e-12)
     assert record["unlearning"]["n_deleted"] == int(943 * 5 / 100)
     assert record["unlearning"]["deleted_rows_at_init"] is True
     # every method is evaluated on the same remaining users
@@ -61,15 +65,71 @@ def test_tiny_end_to_end_run_is_complete_and_deterministic(need_local):
     assert set(runs["method"]) == set(SCIF_METHODS) and len(runs) == 3
 
 
+def test_scif_runs_retrain_is_the_exact_pipelines_retrain(need_local, monkeypatch):
+    """One Retrain definition: the SCIF runner's Retrain model is bit-identical to the exact
+    pipeline's Retrain of the same training settings (both stop right after Retrain)."""
+    need_local("ml-100k", *ROLES)
+    from recunlearn.experiments import cure4rec_exact
+    from recunlearn.experiments.cure4rec_exact import run_exact_unlearning
+    from recunlearn.experiments.cure4rec_scif import run_scif
+
+    class Stop(Exception):
+        pass
+
+    models = []
+    real = cure4rec_exact.unlearn_exactly
+
+    def capture(*args, **kwargs):
+        models.append(real(*args, **kwargs).model)
+        raise Stop
+
+    monkeypatch.setattr(cure4rec_exact, "unlearn_exactly", capture)
+    for run, config in ((run_scif, ScifConfig(model="wmf", **TINY)),
+                        (run_exact_unlearning, UnlearnConfig(model="wmf", method="retrain", max_epochs=2))):
+        with pytest.raises(Stop):
+            run(config)
+    scif_retrain, exact_retrain = (dict(m.named_parameters()) for m in models)
+    assert scif_retrain.keys() == exact_retrain.keys()
+    for name, value in scif_retrain.items():
+        assert torch.equal(value, exact_retrain[name]), name
+
+
+def test_damping_sweep_moves_scif_only(need_local):
+    need_local("ml-100k", *ROLES)
+    from recunlearn.experiments.cure4rec_scif import run_scif_damping_sweep
+
+    grid = ScifGrid(models=("wmf",), selections=("random",), seeds=(0,), max_epochs=2, mio_seeds=1, mio_epochs=5)
+    sweep = run_scif_damping_sweep(grid, fractions=(0.01, 1.0), absolute=(1e-3,))
+    assert list(sweep["damping_rule"]) == ["relative", "relative", "absolute"]
+    relative = sweep[sweep["damping_rule"] == "relative"]
+    assert relative["mean_eigenvalue"].nunique() == 1 and relative["mean_eigenvalue"].iloc[0] > 0
+    assert relative["initial_damping"].tolist() == pytest.approx([0.01 * relative["mean_eigenvalue"].iloc[0],
+                                                                  relative["mean_eigenvalue"].iloc[0]])
+    assert sweep["initial_damping"].iloc[2] == 1e-3 and np.isnan(sweep["mean_eigenvalue"].iloc[2])
+    for name in ("mio_accuracy", "ndcg_untruncated", "update_norm"):
+        assert sweep[name].notna().all()
+    for column in ("mio_accuracy_retrain", "ndcg_untruncated_learn"):  # the damping moves SCIF only
+        assert sweep[column].nunique() == 1
+    # the default fraction's record is the grid's own record
+    default = run_scif_grid(grid)
+    assert default.loc[default["method"] == "scif", "record"].iloc[0] == relative["record"].iloc[0]
+
+
 def test_claims_on_a_hand_made_frame():
     rows = []
-    for sel, (learn, retrain, scif, drop) in {"core": (0.72, 0.54, 0.57, 0.08), "random": (0.72, 0.54, 0.56, 0.03),
-                                               "edge": (0.72, 0.54, 0.60, 0.02)}.items():
-        for method, mio, ndcg in (("learn", learn, 0.32), ("retrain", retrain, 0.31), ("scif", scif, 0.32 - drop)):
-            rows.append({"dataset": "ml-100k", "model": "wmf", "method": method, "selection": sel, "seed": 0,
-                         "mio_accuracy": mio, "ndcg_untruncated": ndcg})
-    claims = scif_claims(pd.DataFrame(rows))
-    assert list(claims["verdict"]) == ["reproduced"] * 4
+    rng = np.random.default_rng(0)
+    for seed in range(6):
+        for sel, (learn, retrain, scif, drop) in {"core": (0.72, 0.54, 0.57, 0.08), "random": (0.72, 0.54, 0.56, 0.03),
+                                                   "edge": (0.72, 0.54, 0.60, 0.02)}.items():
+            for method, mio, ndcg in (("learn", learn, 0.32), ("retrain", retrain, 0.31), ("scif", scif, 0.32 - drop)):
+                rows.append({"dataset": "ml-100k", "model": "wmf", "method": method, "selection": sel, "seed": seed,
+                             "mio_accuracy": mio + rng.normal(scale=0.002),
+                             "ndcg_untruncated": ndcg + rng.normal(scale=0.0005)})
+    claims = scif_claims(pd.DataFrame(rows)).set_index("id")
+    assert list(claims["verdict"][:4]) == ["reproduced"] * 4
+    assert claims.loc["scif_slower_on_core", "verdict"] == "pending"          # no times in this frame
+    one_seed = scif_claims(pd.DataFrame(rows)[lambda r: r["seed"] == 0])
+    assert set(one_seed["verdict"][:4]) == {"inconclusive"}                  # one seed: nothing beyond noise
 
 
 def test_exact_mio_runs_on_routed_shard_models(need_local):
@@ -138,6 +198,13 @@ def test_overview_claims_compare_scif_with_every_eu_method():
     for method, (c, u, e, f) in {"scif": (0.2, 0.9, 1.0, 0.5), "sisa": (1.0, 0.5, 0.4, 0.6),
                                  "receraser": (0.9, 0.6, 0.2, 0.1), "ultrare": (0.95, 0.7, 0.3, 0.2)}.items():
         norm = dict(zip([f"{a}_norm" for a in ASPECTS], (c, u, e, f)))
-        rows.append({"dataset": "ml-100k", "model": "wmf", "method": method, **dict.fromkeys(ASPECTS, 0.0), **norm})
+        for seed in range(6):
+            raw = {a: v + 0.001 * seed for a, v in zip(ASPECTS, (c, u, e, f))}
+            rows.append({"dataset": "ml-100k", "model": "wmf", "method": method, "seed": seed, **raw, **norm,
+                         "created": pd.Timestamp("2026-01-01", tz="UTC")})
     claims = overview_claims(pd.DataFrame(rows))
+    assert list(claims["id"]) == ["scif_beats_eu_efficiency", "scif_beats_eu_fairness", "scif_beats_eu_utility",
+                                  "eu_more_complete_than_scif"]
     assert list(claims["verdict"]) == ["reproduced", "not reproduced", "reproduced", "reproduced"]
+    untimed = overview_claims(pd.DataFrame(rows).drop(columns="created"))
+    assert untimed["verdict"].iloc[0] == "inconclusive"                      # efficiency: no record times, no pair

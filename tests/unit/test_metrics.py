@@ -214,6 +214,22 @@ def test_top_k_hits_masks_excluded_items():
     assert scores[0, 0] == 9.0  # the caller's scores are not modified
 
 
+def test_fewer_candidates_than_k_pads_with_misses():
+    # 4 items, 3 excluded (item 0 is excluded *and* relevant), K = 4: one candidate, then the three
+    # excluded items fill the list (item 0 among them) and must count as misses.
+    scores = torch.tensor([[1.0, 4.0, 3.0, 2.0]])
+    exclude_rows, exclude_cols = torch.tensor([0, 0, 0]), torch.tensor([0, 1, 2])
+    relevant_rows, relevant_cols = torch.tensor([0, 0]), torch.tensor([0, 3])
+    hits = top_k_hits(scores, exclude_rows, exclude_cols, relevant_rows, relevant_cols, k=4)
+    assert hits.tolist() == [[True, False, False, False]]  # item 3 at rank 1, then the excluded items
+    exclude = sp.csr_matrix((np.ones(3), ([0, 0, 0], [0, 1, 2])), shape=(1, 4))
+    relevant = sp.csr_matrix((np.ones(2), ([0, 0], [0, 3])), shape=(1, 4))
+    result = evaluate_full_ranking(lambda u: scores[u], exclude, relevant, k=4)
+    assert result["hr_cure4rec"][0] == 0.5  # 1 hit of |T_u| = 2, not 2 of 2
+    assert result["ndcg"][0] == pytest.approx(1.0 / (1.0 + 1.0 / math.log2(3)))
+    assert result["mrr"][0] == 1.0
+
+
 # --- fairness ---------------------------------------------------------------------------------------
 
 def test_active_user_mask_count_and_tie_break_by_user_id():

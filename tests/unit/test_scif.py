@@ -9,8 +9,8 @@ import torch
 from torch import nn
 
 from recunlearn.models import BPR, LightGCN, TrainingData, WMF, normalized_adjacency
-from recunlearn.unlearning.scif import (ScifObjective, conjugate_gradient, copy_model, influence_step,
-                                        remove_users, scif_unlearn)
+from recunlearn.unlearning.scif import (ScifObjective, choose_damping, conjugate_gradient, copy_model,
+                                        hutchinson_mean_eigenvalue, influence_step, remove_users, scif_unlearn)
 
 N_USERS, N_ITEMS, DIM = 12, 10, 3
 DELETED = [2, 7]
@@ -107,7 +107,8 @@ def test_influence_step_on_quadratic_equals_exact_newton_step():
     rest = lambda theta: losses(theta, kept) / n + 0.5 * lam * theta.square().sum()  # noqa: E731
 
     damping = 1e-3
-    step = influence_step(theta_hat, lambda t: losses(t, removed), full, n, damping=damping, cg_tolerance=1e-13)
+    step = influence_step(theta_hat, lambda t: losses(t, removed), full, n, damping_rule="absolute", damping=damping,
+                          cg_tolerance=1e-13)
     g = a[removed].T @ (a[removed] @ theta_hat - b[removed])
     expected = torch.linalg.solve(hessian + damping * eye, g / n)
     torch.testing.assert_close(step.delta, expected, rtol=0, atol=1e-10)
@@ -115,11 +116,92 @@ def test_influence_step_on_quadratic_equals_exact_newton_step():
     assert step.attempts[-1]["converged"] and step.attempts[-1]["iterations"] <= dim
 
     retrained = torch.linalg.solve(a[kept].T @ a[kept] / n + lam * eye, a[kept].T @ b[kept] / n)
-    newton = influence_step(theta_hat, lambda t: losses(t, removed), rest, n, form="newton", damping=0.0,
-                            cg_tolerance=1e-13)
+    newton = influence_step(theta_hat, lambda t: losses(t, removed), rest, n, form="newton",
+                            damping_rule="absolute", damping=0.0, cg_tolerance=1e-13)
     torch.testing.assert_close(theta_hat + newton.delta, retrained, rtol=0, atol=1e-10)
     # the influence (full-Hessian) form is only first-order close to the retrained optimum
     assert (theta_hat + step.delta - retrained).norm() < 0.2 * (theta_hat - retrained).norm()
+
+
+# --- damping ------------------------------------------------------------------------------------------
+
+def test_hutchinson_estimates_the_mean_eigenvalue_of_an_explicit_matrix():
+    generator = torch.Generator().manual_seed(0)
+    dim = 40
+    diagonal = torch.diag(torch.linspace(1e-5, 1e-3, dim, dtype=torch.float64))
+    like = torch.zeros(dim, dtype=torch.float64)
+    exact, stderr = hutchinson_mean_eigenvalue(lambda v: diagonal @ v, like, 3, torch.Generator().manual_seed(1))
+    assert exact == pytest.approx(float(torch.trace(diagonal)) / dim, rel=1e-12) and stderr == pytest.approx(0.0)
+
+    root = torch.randn(dim, dim, generator=generator, dtype=torch.float64)
+    matrix = root @ root.T / dim + torch.diag(torch.rand(dim, generator=generator, dtype=torch.float64))
+    truth = float(torch.trace(matrix)) / dim
+    estimate, stderr = hutchinson_mean_eigenvalue(lambda v: matrix @ v, like, 400, torch.Generator().manual_seed(2))
+    assert estimate == pytest.approx(truth, rel=0.05) and abs(estimate - truth) < 4 * stderr
+    again = hutchinson_mean_eigenvalue(lambda v: matrix @ v, like, 400, torch.Generator().manual_seed(2))
+    assert again == (estimate, stderr)  # seeded
+    # the probes may have any shape: an (n, d) block of rows is one vector of n·d entries
+    block = hutchinson_mean_eigenvalue(lambda v: (matrix @ v.flatten()).reshape(v.shape), like.reshape(8, 5), 400,
+                                       torch.Generator().manual_seed(2))
+    assert block[0] == pytest.approx(estimate, rel=1e-12)
+
+
+def test_relative_damping_is_a_fraction_of_the_mean_eigenvalue_and_scales_with_the_loss():
+    generator = torch.Generator().manual_seed(0)
+    n, dim, lam = 30, 6, 1e-2
+    a = torch.randn(n, dim, generator=generator, dtype=torch.float64)
+    b = torch.randn(n, generator=generator, dtype=torch.float64)
+    hessian = a.T @ a / n + lam * torch.eye(dim, dtype=torch.float64)
+    theta_hat = torch.linalg.solve(hessian, a.T @ b / n)
+    removed = torch.tensor([3, 11])
+
+    def step(scale, **kwargs):
+        losses = lambda theta, rows: scale * 0.5 * (a[rows] @ theta - b[rows]).square().sum()  # noqa: E731
+        full = lambda theta: losses(theta, torch.arange(n)) / n + 0.5 * scale * lam * theta.square().sum()  # noqa: E731
+        return influence_step(theta_hat, lambda t: losses(t, removed), full, n, cg_tolerance=1e-12, **kwargs)
+
+    base = step(1.0, damping_probes=2000)
+    assert base.damping.rule == "relative" and base.damping.probes == 2000
+    assert base.damping.mean_eigenvalue == pytest.approx(float(torch.trace(hessian)) / dim, rel=0.05)
+    assert base.damping.damping == pytest.approx(0.01 * base.damping.mean_eigenvalue, rel=1e-12)
+    assert base.attempts[0]["damping"] == base.damping.damping
+    for c in (1e-3, 7.0):
+        scaled = step(c, damping_probes=2000)
+        assert scaled.damping.damping == pytest.approx(c * base.damping.damping, rel=1e-9)
+        # the damped update is invariant to the loss's scale, as the undamped one
+        torch.testing.assert_close(scaled.delta, base.delta, rtol=1e-7, atol=1e-12)
+    absolute = step(7.0, damping_rule="absolute")
+    assert absolute.damping.damping == 1e-3 and absolute.damping.mean_eigenvalue is None
+
+
+def test_damping_rules_validate_their_arguments():
+    hvp = lambda v: v  # noqa: E731
+    like = torch.zeros(3, dtype=torch.float64)
+    assert choose_damping(hvp, like, "relative", fraction=0.5).damping == pytest.approx(0.5)  # identity: μ = 1
+    assert choose_damping(hvp, like, "absolute", damping=0.2).damping == 0.2
+    for kwargs in ({"rule": "bogus"}, {"rule": "relative", "damping": 1e-3}, {"rule": "absolute", "damping": -1.0},
+                   {"rule": "relative", "probes": 0}, {"rule": "relative", "fraction": -0.1}):
+        with pytest.raises(ValueError):
+            choose_damping(hvp, like, **kwargs)
+
+
+def test_scif_records_the_relative_damping_of_the_models_hessian(data, pairs):
+    """BPR: the recorded mean eigenvalue is the dense Hessian's tr/n (within the estimator's error)
+    and the initial δ is the fraction of it."""
+    model = make_model("bpr", data)
+    l2, seed = 1e-3, 5
+    result = scif_unlearn(model, data, torch.tensor(DELETED), l2=l2, damping_fraction=0.1, damping_probes=200,
+                          probe_seed=3, generator=torch.Generator().manual_seed(seed), serve_graph="original")
+    theta0, total, _removed, n = _reference("bpr", model, data, pairs, seed)
+    objective = lambda theta: total(theta) / n + 0.5 * l2 * theta.square().sum()  # noqa: E731
+    grad = lambda theta: torch.autograd.grad(objective(theta), theta, create_graph=True)[0]  # noqa: E731
+    hessian = torch.autograd.functional.jacobian(grad, theta0.clone().requires_grad_(True))
+    truth = float(torch.trace(hessian.reshape(theta0.numel(), theta0.numel()))) / theta0.numel()
+    assert result.damping_rule == "relative" and result.damping_probes == 200 and result.damping_fraction == 0.1
+    assert abs(result.mean_eigenvalue - truth) < 4 * result.mean_eigenvalue_stderr + 1e-12
+    assert result.initial_damping == pytest.approx(0.1 * result.mean_eigenvalue, rel=1e-12)
+    info = result.as_dict()
+    assert {"mean_eigenvalue", "damping_probes", "initial_damping", "damping"} <= set(info)
 
 
 # --- zero deleted users -------------------------------------------------------------------------------
@@ -192,8 +274,9 @@ def _reference(kind, model, data, pairs, seed):
 def test_scif_update_equals_dense_solve(kind, data, pairs):
     model = make_model(kind, data)
     l2, damping, seed = 1e-3, 1e-2, 5
-    result = scif_unlearn(model, data, torch.tensor(DELETED), damping=damping, l2=l2, cg_iterations=100,
-                          cg_tolerance=1e-12, generator=torch.Generator().manual_seed(seed), serve_graph="original")
+    result = scif_unlearn(model, data, torch.tensor(DELETED), damping_rule="absolute", damping=damping, l2=l2,
+                          cg_iterations=100, cg_tolerance=1e-12, generator=torch.Generator().manual_seed(seed),
+                          serve_graph="original")
     theta0, total, removed, n = _reference(kind, model, data, pairs, seed)
     objective = lambda theta: total(theta) / n + 0.5 * l2 * theta.square().sum()  # noqa: E731
     shape = theta0.shape
@@ -275,12 +358,14 @@ def test_one_step_moves_toward_the_retrained_optimum_of_the_selected_rows(data):
         return torch.cat([result.model.user_embedding[objective.users_s],
                           result.model.item_embedding[objective.items_s]]).detach()
 
-    influence = scif_unlearn(model, data, deleted, l2=1e-3, damping=1e-6, cg_tolerance=1e-12)
+    influence = scif_unlearn(model, data, deleted, l2=1e-3, damping_rule="absolute", damping=1e-6,
+                             cg_tolerance=1e-12)
     assert influence.cg_converged and influence.objective_gradient_norm < 1e-6  # θ̂ is stationary
     error = new_rows(influence) - theta_rest
     assert error[k:].norm() < 0.8 * before_items
     assert error[:k].norm() > 0.9 * before_users
-    newton = scif_unlearn(model, data, deleted, l2=1e-3, damping=1e-6, cg_tolerance=1e-12, form="newton")
+    newton = scif_unlearn(model, data, deleted, l2=1e-3, damping_rule="absolute", damping=1e-6, cg_tolerance=1e-12,
+                          form="newton")
     error = new_rows(newton) - theta_rest
     assert error[k:].norm() < 1e-3 * before_items and error[:k].norm() < 1e-2 * before_users
 

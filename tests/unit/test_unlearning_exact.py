@@ -208,6 +208,68 @@ def test_retrain_is_one_shard_trained_on_the_rest(monkeypatch):
     assert len(seen) == 1 and result.stage1 is None and result.affected_shards.tolist() == [0]
 
 
+def validation_items(n_users, n_items, train_users, train_items, seed, per_user=2):
+    """``per_user`` random non-training items per user, as a CSR matrix."""
+    rng = np.random.default_rng(seed)
+    trained = sp.csr_matrix((np.ones(len(train_users)), (train_users, train_items)), shape=(n_users, n_items))
+    rows = [rng.choice(np.flatnonzero(trained[u].toarray().ravel() == 0), per_user, replace=False)
+            for u in range(n_users)]
+    return sp.csr_matrix((np.ones(n_users * per_user), (np.repeat(np.arange(n_users), per_user), np.concatenate(rows))),
+                         shape=(n_users, n_items))
+
+
+def replace_rows(matrix, other, users):
+    """``matrix`` with the rows of ``users`` taken from ``other``."""
+    mask = sp.diags(np.isin(np.arange(matrix.shape[0]), users).astype(float))
+    return sp.csr_matrix(matrix - mask @ matrix + mask @ other)
+
+
+@pytest.mark.parametrize("n_shards", [1, 3], ids=["retrain", "sisa"])
+def test_model_selection_never_reads_the_unlearned_users_validation_items(monkeypatch, n_shards):
+    """Changing only the unlearned users' validation items gives a bit-identical model; changing
+    the remaining users' changes the validation set stage III selects on, and the model. (Without
+    the filter the unlearned users' items move the best epoch here: 5 -> 16 for Retrain.)"""
+    users, items, n_users, n_items = tiny_problem()
+    shard = np.arange(n_users) % n_shards
+    deleted = np.arange(8)  # every shard affected when sharded
+    train = sp.csr_matrix((np.ones(len(users)), (users, items)), shape=(n_users, n_items))
+    base = validation_items(n_users, n_items, users, items, seed=1)
+    other = validation_items(n_users, n_items, users, items, seed=2)
+    remaining = np.setdiff1d(np.arange(n_users), deleted)
+    selected = []
+    real_train = exact.train_until_converged
+
+    def spy(model, data, generator, exclude, relevant, **kwargs):
+        selected.append(relevant.copy())
+        return real_train(model, data, generator, exclude, relevant, **kwargs)
+
+    monkeypatch.setattr(exact, "train_until_converged", spy)
+
+    def unlearned_model(valid):
+        build = lambda k, g: BPR(n_users * k, n_items * k, 4, g, n_blocks=k, batch_size=16)  # noqa: E731
+        result = exact.unlearn_exactly(users, items, n_users, n_items, shard, deleted, build, train, valid, seed=0,
+                                       train_kwargs=dict(lr=0.02, max_epochs=30, patience=2, progress=False))
+        assert result.deleted_rows_at_init
+        return [p.detach().clone() for p in result.model.parameters()]
+
+    reference = unlearned_model(base)
+    stage3 = selected[-1]
+    assert np.diff(stage3.indptr)[deleted].sum() == 0 and (stage3[remaining] != base[remaining]).nnz == 0
+    same = unlearned_model(replace_rows(base, other, deleted))
+    assert all(torch.equal(p, q) for p, q in zip(reference, same))
+    changed = unlearned_model(replace_rows(base, other, remaining))
+    assert (selected[-1] != stage3).nnz > 0
+    assert not all(torch.equal(p, q) for p, q in zip(reference, changed))
+
+
+def test_without_users_empties_only_their_rows():
+    matrix = sp.csr_matrix(np.array([[1.0, 0.0, 2.0], [0.0, 3.0, 0.0], [4.0, 5.0, 0.0]]))
+    out = exact.without_users(matrix, [1, 2])
+    assert out.shape == matrix.shape and out.dtype == matrix.dtype
+    assert out.toarray().tolist() == [[1.0, 0.0, 2.0], [0.0, 0.0, 0.0], [0.0, 0.0, 0.0]]
+    assert np.diff(out.indptr).tolist() == [2, 0, 0]
+
+
 def test_shard_statistics_by_hand():
     per_user = {"user": np.arange(6), "ndcg_untruncated": np.array([0.1, 0.3, 0.2, 0.2, 0.9, 0.5]),
                 "ndcg": np.array([0.1, 0.3, 0.2, 0.2, 0.9, 0.5])}

@@ -12,10 +12,16 @@ class DatasetNotFoundError(DatasetError, FileNotFoundError):
 
 
 class ChecksumMismatchError(DatasetError):
-    """A dataset file's SHA-256 differs from the registry's."""
+    """A dataset file's SHA-256 differs from the registry's, or its compressed bytes cannot be read.
 
-    def __init__(self, path, expected: str, actual: str, hint: str = ""):
-        self.path, self.expected, self.actual = path, expected, actual
+    ``of`` says what was hashed (e.g. "compressed file"); ``problem`` says why the content could not
+    be hashed (a truncated or damaged gzip stream).
+    """
+
+    def __init__(self, path, expected: str, actual: str, hint: str = "", *, of: str = "", problem: str = ""):
+        self.path, self.expected, self.actual, self.problem = path, expected, actual, problem
+        subject = f" ({of})" if of else ""
+        reason = f"; {problem}" if problem else ""
         super().__init__(
-            f"checksum mismatch for {path}: expected sha256 {expected}, got {actual}. {hint}".strip()
+            f"checksum mismatch for {path}: expected sha256{subject} {expected}, got {actual}{reason}. {hint}".strip()
         )

@@ -10,6 +10,7 @@ from __future__ import annotations
 import gzip
 import hashlib
 import io
+import zlib
 from pathlib import Path
 
 import numpy as np
@@ -63,7 +64,12 @@ def load_pos_dict(path: Path, expected_sha256: str) -> dict[int, np.ndarray]:
     hashed, and unpickled only if their SHA-256 equals ``expected_sha256`` -- there is no window
     between checking the file and loading it."""
     raw = Path(path).read_bytes()
-    content = gzip.decompress(raw) if Path(path).suffix == ".gz" else raw
+    try:
+        content = gzip.decompress(raw) if Path(path).suffix == ".gz" else raw
+    except (gzip.BadGzipFile, EOFError, zlib.error) as exc:
+        raise ChecksumMismatchError(path, expected_sha256, f"{hashlib.sha256(raw).hexdigest()} (the compressed file)",
+                                    "Refusing to unpickle it.", of="uncompressed content",
+                                    problem=f"it is not a readable gzip stream ({type(exc).__name__}: {exc})") from None
     actual = hashlib.sha256(content).hexdigest()
     if actual != expected_sha256:
         raise ChecksumMismatchError(path, expected_sha256, actual, "Refusing to unpickle it.")

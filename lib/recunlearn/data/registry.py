@@ -7,8 +7,11 @@ Every file is looked up in this order (see :func:`locate`):
 2. the per-user cache (``RECUNLEARN_CACHE``);
 3. a download from the official source into the cache (progress bar, checksum, atomic rename).
 
-The checksum is always that of the file's *content* (after gunzip for a ``.gz`` copy), so a
-compressed local copy and a downloaded plain copy verify against the same value.
+Every copy is verified before it is used, wherever it was found (see :func:`verify`). The
+registered checksum is that of the file's *content*, so a compressed local copy and a downloaded
+plain copy verify against the same value; a ``.gz`` copy shipped in the data directory also has the
+checksum of its compressed bytes, checked first, so a damaged stream is reported with its path, both
+digests and where to get the file instead of a bare gzip error.
 """
 
 from __future__ import annotations
@@ -20,6 +23,7 @@ import os
 import tempfile
 import urllib.request
 import zipfile
+import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -38,6 +42,8 @@ class DataFile:
     ``path`` is relative to the dataset's folder; ``sha256`` is of the uncompressed content;
     ``url`` is the official source, and ``member`` the file's name inside a zip archive at ``url``.
     ``pickled`` marks files that must never be deserialised before their checksum matched.
+    ``gz_sha256`` is of the compressed bytes of the ``<path>.gz`` copy in the data directory
+    (made with ``gzip -n -9``), where one is shipped.
     """
 
     path: str
@@ -45,6 +51,7 @@ class DataFile:
     url: str
     member: str | None = None
     pickled: bool = False
+    gz_sha256: str | None = None
 
 
 @dataclass(frozen=True)
@@ -58,12 +65,14 @@ class Dataset:
     papers: tuple[str, ...] = field(default_factory=tuple)
 
 
-def _released(dataset: str, sha: dict[str, str]) -> dict[str, DataFile]:
-    """The CURE4Rec authors' released split files of ``dataset`` (GitHub xiye7lai/CURE4Rec, pinned commit)."""
+def _released(dataset: str, sha: dict[str, str], gz_sha: dict[str, str] | None = None) -> dict[str, DataFile]:
+    """The CURE4Rec authors' released split files of ``dataset`` (GitHub xiye7lai/CURE4Rec, pinned commit);
+    ``gz_sha`` holds the compressed checksums of the files shipped gzipped."""
     roles = {"released_ratings": "ratings.csv", "released_train": "train.csv",
              "released_test": "test.csv", "released_pos_dict": "pos_dict.npy"}
     return {
-        role: DataFile(f"cure4rec/{name}", sha[name], f"{CURE4REC_RAW}/{dataset}/{name}", pickled=name.endswith(".npy"))
+        role: DataFile(f"cure4rec/{name}", sha[name], f"{CURE4REC_RAW}/{dataset}/{name}", pickled=name.endswith(".npy"),
+                       gz_sha256=(gz_sha or {}).get(name))
         for role, name in roles.items()
     }
 
@@ -88,12 +97,16 @@ DATASETS: dict[str, Dataset] = {
         name="ml-1m",
         files={
             "raw": DataFile("ratings.dat", "506d64ca44484487c11dc2d9a28de5c54948213e6b96285e298afe28d6ea4e0f",
-                            f"{GROUPLENS}/ml-1m.zip", member="ml-1m/ratings.dat"),
+                            f"{GROUPLENS}/ml-1m.zip", member="ml-1m/ratings.dat",
+                            gz_sha256="286bf74147e03c483e5eaef1480df636c39c538c05201ac024f3c9caddd92b58"),
             **_released("ml-1m", {
                 "ratings.csv": "bfcddd42ef5520cd6ff482c084c7f6ddf9d88262171db082057bb09e1f795331",
                 "train.csv": "044f7a055dd6dcbbad0d8b8f94df7aef7e0f1b2664c054dd4aa8e4fa13006abf",
                 "test.csv": "5a1442c02b8c69bb4b083488ea3d7f504825ab27fbc6244ce522f55d2fc1a9a1",
                 "pos_dict.npy": "4238f8c8ca5b95efe3b25203a3d11bc35381950578e1387765ae32c19b8bf71e",
+            }, gz_sha={  # shared/data/ml-1m/SOURCE.md
+                "ratings.csv": "edb27a1465eb1fd2a5ec6a1c34a7f3e7381ec466ae6027a4b265d4b5d136bc54",
+                "train.csv": "01b368919ca3cca297d1a177c6cf4dfa2d73c7b3a7bd86a65b88c571167a0a76",
             }),
         },
         raw_format="grouplens_colons",
@@ -157,35 +170,94 @@ def get_file(dataset: str, role: str) -> DataFile:
 
 # --- checksums -------------------------------------------------------------------------------
 
-_verified: dict[tuple[str, int, int], str] = {}
+_digests: dict[tuple, str] = {}
+"""SHA-256 by (resolved path, inode, size, mtime, ctime, decompressed?) computed in this process."""
+
+_GZIP_ERRORS = (gzip.BadGzipFile, EOFError, zlib.error)
+"""What reading a truncated or damaged gzip stream raises."""
+
+
+def _hash(path: Path, decompress: bool, use_cache: bool) -> str:
+    path = Path(path)
+    stat = path.stat()
+    key = (str(path.resolve()), stat.st_ino, stat.st_size, stat.st_mtime_ns, stat.st_ctime_ns, decompress)
+    if key not in _digests or not use_cache:
+        digest = hashlib.sha256()
+        with (gzip.open if decompress else open)(path, "rb") as handle:
+            for block in iter(lambda: handle.read(1 << 20), b""):
+                digest.update(block)
+        _digests[key] = digest.hexdigest()
+    return _digests[key]
+
+
+def file_sha256(path: Path, use_cache: bool = True) -> str:
+    """SHA-256 of the bytes as stored (the compressed bytes of a ``.gz``). Cached per process by
+    (path, inode, size, mtime, ctime) unless ``use_cache`` is false."""
+    return _hash(path, False, use_cache)
 
 
 def content_sha256(path: Path, use_cache: bool = True) -> str:
-    """SHA-256 of the file's content, gunzipped first when the name ends in ``.gz``. Results are
-    cached per process by (path, inode, size, mtime, ctime) unless ``use_cache`` is false."""
-    path = Path(path)
-    stat = path.stat()
-    key = (str(path.resolve()), stat.st_ino, stat.st_size, stat.st_mtime_ns, stat.st_ctime_ns)
-    if key not in _verified or not use_cache:
-        digest = hashlib.sha256()
-        opener = gzip.open if path.suffix == ".gz" else open
-        with opener(path, "rb") as handle:
-            for block in iter(lambda: handle.read(1 << 20), b""):
-                digest.update(block)
-        _verified[key] = digest.hexdigest()
-    return _verified[key]
+    """SHA-256 of the file's content, gunzipped first when the name ends in ``.gz`` (cached like
+    :func:`file_sha256`). A damaged gzip stream raises ``BadGzipFile``, ``EOFError`` or ``zlib.error``."""
+    return _hash(path, Path(path).suffix == ".gz", use_cache)
 
 
-def _how_to_obtain(dataset: str, spec: DataFile) -> str:
+def downloads_allowed() -> bool:
+    """Downloads are on unless ``RECUNLEARN_OFFLINE`` is ``1`` / ``true`` / ``yes`` (CI and the GPU machine set it)."""
+    return os.environ.get("RECUNLEARN_OFFLINE", "0").strip().lower() not in ("1", "true", "yes")
+
+
+def _how_to_obtain(dataset: str, spec: DataFile, bad_copy: Path | None = None) -> str:
+    """How to get a good copy of ``spec``; accurate for whether downloads are on and where a bad copy lies."""
     source = f"{spec.url} (member {spec.member})" if spec.member else spec.url
-    return (f"Obtain it from {source}, or set {paths.DATA_ENV} to a directory holding "
-            f"{dataset}/{spec.path}, or set RECUNLEARN_OFFLINE=0 to let the library download it.")
+    wanted = f"{dataset}/{spec.path}"
+    cached = paths.cache_dir() / dataset / spec.path
+    online = downloads_allowed()
+    if bad_copy is not None and Path(bad_copy) == cached:
+        then = ("the next lookup downloads it again (downloads are on)" if online else
+                f"then unset RECUNLEARN_OFFLINE (it is {os.environ.get('RECUNLEARN_OFFLINE')!r}) so that the "
+                f"library downloads it again, or put a good copy there from {source}")
+        return f"Delete {bad_copy}: {then}."
+    if bad_copy is not None:
+        return (f"Replace {bad_copy} with a good copy of {wanted} from {source} (plain, or gzipped as {spec.path}.gz), "
+                f"or set {paths.DATA_ENV} to a directory holding one; a copy in the data directory is used "
+                "before the cache and is never replaced by a download.")
+    text = f"Obtain it from {source}, or set {paths.DATA_ENV} to a directory holding {wanted} (plain or .gz)"
+    if not online:
+        text += (f", or unset RECUNLEARN_OFFLINE (it is {os.environ.get('RECUNLEARN_OFFLINE')!r}) to let the "
+                 f"library download it into {cached}")
+    return text + "."
 
 
-def _check(path: Path, dataset: str, spec: DataFile) -> Path:
-    actual = content_sha256(path, use_cache=not spec.pickled)
+def verify(path: Path, dataset: str, spec: DataFile, hint: str | None = None) -> Path:
+    """``path`` if its content has ``spec``'s SHA-256, else :class:`ChecksumMismatchError`.
+
+    A ``.gz`` copy is checked on its compressed bytes first (``spec.gz_sha256``); only a copy compressed
+    differently is decompressed to check its content, and a stream that cannot be decompressed is a
+    checksum error naming the path, the expected and actual digests and how to get the file.
+    Pickled files are always hashed afresh; others once per (path, inode, size, mtime, ctime).
+    """
+    path = Path(path)
+    hint = _how_to_obtain(dataset, spec, path) if hint is None else hint
+    use_cache = not spec.pickled
+    stored = file_sha256(path, use_cache)
+    if path.suffix != ".gz":
+        if stored != spec.sha256:
+            raise ChecksumMismatchError(path, spec.sha256, stored, hint)
+        return path
+    if spec.gz_sha256 is not None and stored == spec.gz_sha256:
+        return path
+    try:
+        actual = content_sha256(path, use_cache)
+    except _GZIP_ERRORS as exc:
+        problem = f"it is not a readable gzip stream ({type(exc).__name__}: {exc})"
+        if spec.gz_sha256 is not None:
+            raise ChecksumMismatchError(path, spec.gz_sha256, stored, hint, of="compressed file",
+                                        problem=problem) from None
+        raise ChecksumMismatchError(path, spec.sha256, f"{stored} (the compressed file)", hint,
+                                    of="uncompressed content", problem=problem) from None
     if actual != spec.sha256:
-        raise ChecksumMismatchError(path, spec.sha256, actual, hint=_how_to_obtain(dataset, spec))
+        raise ChecksumMismatchError(path, spec.sha256, actual, hint, of="uncompressed content")
     return path
 
 
@@ -201,11 +273,6 @@ def candidate_paths(dataset: str, spec: DataFile) -> list[Path]:
     return found
 
 
-def downloads_allowed() -> bool:
-    """Downloads are on unless ``RECUNLEARN_OFFLINE=1`` (CI and the GPU machine set it)."""
-    return os.environ.get("RECUNLEARN_OFFLINE", "0") != "1"
-
-
 def locate(dataset: str, role: str, download: bool | None = None) -> Path:
     """Path of a verified copy of ``dataset``'s file ``role``, downloading it if needed and allowed.
 
@@ -216,13 +283,14 @@ def locate(dataset: str, role: str, download: bool | None = None) -> Path:
     candidates = candidate_paths(dataset, spec)
     for path in candidates:
         if path.is_file():
-            return _check(path, dataset, spec)
+            return verify(path, dataset, spec)
     if download is None:
         download = downloads_allowed()
     if not download:
+        note = " (downloads are on, but this lookup was made with download=False)" if downloads_allowed() else ""
         raise DatasetNotFoundError(
             f"{dataset} file {spec.path!r} (sha256 {spec.sha256}) not found; looked in: "
-            + ", ".join(map(str, candidates)) + ". " + _how_to_obtain(dataset, spec)
+            + ", ".join(map(str, candidates)) + f"{note}. " + _how_to_obtain(dataset, spec)
         )
     return download_file(dataset, spec, candidates[-1])
 
@@ -243,18 +311,25 @@ def download_file(dataset: str, spec: DataFile, target: Path) -> Path:
                 response = urllib.request.urlopen(spec.url, timeout=60)
             except OSError as exc:
                 raise DatasetNotFoundError(
-                    f"could not download {dataset} file {spec.path!r} from {spec.url}: {exc}. "
-                    + _how_to_obtain(dataset, spec)) from exc
+                    f"could not download {dataset} file {spec.path!r} from {spec.url}: {exc}. Check the "
+                    "network, or get the file by hand: " + _how_to_obtain(dataset, spec)) from exc
             total = int(response.headers.get("Content-Length") or 0) or None
             with response, tqdm(total=total, unit="B", unit_scale=True, desc=f"{dataset}/{spec.path}") as bar:
                 for block in iter(lambda: response.read(1 << 20), b""):
                     out.write(block)
                     bar.update(len(block))
+        not_registered = (f"The file downloaded from {spec.url} is not the registered one (changed upstream "
+                          "or damaged in transit). " + _how_to_obtain(dataset, spec))
         if spec.member is not None:
-            with zipfile.ZipFile(tmp) as archive:
-                content = archive.read(spec.member)
+            try:
+                with zipfile.ZipFile(tmp) as archive:
+                    content = archive.read(spec.member)
+            except (zipfile.BadZipFile, KeyError) as exc:
+                raise ChecksumMismatchError(spec.url, spec.sha256, file_sha256(tmp, use_cache=False), not_registered,
+                                            of=f"member {spec.member}",
+                                            problem=f"the download is not a zip archive holding it ({exc})") from None
             tmp.write_bytes(content)
-        _check(tmp, dataset, spec)
+        verify(tmp, dataset, spec, hint=not_registered)
         os.replace(tmp, target)
         return target
     except BaseException:
@@ -277,5 +352,5 @@ def open_text(path: Path) -> io.TextIOBase:
     return gzip.open(path, "rt") if path.suffix == ".gz" else open(path, "rt")
 
 
-__all__ = ["DATASETS", "DataFile", "Dataset", "DatasetError", "get_dataset", "get_file", "locate",
-           "content_sha256", "download_file", "candidate_paths", "open_text"]
+__all__ = ["DATASETS", "DataFile", "Dataset", "DatasetError", "get_dataset", "get_file", "locate", "verify",
+           "content_sha256", "file_sha256", "download_file", "candidate_paths", "open_text"]

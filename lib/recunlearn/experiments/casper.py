@@ -12,7 +12,6 @@ from __future__ import annotations
 import copy
 import dataclasses
 import itertools
-import json
 import time
 
 import numpy as np
@@ -27,8 +26,8 @@ from ..perturb.idag import build_idag, cascade_scores
 from ..perturb.operations import PERTURBATIONS, REPLACEMENTS, perturb
 from ..report.compare import compare, summarize_runs
 from ..seeding import seed_everything
-from .config import Config, option
-from .records import record_path, register, run_or_load
+from .config import Config, ConfigError, option, require_device
+from .records import load_record, register, run_or_load
 
 MODELS = ("lstm", "tisasrec", "jodie", "latentcross")
 SELECTORS = ("none", "random", "earliest", "latest", "casper")
@@ -41,6 +40,18 @@ ID_MAPS = ("fixed", "first_appearance", "first_appearance_labels")
 rank lists mapped back to the fixed ids before comparison (isolates the different initial weights);
 ``first_appearance_labels`` = the same, but the two runs' lists compared label by label, as the
 authors' code did (adds the relabelling artefact)."""
+
+SMALLEST_MAX_ROWS = {"wikipedia": 29, "reddit": 224, "foursquare": 212, "lastfm": 22}
+"""The shortest chronological prefix of each file in which some user has the 10 interactions that
+:func:`~recunlearn.data.sequences.load_stream` requires; a shorter prefix leaves no data."""
+
+
+def check_max_rows(dataset: str, rows: int | None, name: str = "MAX_ROWS") -> None:
+    """ConfigError when the first ``rows`` rows of ``dataset`` leave no interaction after the user filter."""
+    if rows is not None and rows < SMALLEST_MAX_ROWS[dataset]:
+        raise ConfigError(f"parameter {name} = {rows!r}: the first {rows} rows of {dataset} hold no user with "
+                          f">= 10 interactions, so nothing is left to train on; the smallest value for {dataset} "
+                          f"is {SMALLEST_MAX_ROWS[dataset]} (None: the whole file)")
 
 
 # --- Table 2 ----------------------------------------------------------------------------------------
@@ -82,12 +93,17 @@ class CasperConfig(Config):
     k: int = option(1, min=1, doc="number of perturbed interactions")
     seed: int = option(0, min=0)
     epochs: int = option(50, min=1)
-    max_rows: int | None = option(None, min=100, doc="None: the whole file; else its chronological prefix")
+    max_rows: int | None = option(None, min=1, doc="None: the whole file; else its chronological prefix "
+                                                   "(at least SMALLEST_MAX_ROWS[dataset])")
     idag_variant: str = option("paper", choices=("paper", "code-rel", "code-2021"))
     idag_max_len: int = option(0, min=-1, doc="0: the model's (50 LSTM/TiSASRec, unbounded JODIE/LatentCross); "
                                                "-1: unbounded; else this L")
     id_map: str = option("fixed", choices=ID_MAPS)
     device: str = option("cpu", choices=DEVICES)
+
+    def validate(self) -> None:
+        super().validate()
+        check_max_rows(self.dataset, self.max_rows)
 
     def dataset_files(self):
         return {self.dataset: ("raw",)}
@@ -189,8 +205,7 @@ def summarize_comparison(per_row: pd.DataFrame, perturbed_users: list[int]) -> d
 @register(CasperConfig)
 def run_casper(config: CasperConfig) -> dict:
     """One repetition: original M (shared per seed), perturbation, M' from M's initial weights, RLS."""
-    if config.device == "cuda" and not torch.cuda.is_available():
-        raise RuntimeError("DEVICE='cuda' but torch sees no CUDA device")
+    require_device(config.device)
     threads = torch.get_num_threads()
     if config.device == "cpu":
         torch.set_num_threads(1)  # CPU runs single-threaded: bit-identical whatever the machine's core count
@@ -256,9 +271,14 @@ class CasperGrid(Config):
     ks: tuple[int, ...] = option((1,), min=1)
     seeds: tuple[int, ...] = option((0, 1, 2), min=0)
     epochs: int = option(50, min=1)
-    max_rows: int | None = option(None, min=100)
+    max_rows: int | None = option(None, min=1)
     device: str = option("cpu", choices=DEVICES)
     only_cached: bool = option(False)
+
+    def validate(self) -> None:
+        super().validate()
+        for dataset in self.datasets:
+            check_max_rows(dataset, self.max_rows)
 
     def runs(self) -> list[CasperConfig]:
         out = []
@@ -288,14 +308,14 @@ def run_casper_grid(grid: CasperGrid, records_dir=None) -> pd.DataFrame:
     rows = []
     for config in grid.runs():
         keys = {key: getattr(config, key) for key in RUN_KEYS}
-        path = record_path(config, records_dir)
-        if config.model not in SEQUENTIAL_MODELS and not path.is_file():
+        record = load_record(config, records_dir)
+        if config.model not in SEQUENTIAL_MODELS and record is None:
             rows.append({**keys, "status": "pending: model not implemented"})
             continue
-        if grid.only_cached and not path.is_file():
+        if grid.only_cached and record is None:
             rows.append({**keys, "status": "pending GPU" if grid.device == "cuda" else "not run: CPU time"})
             continue
-        record = run_or_load(config, records_dir) if not grid.only_cached else json.loads(path.read_text())
+        record = record or run_or_load(config, records_dir)
         rows.append({**keys, "status": "computed", **record["metrics"], **record["timings"],
                      "device": record["device"], "git_commit": record["git_commit"]})
     frame = pd.DataFrame(rows)
@@ -396,11 +416,16 @@ class ScalingConfig(Config):
     experiment = "casper-scaling"
 
     dataset: str = option("lastfm", choices=CASPER_DATASETS)
-    sizes: tuple[int, ...] = option((10_000, 20_000, 40_000, 80_000, 129_310), min=100,
+    sizes: tuple[int, ...] = option((10_000, 20_000, 40_000, 80_000, 129_310), min=1,
                                     doc="prefix lengths in raw rows (LastFM-10% has 129,310)")
     idag_max_len: int = option(-1, min=-1, doc="-1: unbounded (LatentCross / JODIE); else L")
     idag_variant: str = option("paper", choices=("paper", "code-rel", "code-2021"))
     repeats: int = option(3, min=1)
+
+    def validate(self) -> None:
+        super().validate()
+        for size in self.sizes:
+            check_max_rows(self.dataset, size, name="SIZES")
 
     def dataset_files(self):
         return {self.dataset: ("raw",)}
@@ -438,8 +463,13 @@ class Figure8Grid(CasperGrid):
     """Figure 8 page: the k-perturbation grid (a) plus the CASPER timing on prefixes (b)."""
 
     scaling_dataset: str = option("lastfm", choices=CASPER_DATASETS)
-    scaling_sizes: tuple[int, ...] = option((10_000, 20_000, 40_000, 80_000, 129_310), min=100)
+    scaling_sizes: tuple[int, ...] = option((10_000, 20_000, 40_000, 80_000, 129_310), min=1)
     scaling_repeats: int = option(3, min=1)
+
+    def validate(self) -> None:
+        super().validate()
+        for size in self.scaling_sizes:
+            check_max_rows(self.scaling_dataset, size, name="SCALING_SIZES")
 
     def scaling_config(self) -> ScalingConfig:
         return ScalingConfig(dataset=self.scaling_dataset, sizes=self.scaling_sizes, repeats=self.scaling_repeats)

@@ -1,16 +1,20 @@
 """Frozen, validated experiment configs.
 
 A config is a frozen dataclass whose fields carry their constraints in ``metadata``:
-``choices`` (allowed values, or allowed items for a tuple field), ``min`` / ``max``. Every value
-is checked when the config is built, so a bad name or value fails before any compute with one
-message naming the parameter and what is allowed.
+``choices`` (allowed values, or allowed items for a tuple field), ``min`` / ``max``, ``percent``
+(warn below 1: the value is a percentage, not a fraction). Every value is checked when the config
+is built, then :meth:`Config.validate` checks what involves several fields, so a bad name or value
+fails before any compute with one message naming the parameter and what is allowed.
 """
 
 from __future__ import annotations
 
+import ast
 import dataclasses
+import json
 import re
 import typing
+import warnings
 from typing import Any, ClassVar, Mapping
 
 _PARAMETER_NAME = re.compile(r"^[A-Z][A-Z0-9_]*$")
@@ -20,9 +24,38 @@ class ConfigError(ValueError):
     """A parameter name or value is not allowed."""
 
 
-def option(default, *, choices=None, min=None, max=None, doc=""):  # noqa: A002 - mirrors the metadata keys
+def option(default, *, choices=None, min=None, max=None, percent=False, doc=""):  # noqa: A002 - metadata keys
     """A config field with its constraints (a tuple default is stored as given)."""
-    return dataclasses.field(default=default, metadata={"choices": choices, "min": min, "max": max, "doc": doc})
+    return dataclasses.field(default=default, metadata={"choices": choices, "min": min, "max": max,
+                                                        "percent": percent, "doc": doc})
+
+
+def require_device(device: str) -> None:
+    """ConfigError unless ``device`` can run here; call it before compute (a record made on a GPU
+    can still be read on a machine without one)."""
+    if device == "cuda":
+        import torch
+
+        if not torch.cuda.is_available():
+            raise ConfigError(f"parameter DEVICE = {device!r}: no CUDA device is available "
+                              "(torch.cuda.is_available() is False); use 'cpu'")
+
+
+def injected_names(namespace: Mapping[str, Any]) -> set[str]:
+    """Names assigned in papermill's injected cell (the one starting ``# Parameters``), read from
+    IPython's input history ``In`` in ``namespace``; empty outside IPython."""
+    history = namespace.get("In")
+    names: set[str] = set()
+    for source in history if isinstance(history, list) else []:
+        if not (isinstance(source, str) and source.startswith("# Parameters\n")):
+            continue
+        try:
+            tree = ast.parse(source)
+        except SyntaxError:
+            continue
+        names |= {target.id for node in tree.body if isinstance(node, ast.Assign)
+                  for target in node.targets if isinstance(target, ast.Name)}
+    return names
 
 
 @dataclasses.dataclass(frozen=True)
@@ -30,6 +63,8 @@ class Config:
     """Base class: validation, (de)serialisation, and construction from notebook parameters."""
 
     experiment: ClassVar[str] = ""
+    results_version: ClassVar[str] = "1"
+    """Part of every record key: bump it when a code change alters what an existing config computes."""
 
     def __post_init__(self):
         hints = typing.get_type_hints(type(self))
@@ -41,6 +76,10 @@ class Config:
                 value = float(value)  # lr=1 and lr=1.0 are the same config and must get the same record key
             object.__setattr__(self, spec.name, value)
             _check_value(spec, hints[spec.name], value)
+        self.validate()
+
+    def validate(self) -> None:
+        """Checks that involve several fields (subclasses extend it); raise :class:`ConfigError`."""
 
     @classmethod
     def parameter_names(cls) -> list[str]:
@@ -48,14 +87,26 @@ class Config:
 
     @classmethod
     def from_params(cls, namespace: Mapping[str, Any], **fixed):
-        """Build from a notebook's namespace: every UPPER_SNAKE name must be a field (in lower
-        case); anything else in ``namespace`` is ignored. ``fixed`` values are set by the notebook."""
-        given = {name.lower(): value for name, value in namespace.items() if _PARAMETER_NAME.match(name)}
-        allowed = set(cls.parameter_names())
-        unknown = sorted(set(given) - allowed)
+        """Build from a notebook's namespace (``globals()``); ``fixed`` values are set by the notebook.
+
+        Parameters are the fields' UPPER_SNAKE names, and names are case-sensitive: an UPPER_SNAKE
+        name that is no parameter, a name equal to a parameter but for case (``datasets``), and a
+        name papermill injected that is no parameter are errors listing the allowed names. Other
+        names (imports, helpers) are ignored. A list parameter given as a JSON list in a string
+        (papermill ``-p DATASETS '["ml-1m"]'``) is parsed."""
+        allowed = {name.upper() for name in cls.parameter_names()}
+        listing = f"allowed: {sorted(allowed)}"
+        miscased = sorted(name for name in namespace if name.upper() in allowed and name not in allowed)
+        if miscased:
+            raise ConfigError(f"parameter names are case-sensitive: {miscased} for {cls.__name__} must be written "
+                              f"{[name.upper() for name in miscased]}; {listing}")
+        named = {name for name in namespace if _PARAMETER_NAME.match(name)} | injected_names(namespace)
+        unknown = sorted(named - allowed)
         if unknown:
-            raise ConfigError(f"unknown parameter(s) {[u.upper() for u in unknown]} for {cls.__name__}; "
-                              f"allowed: {sorted(a.upper() for a in allowed)}")
+            raise ConfigError(f"unknown parameter(s) {unknown} for {cls.__name__}; {listing}")
+        hints = typing.get_type_hints(cls)
+        given = {name.lower(): _list_from_json(hints[name.lower()], value)
+                 for name, value in namespace.items() if name in allowed}
         return cls(**{**given, **fixed})
 
     @classmethod
@@ -63,7 +114,9 @@ class Config:
         allowed = set(cls.parameter_names())
         unknown = sorted(set(values) - allowed)
         if unknown:
-            raise ConfigError(f"unknown parameter(s) {unknown} for {cls.__name__}; allowed: {sorted(allowed)}")
+            miscased = [name for name in unknown if name.lower() in allowed]
+            hint = f" (names are lower case here: {[name.lower() for name in miscased]})" if miscased else ""
+            raise ConfigError(f"unknown parameter(s) {unknown} for {cls.__name__}{hint}; allowed: {sorted(allowed)}")
         return cls(**values)
 
     def to_dict(self) -> dict[str, Any]:
@@ -72,6 +125,17 @@ class Config:
 
     def replace(self, **changes):
         return dataclasses.replace(self, **changes)
+
+
+def _list_from_json(hint, value):
+    """``value`` parsed when the field is a list and ``value`` is a string holding a JSON list."""
+    if typing.get_origin(hint) is tuple and isinstance(value, str) and value.lstrip().startswith("["):
+        try:
+            parsed = json.loads(value)
+        except json.JSONDecodeError:
+            return value
+        return parsed if isinstance(parsed, list) else value
+    return value
 
 
 def _accepts_float(hint) -> bool:
@@ -98,7 +162,10 @@ def _type_ok(hint, value) -> bool:
 def _check_value(spec: dataclasses.Field, hint, value) -> None:
     name, meta = spec.name, spec.metadata
     if not _type_ok(hint, value):
-        raise ConfigError(f"parameter {name.upper()} = {value!r}: expected {_describe(hint)}")
+        papermill = (" (papermill's -p passes text: give a list with -y, e.g. "
+                     f"-y '{name.upper()}: [a, b]', or as JSON, -p {name.upper()} '[\"a\", \"b\"]')"
+                     if typing.get_origin(hint) is tuple and isinstance(value, str) else "")
+        raise ConfigError(f"parameter {name.upper()} = {value!r}: expected {_describe(hint)}{papermill}")
     items = value if isinstance(value, tuple) else (value,)
     if meta.get("choices") is not None:
         bad = [v for v in items if v not in meta["choices"]]
@@ -112,6 +179,9 @@ def _check_value(spec: dataclasses.Field, hint, value) -> None:
             raise ConfigError(f"parameter {name.upper()} = {value!r}: must be >= {meta['min']}")
         if meta.get("max") is not None and v > meta["max"]:
             raise ConfigError(f"parameter {name.upper()} = {value!r}: must be <= {meta['max']}")
+        if meta.get("percent") and 0 < v < 1:
+            warnings.warn(f"parameter {name.upper()} = {value!r} is a percentage: {v!r} means {v!r} %, not "
+                          f"{v * 100:g} % (for {v * 100:g} %, write {v * 100:g})", UserWarning, stacklevel=4)
     if isinstance(value, tuple) and not value:
         raise ConfigError(f"parameter {name.upper()}: must not be empty")
 

@@ -22,11 +22,25 @@ from ..models import MODELS, TrainingData, evaluate_model, train_until_converged
 from ..models.mf import WMF
 from ..seeding import seed_everything
 from ..report.compare import compare, summarize_runs
-from .config import Config, option
+from .config import Config, ConfigError, option, require_device
 from .records import register, run_or_load
 
 DATASETS = ("ml-100k", "ml-1m", "adm")
 DEVICES = ("cpu", "cuda")
+TRAINING_USERS = {("ml-100k", "released"): 943, ("ml-100k", "raw"): 943, ("ml-1m", "released"): 6040,
+                  ("ml-1m", "raw"): 6040, ("adm", "released"): 22878}
+"""Users with training interactions, by (dataset, protocol): those an unlearning ratio applies to.
+(ADM's raw file is not available, so its count is unknown.)"""
+
+
+def check_unlearning_ratio(dataset: str, protocol: str, ratio: float, name: str = "RATIO") -> None:
+    """ConfigError when ``ratio`` % of ``dataset``'s users is less than one user (nobody unlearned)."""
+    users = TRAINING_USERS.get((dataset, protocol))
+    if users is not None and int(users * ratio / 100) == 0:
+        smallest = next(r / 1000 for r in range(1, 100_001) if int(users * (r / 1000) / 100) > 0)
+        raise ConfigError(f"parameter {name} = {ratio!r}: {ratio!r} % of the {users} users of {dataset} is "
+                          f"int({users} * {ratio!r} / 100) = 0 users, so nobody would be unlearned; {name} is a "
+                          f"percentage (5.0 = 5 %) and must be at least {smallest:g} here")
 
 
 # --- Table 4 --------------------------------------------------------------------------------------
@@ -95,6 +109,16 @@ class TrainingSettings(Config):
     active_fraction: float = option(0.05, min=0.0, max=1.0)
     device: str = option("cpu", choices=DEVICES)
 
+    def validate(self) -> None:
+        """A-IGF needs active and inactive users; an unlearning config (one with a ``ratio``) must
+        unlearn at least one user."""
+        super().validate()
+        if not 0 < self.active_fraction < 1:
+            raise ConfigError(f"parameter ACTIVE_FRACTION = {self.active_fraction!r}: must be > 0 and < 1 "
+                              "(A-IGF compares active with inactive users)")
+        if getattr(self, "ratio", None) is not None:
+            check_unlearning_ratio(self.dataset, self.protocol, self.ratio)
+
     def dataset_files(self):
         roles = ("raw",) if self.protocol == "raw" else ("released_ratings", "released_train", "released_test")
         return {self.dataset: roles}
@@ -125,8 +149,7 @@ def build_model(config: TrainingSettings, n_users: int, n_items: int, generator:
 
 
 def _require_device(device: str) -> None:
-    if device == "cuda" and not torch.cuda.is_available():
-        raise RuntimeError("DEVICE='cuda' but torch sees no CUDA device; use DEVICE='cpu'")
+    require_device(device)
 
 
 def summarize_utility(per_user: dict[str, np.ndarray], train_counts: np.ndarray, active_fraction: float) -> dict:
@@ -220,11 +243,16 @@ class UnlearningGrid(Config):
     datasets: tuple[str, ...] = option(("ml-100k",), choices=DATASETS)
     models: tuple[str, ...] = option(("wmf",), choices=("wmf", "bpr", "lightgcn"))
     selections: tuple[str, ...] = option(SELECTION_RULES, choices=SELECTION_RULES)
-    ratios: tuple[float, ...] = option((5.0,), min=0.0, max=100.0)
+    ratios: tuple[float, ...] = option((5.0,), min=0.0, max=100.0, percent=True, doc="percentages of users")
     seeds: tuple[int, ...] = option((0, 1, 2), min=0)
     validation: str = option("split_test", choices=("split_test", "test"))
     max_epochs: int = option(500, min=1)
     device: str = option("cpu", choices=DEVICES)
+
+    def validate(self) -> None:
+        super().validate()
+        for dataset, ratio in itertools.product(self.datasets, self.ratios):
+            check_unlearning_ratio(dataset, "released", ratio, name="RATIOS")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -260,9 +288,11 @@ LEARN_METRICS = ["ndcg_untruncated", "hr_cure4rec", "a_igf", "ndcg", "hit_ratio"
 """Metrics on the Learn page: the paper's (code-variant) NDCG/HR and A-IGF first, then the standard ones."""
 
 
-def compare_learn(runs: pd.DataFrame, paper: pd.DataFrame, tol: float = 0.02) -> pd.DataFrame:
+def compare_learn(runs: pd.DataFrame, paper: pd.DataFrame, tol: float | None = None) -> pd.DataFrame:
     """Mean ± std over seeds beside the paper's "Learn" rows, for every validation rule run;
-    paper cells of datasets/models not run stay as pending."""
+    paper cells of datasets/models not run stay as pending. Tolerance per cell: the paper's
+    rounding or two standard errors of our mean (:func:`recunlearn.report.compare.cell_tolerance`)
+    unless ``tol`` fixes it."""
     keys = ["dataset", "model", "validation"]
     ours = summarize_runs(runs, keys, LEARN_METRICS)
     validations = pd.DataFrame({"validation": runs["validation"].unique()})

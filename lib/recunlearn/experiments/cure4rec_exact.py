@@ -20,7 +20,7 @@ from ..models import TrainingData, train_until_converged
 from ..seeding import seed_everything
 from ..unlearning import EXACT_METHODS, unlearn_exactly
 from ..unlearning.combiners import build_combiner
-from ..unlearning.exact import TIMINGS
+from ..unlearning.exact import TIMINGS, ExactUnlearningResult, without_users
 from ..unlearning.partition import ORDERS
 from .config import option
 from .cure4rec import (LearnConfig, TrainingSettings, UnlearningGrid, _require_device,
@@ -35,10 +35,11 @@ class UnlearnConfig(TrainingSettings):
     """One exact unlearning run: a method, an unlearning set and the backbone's training settings."""
 
     experiment = "cure4rec-exact"
+    results_version = "2"  # 2: model selection after unlearning ignores the unlearned users; fresh stage-III generator
 
     method: str = option("retrain", choices=tuple(EXACT_METHODS))
     selection: str = option("random", choices=RULES)
-    ratio: float = option(5.0, min=0.0, max=100.0, doc="percentage of users to unlearn")
+    ratio: float = option(5.0, min=0.0, max=100.0, percent=True, doc="percentage of users to unlearn")
     scoring: str = option("degree", choices=SCORINGS, doc="core/edge ranking: degree (code) or importance (Eq. 1)")
     selection_seed: int = option(0, min=0, doc="seed of the random unlearning set (same for every run seed)")
     n_shards: int = option(10, min=1, doc="ignored by retrain (one shard)")
@@ -65,6 +66,29 @@ def pretrained_user_embeddings(config: TrainingSettings) -> np.ndarray:
     return embeddings
 
 
+def exact_unlearning(config: TrainingSettings, split, deleted: np.ndarray, method: str, n_shards: int = 1,
+                     order: str = "nearest_first", timing: str = "batched") -> tuple[ExactUnlearningResult, float]:
+    """Stages I and III of the exact ``method`` (see :mod:`..unlearning.exact`) with ``config``'s
+    backbone on ``split``: the one definition every page uses, so ``method="retrain"`` is *the*
+    Retrain model (one shard, ``n_shards`` ignored; parameters from ``config.seed`` re-initialised
+    from ``config.seed + 1_000_003``, batches from ``config.seed``; early stopping on the
+    validation items of the remaining users only). Returns the result and the partition's seconds."""
+    exact = EXACT_METHODS[method]
+    n_shards = 1 if method == "retrain" else n_shards
+    embeddings = pretrained_user_embeddings(config) if exact.needs_embeddings else None
+    start = time.perf_counter()
+    user_shard = exact.partition(split.n_users, n_shards, config.seed, embeddings, order=order)
+    partition_seconds = time.perf_counter() - start
+    seed_everything(config.seed)
+    train_kwargs = dict(lr=config.lr, max_epochs=config.max_epochs, patience=config.patience, k=config.k,
+                        progress=False)
+    result = unlearn_exactly(
+        split.train["user"].to_numpy(), split.train["item"].to_numpy(), split.n_users, split.n_items, user_shard,
+        deleted, lambda blocks, generator: build_model(config, split.n_users, split.n_items, generator, blocks),
+        split.train_matrix, split.matrix("valid"), config.seed, train_kwargs, config.device, timing)
+    return result, partition_seconds
+
+
 def shard_statistics(per_user: dict, user_shard: np.ndarray, active: np.ndarray, n_shards: int) -> dict:
     """Per-shard mean NDCG@k (both variants) over the shard's evaluated users, shardGF (population
     variance of those means over shards with evaluated users) and active/inactive counts per shard."""
@@ -86,8 +110,8 @@ COMBINER_MAX_EPOCHS = 50
 
 def train_combiner(name: str, model, user_shard, split, deleted, config: UnlearnConfig):
     """Train the original combiner ``name`` over the (frozen) shard models on the remaining training
-    data: Adam (lr 1e-3), at most 50 epochs, early stopping as for the models. Returns the combiner,
-    its training seconds (validation excluded) and epochs."""
+    data: Adam (lr 1e-3), at most 50 epochs, early stopping as for the models (on the remaining
+    users' validation items). Returns the combiner, its training seconds (validation excluded) and epochs."""
     keep = ~np.isin(split.train["user"].to_numpy(), deleted)
     data = TrainingData.from_pairs(split.train["user"].to_numpy()[keep], split.train["item"].to_numpy()[keep],
                                    split.n_users, split.n_items, config.device)
@@ -95,8 +119,9 @@ def train_combiner(name: str, model, user_shard, split, deleted, config: Unlearn
     combiner = build_combiner(name, model, user_shard, config.model, generator, c0=config.wmf_c0,
                               batch_size=config.batch_size, n_negatives=config.n_negatives).to(config.device)
     sampling = torch.Generator(device=config.device).manual_seed(config.seed + 2_000_003)
-    training = train_until_converged(combiner, data, sampling, split.train_matrix, split.matrix("valid"),
-                                     lr=COMBINER_LR, max_epochs=min(config.max_epochs, COMBINER_MAX_EPOCHS),
+    training = train_until_converged(combiner, data, sampling, without_users(split.train_matrix, deleted),
+                                     without_users(split.matrix("valid"), deleted), lr=COMBINER_LR,
+                                     max_epochs=min(config.max_epochs, COMBINER_MAX_EPOCHS),
                                      patience=config.patience, k=config.k, progress=False)
     return combiner, training.train_seconds, training.epochs_run
 
@@ -111,17 +136,9 @@ def run_exact_unlearning(config: UnlearnConfig) -> dict:
     deleted = select_unlearning_users(train_users, train_items, split.n_users, config.selection, config.ratio,
                                       config.scoring, seed=config.selection_seed)
     method = EXACT_METHODS[config.method]
-    n_shards = 1 if config.method == "retrain" else config.n_shards
-    embeddings = pretrained_user_embeddings(config) if method.needs_embeddings else None
-    start = time.perf_counter()
-    user_shard = method.partition(split.n_users, n_shards, config.seed, embeddings, order=config.partition_order)
-    partition_seconds = time.perf_counter() - start
-    train_kwargs = dict(lr=config.lr, max_epochs=config.max_epochs, patience=config.patience, k=config.k,
-                        progress=False)
-    result = unlearn_exactly(
-        train_users, train_items, split.n_users, split.n_items, user_shard, deleted,
-        lambda blocks, generator: build_model(config, split.n_users, split.n_items, generator, blocks),
-        split.train_matrix, split.matrix("valid"), config.seed, train_kwargs, config.device, config.timing)
+    result, partition_seconds = exact_unlearning(config, split, deleted, config.method, config.n_shards,
+                                                 config.partition_order, config.timing)
+    user_shard, n_shards = result.user_shard, 1 if config.method == "retrain" else config.n_shards
     served_by, route = result.model, user_shard
     timings = {**result.timings, "partition_seconds": partition_seconds}
     if config.combiner == "original" and method.original_combiner is not None:
@@ -148,7 +165,8 @@ def run_exact_unlearning(config: UnlearnConfig) -> dict:
         },
         "unlearning": {"n_deleted": int(len(deleted)), "deleted_interactions": int((~kept).sum()),
                        "n_shards": n_shards, "affected_shards": result.affected_shards.tolist(),
-                       "unaffected_shards_unchanged": result.unaffected_unchanged},
+                       "unaffected_shards_unchanged": result.unaffected_unchanged,
+                       "deleted_rows_at_init": result.deleted_rows_at_init},
         "split": split.description, "seed": config.seed, "device": config.device,
     }
 
@@ -215,9 +233,11 @@ def with_retrain_gap(runs: pd.DataFrame) -> pd.DataFrame:
     return out
 
 
-def compare_exact(runs: pd.DataFrame, paper: pd.DataFrame, metrics: list[str], tol: float) -> pd.DataFrame:
+def compare_exact(runs: pd.DataFrame, paper: pd.DataFrame, metrics: list[str], tol: float | None = None) -> pd.DataFrame:
     """Mean ± std over seeds beside the paper, keyed by dataset, model, method and selection; paper
-    cells of datasets/models not run are kept as pending."""
+    cells of datasets/models not run are kept as pending. Tolerance per cell: the paper's rounding
+    or two standard errors of our mean (:func:`recunlearn.report.compare.cell_tolerance`) unless
+    ``tol`` fixes it."""
     from ..report.compare import compare, summarize_runs
 
     keys = ["dataset", "model", "method", "selection"]
@@ -270,84 +290,130 @@ def _means(runs: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
 
 
 def utility_claims(runs: pd.DataFrame, metric: str = "ndcg_untruncated") -> pd.DataFrame:
-    """§5.2: "UltraRE ≥ RecEraser ≥ SISA", "EU below Retrain", "EU utility highest on core users"."""
-    from ..report.claims import check_claim, ordered, value
+    """§5.2 on seed-level runs, cells = (dataset, model, selection), pairs = seeds (see
+    :func:`recunlearn.report.claims.ordering_claim`):
 
-    means = _means(runs, ["dataset", "model", "method", "selection"])
+    - ``eu_below_retrain``: every EU method below Retrain;
+    - ``receraser_ultrare_beat_sisa``: RecEraser and UltraRE above SISA;
+    - ``ultrare_ge_receraser_ge_sisa``: UltraRE ≥ RecEraser ≥ SISA (links UltraRE > RecEraser and
+      RecEraser > SISA);
+    - ``core_highest_utility``: for EU methods, unlearning core users leaves higher utility than
+      random and edge users (cells = dataset, model, method)."""
+    from ..report.claims import claims_frame, ordering_claim
+
     cell = ["dataset", "model", "selection"]
-    below = lambda g: None if value(g, "method", metric, "retrain") is None else all(  # noqa: E731
-        value(g, "method", metric, m) < value(g, "method", metric, "retrain")
-        for m in EU_METHODS if value(g, "method", metric, m) is not None)
-    core_best = lambda g: None if value(g, "selection", metric, "core") is None else value(  # noqa: E731
-        g, "selection", metric, "core") >= max(value(g, "selection", metric, s) or -1 for s in ("random", "edge"))
-    return pd.DataFrame([
-        check_claim("UltraRE ≥ RecEraser ≥ SISA in utility", means, cell,
-                    lambda g: ordered(g, "method", metric, ["ultrare", "receraser", "sisa"])),
-        check_claim("every EU method is below Retrain", means, cell, below),
-        check_claim("EU methods: unlearning core users leaves higher utility than random or edge users",
-                    means[means["method"].isin(EU_METHODS)], ["dataset", "model", "method"], core_best),
+    eu = runs[runs["method"].isin(EU_METHODS)]
+    return claims_frame([
+        ordering_claim("eu_below_retrain", "every EU method is below Retrain in utility", runs, "method",
+                       [("retrain", m) for m in EU_METHODS], metric, cell),
+        ordering_claim("receraser_ultrare_beat_sisa", "RecEraser and UltraRE beat SISA in utility", runs, "method",
+                       [("receraser", "sisa"), ("ultrare", "sisa")], metric, cell),
+        ordering_claim("ultrare_ge_receraser_ge_sisa", "UltraRE ≥ RecEraser ≥ SISA in utility", runs, "method",
+                       [("ultrare", "receraser"), ("receraser", "sisa")], metric, cell),
+        ordering_claim("core_highest_utility",
+                       "EU methods: unlearning core users leaves higher utility than random or edge users", eu,
+                       "selection", [("core", "random"), ("core", "edge")], metric, ["dataset", "model", "method"]),
     ])
 
 
 def fairness_claims(runs: pd.DataFrame) -> pd.DataFrame:
-    """§5.4: EU methods favour active users more than Retrain (A-IGF above Retrain's), RecEraser and
-    UltraRE more than SISA, and RecEraser/UltraRE have larger shardGF than SISA."""
-    from ..report.claims import check_claim, value
+    """§5.4 on seed-level runs, cells = (dataset, model, selection), pairs = seeds:
 
-    means = _means(with_retrain_gap(runs), ["dataset", "model", "method", "selection"])
+    - ``eu_a_igf_above_retrain``: EU methods favour active users more than Retrain (A-IGF above
+      Retrain's, seed by seed);
+    - ``receraser_ultrare_a_igf_further_than_sisa``: RecEraser and UltraRE move A-IGF further from
+      Retrain (|A-IGF − Retrain's mean A-IGF|) than SISA;
+    - ``receraser_ultrare_shardgf_above_sisa``: RecEraser and UltraRE have larger shardGF than SISA."""
+    from ..report.claims import claims_frame, ordering_claim
+
+    fair = with_retrain_gap(runs)
     cell = ["dataset", "model", "selection"]
-
-    def more_than_sisa(metric):
-        return lambda g: None if value(g, "method", metric, "sisa") is None else all(
-            value(g, "method", metric, m) > value(g, "method", metric, "sisa")
-            for m in ("receraser", "ultrare") if value(g, "method", metric, m) is not None)
-
-    return pd.DataFrame([
-        check_claim("EU methods worsen A-IGF towards active users (A-IGF above Retrain's)",
-                    means[means["method"].isin(EU_METHODS)], ["dataset", "model", "method", "selection"],
-                    lambda g: bool(g["a_igf_gap"].iloc[0] > 0) if g["a_igf_gap"].notna().all() else None),
-        check_claim("RecEraser and UltraRE move A-IGF further from Retrain than SISA", means, cell,
-                    more_than_sisa("a_igf_gap_abs")),
-        check_claim("RecEraser and UltraRE have larger shardGF than SISA", means, cell, more_than_sisa("shard_gf")),
+    return claims_frame([
+        ordering_claim("eu_a_igf_above_retrain", "EU methods worsen A-IGF towards active users (A-IGF above Retrain's)",
+                       fair, "method", [(m, "retrain") for m in EU_METHODS], "a_igf", cell),
+        ordering_claim("receraser_ultrare_a_igf_further_than_sisa",
+                       "RecEraser and UltraRE move A-IGF further from Retrain than SISA", fair, "method",
+                       [("receraser", "sisa"), ("ultrare", "sisa")], "a_igf_gap_abs", cell),
+        ordering_claim("receraser_ultrare_shardgf_above_sisa", "RecEraser and UltraRE have larger shardGF than SISA",
+                       fair, "method", [("receraser", "sisa"), ("ultrare", "sisa")], "shard_gf", cell),
     ])
 
 
-def sweep_claims(runs: pd.DataFrame, x: str, expected: dict[str, int], label: str) -> pd.DataFrame:
-    """For each method in ``runs``: does each metric move with ``x`` in the ``expected`` direction
-    (+1 up, -1 down; Spearman correlation of the seed means with ``x``)?"""
-    from ..report.claims import check_claim, trend
+TIME_METRICS = ("unlearn_seconds", "unlearn_sum_seconds", "unlearn_plus_partition_seconds", "unlearn_wall_seconds")
 
-    means = _means(runs, ["dataset", "model", "method", x])
+TIMING_RULE = ("Timing rule: times are compared only between runs timed in one session (records written at most "
+               "10 minutes apart), and a sweep's levels must be interleaved in time.")
+PAIR_TIMING_RULE = ("Timing rule: a time is compared only with the same seed's time whose record was written at "
+                    "most 30 minutes from it.")
+
+
+def sweep_claims(runs: pd.DataFrame, x: str, expected: dict[str, int], label: str,
+                 records_dir=None) -> pd.DataFrame:
+    """For each metric of ``expected`` (+1 rises, -1 falls with ``x``), one trend claim with id
+    ``<metric>_rises`` / ``<metric>_falls``, tested per (dataset, model, method) over seed-level
+    runs (:func:`recunlearn.report.claims.trend_claim`). Time metrics (:data:`TIME_METRICS`) use
+    only runs timed together: the session holding most levels, levels interleaved in time
+    (:func:`recunlearn.report.claims.timed_together`); runs' record times come from their records."""
+    from ..report.claims import claims_frame, timed_together, trend_claim, with_sessions
+
     rows = []
     for metric, sign in expected.items():
         direction = "rises" if sign > 0 else "falls"
-        rows.append(check_claim(f"{metric} {direction} with {label}", means, ["dataset", "model", "method"],
-                                lambda g, m=metric, s=sign: None if trend(g, x, m) is None else s * trend(g, x, m) > 0))
-    return pd.DataFrame(rows)
+        timing = metric in TIME_METRICS
+        frame = with_sessions(runs, [UnlearnConfig.experiment], records_dir) if timing else runs
+        rows.append(trend_claim(f"{metric}_{direction}", f"{metric} {direction} with {label}", frame, x, metric, sign,
+                                ["dataset", "model", "method"], usable=timed_together(x) if timing else None,
+                                note=TIMING_RULE if timing else ""))
+    return claims_frame(rows)
 
 
-def time_claims(runs: pd.DataFrame, metric: str = "unlearn_seconds") -> pd.DataFrame:
-    """§5.3: SISA is faster than RecEraser and UltraRE; UltraRE is faster than RecEraser; EU methods
-    are faster on core users than on random or edge users; every EU method is faster than Retrain."""
-    from ..report.claims import check_claim, value
+def concentration_claims(composition: pd.DataFrame) -> pd.DataFrame:
+    """Appendix B.3 on :func:`shard_composition` (our runs), one value per run: the share of all
+    active users held by the shard with the most of them.
 
-    means = _means(runs, ["dataset", "model", "method", "selection"])
-    cell = ["dataset", "model", "selection"]
-    v = lambda g, m: value(g, "method", metric, m)  # noqa: E731
-    return pd.DataFrame([
-        check_claim("SISA is faster than RecEraser and UltraRE", means, cell,
-                    lambda g: None if v(g, "sisa") is None else v(g, "sisa") < min(v(g, "receraser") or np.inf,
-                                                                                   v(g, "ultrare") or np.inf)),
-        check_claim("UltraRE is faster than RecEraser", means, cell,
-                    lambda g: None if None in (v(g, "ultrare"), v(g, "receraser")) else v(g, "ultrare") < v(g, "receraser")),
-        check_claim("every EU method is faster than Retrain", means, cell,
-                    lambda g: None if v(g, "retrain") is None else all(
-                        v(g, m) < v(g, "retrain") for m in EU_METHODS if v(g, m) is not None)),
-        check_claim("EU methods unlearn core users faster than random or edge users",
-                    means[means["method"].isin(EU_METHODS)], ["dataset", "model", "method"],
-                    lambda g: None if value(g, "selection", metric, "core") is None else value(
-                        g, "selection", metric, "core") < min(value(g, "selection", metric, s) or np.inf
-                                                              for s in ("random", "edge"))),
+    - ``receraser_ultrare_concentrate_active_users``: that share is larger for RecEraser and UltraRE
+      than for SISA (seed-paired, cells = dataset, model, selection; see
+      :func:`recunlearn.report.claims.ordering_claim`)."""
+    from ..report.claims import claims_frame, ordering_claim
+
+    keys = ["dataset", "model", "method", "selection", "seed"]
+    ours = composition[composition["source"] == "ours"]
+    per_run = ours.groupby(keys)["active"].agg(lambda a: a.max() / max(a.sum(), 1)).rename("top_shard_share")
+    return claims_frame([
+        ordering_claim("receraser_ultrare_concentrate_active_users",
+                       "RecEraser and UltraRE group active users together, SISA spreads them (top shard's share)",
+                       per_run.reset_index(), "method", [("receraser", "sisa"), ("ultrare", "sisa")],
+                       "top_shard_share", ["dataset", "model", "selection"]),
+    ])
+
+
+def time_claims(runs: pd.DataFrame, metric: str = "unlearn_seconds", records_dir=None) -> pd.DataFrame:
+    """§5.3 on seed-level runs, cells = (dataset, model, selection), a time compared only with the
+    same seed's time of another method recorded at most 30 minutes from it
+    (:data:`recunlearn.report.claims.PAIR_WINDOW`):
+
+    - ``sisa_faster_than_receraser_ultrare``: SISA is faster than RecEraser and UltraRE;
+    - ``ultrare_faster_than_receraser``: UltraRE is faster than RecEraser;
+    - ``eu_faster_than_retrain``: every EU method is faster than Retrain;
+    - ``eu_faster_on_core``: EU methods unlearn core users faster than random or edge users
+      (cells = dataset, model, method)."""
+    from ..report.claims import PAIR_WINDOW, claims_frame, ordering_claim, record_times
+
+    timed = runs.assign(created=record_times(runs, [UnlearnConfig.experiment], records_dir))
+    cell, pair = ["dataset", "model", "selection"], ("seed",)
+    note = PAIR_TIMING_RULE
+    eu = timed[timed["method"].isin(EU_METHODS)]
+    return claims_frame([
+        ordering_claim("sisa_faster_than_receraser_ultrare", "SISA is faster than RecEraser and UltraRE", timed,
+                       "method", [("sisa", "receraser"), ("sisa", "ultrare")], metric, cell, higher=False,
+                       pair_on=pair, note=note, max_apart=PAIR_WINDOW),
+        ordering_claim("ultrare_faster_than_receraser", "UltraRE is faster than RecEraser", timed, "method",
+                       [("ultrare", "receraser")], metric, cell, higher=False, pair_on=pair, note=note, max_apart=PAIR_WINDOW),
+        ordering_claim("eu_faster_than_retrain", "every EU method is faster than Retrain", timed, "method",
+                       [(m, "retrain") for m in EU_METHODS], metric, cell, higher=False, pair_on=pair, note=note, max_apart=PAIR_WINDOW),
+        ordering_claim("eu_faster_on_core", "EU methods unlearn core users faster than random or edge users", eu,
+                       "selection", [("core", "random"), ("core", "edge")], metric, ["dataset", "model", "method"],
+                       higher=False, pair_on=pair, note=note, max_apart=PAIR_WINDOW),
     ])
 
 

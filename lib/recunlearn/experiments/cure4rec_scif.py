@@ -6,9 +6,12 @@ One run (:class:`ScifConfig`) learns the original model, selects the unlearned u
 
 - **SCIF**: one influence-function update of the unlearned users' rows and their items' rows
   (:func:`~recunlearn.unlearning.scif.scif_unlearn`, deletion form), timed as gradient + CG +
-  update (spec D16);
-- **Retrain**: a fresh model of the same config and seed trained on the remaining users' training
-  data only; the unlearned users' rows are never touched by the optimiser and stay at their
+  update (spec D16), damped by default with δ = 1 % of the Hessian's mean eigenvalue
+  (``damping_rule="relative"``; :func:`run_scif_damping_sweep` shows how MIO and utility move with it);
+- **Retrain**: the exact pipeline's Retrain (:func:`~recunlearn.experiments.cure4rec_exact.exact_unlearning`,
+  the same model, seeds and early stopping as on the exact pages): a fresh model trained on the
+  remaining users' training data only, selecting its epoch on the remaining users' validation
+  items; the unlearned users' rows are never touched by the optimiser and stay at their
   initialisation (spec §3; checked and recorded as ``deleted_rows_at_init``).
 
 Learn, Retrain and SCIF are evaluated on the remaining users' test items exactly as
@@ -36,16 +39,15 @@ import torch
 from ..data import load_split
 from ..data.selection import RULES, SCORINGS, select_unlearning_users
 from ..metrics.membership import mio_accuracy_seeds, membership_sets
-from ..models import TrainingData, train_until_converged
-from ..models.trainer import synchronize
+from ..models import TrainingData
 from ..seeding import seed_everything
-from ..unlearning import EXACT_METHODS, unlearn_exactly
+from ..unlearning import EXACT_METHODS
 from ..unlearning.exact import TIMINGS
-from ..unlearning.scif import scif_unlearn
+from ..unlearning.scif import DAMPING_FRACTION, DAMPING_PROBES, DAMPING_RULES, scif_unlearn
 from .config import option
-from .cure4rec import (TrainingSettings, UnlearningGrid, _require_device, build_model, evaluate_remaining,
-                       remaining_after, train_original_model)
-from .cure4rec_exact import pretrained_user_embeddings
+from .cure4rec import (TrainingSettings, UnlearningGrid, _require_device, evaluate_remaining, remaining_after,
+                       train_original_model)
+from .cure4rec_exact import exact_unlearning
 from .records import register, run_or_load
 
 SCIF_METHODS = ("learn", "retrain", "scif")
@@ -57,12 +59,20 @@ class ScifConfig(TrainingSettings):
     """One approximate-unlearning run: Learn, Retrain and SCIF for one unlearning set."""
 
     experiment = "cure4rec-scif"
+    results_version = "2"  # 2: Retrain is the exact pipeline's; damping relative to the Hessian's mean eigenvalue
 
     selection: str = option("random", choices=RULES)
-    ratio: float = option(5.0, min=0.0, max=100.0, doc="percentage of users to unlearn")
+    ratio: float = option(5.0, min=0.0, max=100.0, percent=True, doc="percentage of users to unlearn")
     scoring: str = option("degree", choices=SCORINGS, doc="core/edge ranking: degree (code) or importance (Eq. 1)")
     selection_seed: int = option(0, min=0, doc="seed of the random unlearning set (same for every run seed)")
-    damping: float = option(1e-3, min=0.0, doc="initial CG damping δ (×10 until CG converges, spec D17)")
+    damping: float = option(1e-3, min=0.0, doc="damping_rule='absolute': the initial CG damping δ (×10 until CG "
+                                                "converges, spec D17); ignored by the relative rule")
+    damping_rule: str = option("relative", choices=DAMPING_RULES,
+                               doc="relative: δ = damping_fraction × the Hessian's mean eigenvalue (Hutchinson "
+                                   "estimate); absolute: δ = damping")
+    damping_fraction: float = option(DAMPING_FRACTION, min=0.0, doc="relative rule: δ as a fraction of the "
+                                                                    "Hessian's mean eigenvalue")
+    damping_probes: int = option(DAMPING_PROBES, min=1, doc="relative rule: Hutchinson probes (seeded by SEED)")
     cg_iterations: int = option(100, min=1)
     cg_tolerance: float = option(1e-5, min=0.0)
     scif_l2: float = option(1e-4, min=0.0, doc="L2 on the selected rows in the SCIF objective")
@@ -96,31 +106,19 @@ def run_scif(config: ScifConfig) -> dict:
     remaining = remaining_after(split, deleted)
     kept = remaining.kept_rows
 
-    # SCIF on a copy of the Learn model (Hessian sample drawn from a generator seeded like the model)
+    # SCIF on a copy of the Learn model (Hessian sample and Hutchinson probes seeded like the model)
     data_all = TrainingData.from_pairs(train_users, train_items, split.n_users, split.n_items, config.device)
-    scif = scif_unlearn(learn, data_all, deleted, damping=config.damping, cg_iterations=config.cg_iterations,
-                        cg_tolerance=config.cg_tolerance, l2=config.scif_l2,
-                        generator=torch.Generator(device=config.device).manual_seed(config.seed))
+    scif = scif_unlearn(learn, data_all, deleted, damping_rule=config.damping_rule,
+                        damping=config.damping if config.damping_rule == "absolute" else None,
+                        damping_fraction=config.damping_fraction, damping_probes=config.damping_probes,
+                        probe_seed=config.seed, cg_iterations=config.cg_iterations, cg_tolerance=config.cg_tolerance,
+                        l2=config.scif_l2, generator=torch.Generator(device=config.device).manual_seed(config.seed))
 
-    # Retrain: a fresh model (same seed) on the remaining users' training data only
-    seed_everything(config.seed)
-    retrain = build_model(config, split.n_users, split.n_items, torch.Generator().manual_seed(config.seed))
-    retrain = retrain.to(config.device)
-    initial_rows = retrain.user_embedding.detach()[torch.as_tensor(deleted, device=config.device)].clone()
-    data_kept = TrainingData.from_pairs(train_users[kept], train_items[kept], split.n_users, split.n_items,
-                                        config.device)
-    synchronize(config.device)
-    start = time.perf_counter()
-    retrain_training = train_until_converged(
-        retrain, data_kept, torch.Generator(device=config.device).manual_seed(config.seed), split.train_matrix,
-        split.matrix("valid"), lr=config.lr, max_epochs=config.max_epochs, patience=config.patience, k=config.k,
-        progress=False)
-    synchronize(config.device)
-    retrain_wall = time.perf_counter() - start
-    at_init = bool(torch.equal(retrain.user_embedding.detach()[torch.as_tensor(deleted, device=config.device)],
-                               initial_rows))
+    # Retrain: the exact pipeline's, on the remaining users' training and validation data only
+    retrain, _ = exact_unlearning(config, split, deleted, "retrain")
+    retrain_training = retrain.stage3[0]
 
-    models = {"learn": learn, "retrain": retrain, "scif": scif.model}
+    models = {"learn": learn, "retrain": retrain.model, "scif": scif.model}
     metrics = {name: evaluate_remaining(model, split, config, remaining)[1] for name, model in models.items()}
     member, non_member = membership_sets(split)
     start = time.perf_counter()
@@ -135,7 +133,8 @@ def run_scif(config: ScifConfig) -> dict:
         "metrics": metrics,
         "timings": {
             "learn_train_seconds": learn_training.train_seconds, "learn_wall_seconds": learn_wall,
-            "retrain_seconds": retrain_training.train_seconds, "retrain_wall_seconds": retrain_wall,
+            "retrain_seconds": retrain.timings["unlearn_seconds"],
+            "retrain_wall_seconds": retrain.timings["unlearn_wall_seconds"],
             "scif_seconds": scif.total_seconds, "scif_gradient_seconds": scif.gradient_seconds,
             "scif_cg_seconds": scif.cg_seconds, "scif_update_seconds": scif.update_seconds,
             "mio_seconds": mio_seconds,
@@ -145,7 +144,7 @@ def run_scif(config: ScifConfig) -> dict:
                      "retrain_epochs_run": retrain_training.epochs_run},
         "scif": scif_info,
         "unlearning": {"n_deleted": int(len(deleted)), "deleted_interactions": int((~kept).sum()),
-                       "deleted_rows_at_init": at_init},
+                       "deleted_rows_at_init": retrain.deleted_rows_at_init},
         "curve": {"learn": learn_training.curve, "retrain": retrain_training.curve},
         "split": split.description, "seed": config.seed, "device": config.device,
     }
@@ -194,12 +193,47 @@ def run_scif_grid(grid: ScifGrid, records_dir=None) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+DAMPING_SWEEP_FRACTIONS = (1e-3, 1e-2, 1e-1, 1.0)
+
+
+def run_scif_damping_sweep(grid: ScifGrid, fractions=DAMPING_SWEEP_FRACTIONS, absolute=(1e-3,),
+                           records_dir=None) -> pd.DataFrame:
+    """How SCIF's MIO and utility move with its damping, on every run of ``grid``.
+
+    Each run of ``grid`` is run (or loaded) once per damping: the relative rule at each of
+    ``fractions`` and the absolute rule at each δ of ``absolute`` (every damping is a full
+    :class:`ScifConfig` record; its Learn and Retrain do not depend on the damping). One row per run
+    and damping: the cell, ``damping_rule``, ``damping_fraction`` (NaN for absolute), the Hutchinson
+    ``mean_eigenvalue`` (NaN for absolute), ``initial_damping`` (the rule's δ), ``damping`` (δ of the
+    last CG attempt), ``update_norm``, ``cg_converged``, SCIF's metrics, and Learn's and Retrain's
+    ``mio_accuracy`` and ``ndcg_untruncated`` (suffixes ``_learn``, ``_retrain``) for reference."""
+    variants = ([{"damping_rule": "relative", "damping_fraction": float(f)} for f in fractions]
+                + [{"damping_rule": "absolute", "damping": float(d)} for d in absolute])
+    rows = []
+    for config, variant in itertools.product(grid.runs(), variants):
+        record = run_or_load(config.replace(**variant), records_dir)
+        scif, metrics = record["scif"], record["metrics"]
+        relative = variant["damping_rule"] == "relative"
+        rows.append({"dataset": config.dataset, "model": config.model, "selection": config.selection,
+                     "ratio": config.ratio, "seed": config.seed, "damping_rule": variant["damping_rule"],
+                     "damping_fraction": variant["damping_fraction"] if relative else np.nan,
+                     "mean_eigenvalue": scif["mean_eigenvalue"] if relative else np.nan,
+                     **{k: scif[k] for k in ("initial_damping", "damping", "update_norm", "cg_converged")},
+                     **{k: v for k, v in metrics["scif"].items() if not isinstance(v, list)},
+                     **{f"{k}_{m}": metrics[m][k] for m in ("learn", "retrain")
+                        for k in ("mio_accuracy", "ndcg_untruncated")},
+                     "record": record["key"]})
+    return pd.DataFrame(rows)
+
+
 def compare_scif(runs: pd.DataFrame, paper: pd.DataFrame, learn_paper: pd.DataFrame, metrics: list[str],
-                 tol: float) -> pd.DataFrame:
+                 tol: float | None = None) -> pd.DataFrame:
     """Mean ± std over seeds beside the paper's Tables 1/5 (Retrain and SCIF rows) and its Learn row
     (``learn_paper``, keyed by dataset and model). Our Learn model is the same for every selection,
     but its utility is measured on that selection's remaining users and its MIO on that selection's
-    unlearned users, so it is shown per selection beside the paper's single Learn value."""
+    unlearned users, so it is shown per selection beside the paper's single Learn value. Tolerance
+    per cell: the paper's rounding or two standard errors of our mean
+    (:func:`recunlearn.report.compare.cell_tolerance`) unless ``tol`` fixes it."""
     from ..report.compare import compare, summarize_runs
 
     keys = ["dataset", "model", "method", "selection"]
@@ -207,7 +241,8 @@ def compare_scif(runs: pd.DataFrame, paper: pd.DataFrame, learn_paper: pd.DataFr
     selections = pd.DataFrame({"selection": runs["selection"].unique()})
     learn = learn_paper[learn_paper["metric"].isin(metrics)].assign(method="learn").merge(selections, how="cross")
     theirs = pd.concat([learn, paper[paper["metric"].isin(metrics)]], ignore_index=True)
-    return compare(ours, theirs[keys + ["metric", "value"]], keys, tol=tol)
+    extra = ["resolution"] if "resolution" in theirs else []
+    return compare(ours, theirs[keys + ["metric", "value"] + extra], keys, tol=tol)
 
 
 ASPECTS = ["completeness", "utility", "efficiency", "fairness"]
@@ -261,69 +296,99 @@ def overview_aspects(scif_runs: pd.DataFrame, exact_runs: pd.DataFrame, selectio
 
 # --- the paper's claims (§5.1-5.2) ------------------------------------------------------------------
 
+def overview_aspects_by_seed(scif_runs: pd.DataFrame, exact_runs: pd.DataFrame, selection: str = "random",
+                             exact_mio: pd.DataFrame | None = None, records_dir=None) -> pd.DataFrame:
+    """:func:`overview_aspects` computed seed by seed (a ``seed`` column), for the claims' paired
+    tests, with each row's record time (``created``, from the runs' ``record`` keys; see
+    :func:`recunlearn.report.claims.record_times`)."""
+    from ..report.claims import record_times
+
+    frames = []
+    for seed in sorted(set(scif_runs["seed"]) & set(exact_runs["seed"])):
+        mio = exact_mio[exact_mio["seed"] == seed] if exact_mio is not None and len(exact_mio) else None
+        frames.append(overview_aspects(scif_runs[scif_runs["seed"] == seed], exact_runs[exact_runs["seed"] == seed],
+                                       selection, mio).assign(seed=seed))
+    if not frames:
+        return pd.DataFrame(columns=["dataset", "model", "method", "seed", *ASPECTS, "created"])
+    frame = pd.concat(frames, ignore_index=True)
+    keys = ["dataset", "model", "method", "seed"]
+    timed = pd.concat([scif_runs[(scif_runs["method"] == "scif") & (scif_runs["selection"] == selection)],
+                       exact_runs[exact_runs["selection"] == selection]], ignore_index=True)
+    if "record" in timed:
+        timed = timed[keys + ["record"]].assign(
+            created=lambda t: record_times(t, ["cure4rec-scif", "cure4rec-exact"], records_dir))
+        frame = frame.merge(timed[keys + ["created"]].drop_duplicates(keys), on=keys, how="left")
+    return frame
+
+
 def overview_claims(aspects: pd.DataFrame) -> pd.DataFrame:
-    """§5 on Figures 2/5, per (dataset, model) on the normalised aspects of :func:`overview_aspects`:
-    SCIF above every EU method (SISA, RecEraser, UltraRE) in efficiency, fairness and utility, and
-    every EU method more complete than SCIF."""
-    from ..report.claims import check_claim
+    """§5 on Figures 2/5, per (dataset, model), on the raw aspects of :func:`overview_aspects`, paired
+    by seed (``aspects`` from :func:`overview_aspects_by_seed`; without a ``seed`` column every row
+    counts as one seed):
+
+    - ``scif_beats_eu_efficiency``, ``scif_beats_eu_fairness``, ``scif_beats_eu_utility``: SCIF above
+      every EU method (SISA, RecEraser, UltraRE);
+    - ``eu_more_complete_than_scif``: every EU method more complete than SCIF.
+
+    Efficiency is a time: a SCIF time is compared only with an EU time of the same seed recorded at
+    most 30 minutes from it (``created`` column; the timing rule of :mod:`recunlearn.report.claims`;
+    without record times no pair qualifies and the claim is inconclusive)."""
+    from ..report.claims import PAIR_WINDOW, claims_frame, ordering_claim
 
     eu = ["sisa", "receraser", "ultrare"]
-    normed = aspects.drop(columns=ASPECTS).rename(columns={f"{a}_norm": a for a in ASPECTS})
-
-    def compare_to_eu(aspect, scif_better):
-        def test(g):
-            scif = g.loc[g["method"] == "scif", aspect]
-            others = g.loc[g["method"].isin(eu), aspect]
-            if scif.empty or others.empty:
-                return None
-            return bool(scif.iloc[0] > others.max()) if scif_better else bool(others.min() > scif.iloc[0])
-        return test
-
+    frame = aspects if "seed" in aspects else aspects.assign(seed=0)
+    if "created" not in frame:
+        frame = frame.assign(created=pd.NaT)
     cells = ["dataset", "model"]
-    return pd.DataFrame([check_claim(f"SCIF beats every EU method in {a}", normed, cells, compare_to_eu(a, True))
-                         for a in ["efficiency", "fairness", "utility"]]
-                        + [check_claim("EU methods are more complete than SCIF", normed, cells,
-                                       compare_to_eu("completeness", False))])
+    rows = []
+    for aspect in ["efficiency", "fairness", "utility"]:
+        timing = aspect == "efficiency"
+        rows.append(ordering_claim(
+            f"scif_beats_eu_{aspect}", f"SCIF beats every EU method in {aspect}", frame, "method",
+            [("scif", m) for m in eu], aspect, cells, max_apart=PAIR_WINDOW if timing else None,
+            note=("Timing rule: a SCIF time is compared only with an EU time of the same seed whose record was "
+                  "written at most 30 minutes from it.") if timing else ""))
+    rows.append(ordering_claim("eu_more_complete_than_scif", "EU methods are more complete than SCIF", frame, "method",
+                               [(m, "scif") for m in eu], "completeness", cells))
+    return claims_frame(rows)
 
 
-def scif_claims(runs: pd.DataFrame) -> pd.DataFrame:
-    """§5.1: "SCIF's MIO accuracy is about 4 % above Retrain's" (checked as: above Retrain by 0.01 to
-    0.08 in absolute accuracy; the paper's gap is 0.041 on average), "SCIF is worst (highest MIO) on
-    edge data"; §5.2/Table 1: "SCIF loses most utility on core users" (largest NDCG@20 drop from
-    Learn), and "Retrain and SCIF both lower MIO accuracy well below Learn's"."""
-    from ..report.claims import check_claim, value
+def scif_claims(runs: pd.DataFrame, records_dir=None) -> pd.DataFrame:
+    """§5.1-5.3 on seed-level runs (one row per run and method), paired by seed within each cell
+    (dataset, model, selection) or, across unlearning sets, within (dataset, model):
 
-    means = runs.groupby(["dataset", "model", "method", "selection"], as_index=False).mean(numeric_only=True)
+    - ``mio_well_below_learn``: Retrain and SCIF both bring MIO accuracy well below Learn's (by more
+      than 0.05);
+    - ``scif_mio_gap_about_4pc``: "SCIF's MIO accuracy is about 4 % above Retrain's", checked as the
+      seed-paired gap SCIF − Retrain lying in [0.01, 0.08] (the paper's gap is 0.041 on average);
+    - ``scif_worst_on_edge``: SCIF's MIO accuracy is highest on edge data;
+    - ``scif_most_utility_loss_on_core``: SCIF loses most utility (NDCG@20 drop from Learn) on core users;
+    - ``scif_slower_on_core``: SCIF takes longer on core users than on random or edge users (§5.3),
+      a time compared only with the same seed's time recorded at most 30 minutes from it (the
+      timing rule of :mod:`recunlearn.report.claims`)."""
+    from ..report.claims import PAIR_WINDOW, band_claim, claims_frame, ordering_claim, paired_differences, record_times
+
     cell = ["dataset", "model", "selection"]
-    mio = lambda g, m: value(g, "method", "mio_accuracy", m)  # noqa: E731
-
-    def gap(g):
-        s, r = mio(g, "scif"), mio(g, "retrain")
-        return None if None in (s, r) else 0.01 <= s - r <= 0.08
-
-    def both_below_learn(g):
-        learn, s, r = mio(g, "learn"), mio(g, "scif"), mio(g, "retrain")
-        return None if None in (learn, s, r) else max(s, r) < learn - 0.05
-
-    scif = means[means["method"] == "scif"]
-    learn = means[means["method"] == "learn"][["dataset", "model", "selection", "ndcg_untruncated"]]
-    drops = scif.merge(learn, on=["dataset", "model", "selection"], suffixes=("", "_learn"))
+    gap = paired_differences(runs, "method", "scif", "retrain", "mio_accuracy", cell)
+    scif = runs[runs["method"] == "scif"]
+    learn = runs[runs["method"] == "learn"][cell + ["seed", "ndcg_untruncated"]]
+    drops = scif.merge(learn, on=cell + ["seed"], suffixes=("", "_learn"))
     drops["ndcg_drop"] = drops["ndcg_untruncated_learn"] - drops["ndcg_untruncated"]
-
-    def worst(metric, selection, frame):
-        def test(g):
-            if value(g, "selection", metric, selection) is None or len(g) < 3:
-                return None
-            return value(g, "selection", metric, selection) >= g[metric].max()
-        return test
-
-    return pd.DataFrame([
-        check_claim("Retrain and SCIF both bring MIO accuracy well below Learn's", means, cell, both_below_learn),
-        check_claim("SCIF's MIO accuracy is about 4 % above Retrain's (0.01-0.08 above)", means, cell, gap),
-        check_claim("SCIF is worst (highest MIO accuracy) on edge data", scif, ["dataset", "model"],
-                    worst("mio_accuracy", "edge", scif)),
-        check_claim("SCIF loses most utility (NDCG@20 drop from Learn) on core users", drops, ["dataset", "model"],
-                    worst("ndcg_drop", "core", drops)),
+    timed = scif.assign(created=record_times(scif, [ScifConfig.experiment], records_dir))
+    selections = [("core", "random"), ("core", "edge")]
+    return claims_frame([
+        ordering_claim("mio_well_below_learn", "Retrain and SCIF both bring MIO accuracy well below Learn's", runs,
+                       "method", [("learn", "retrain"), ("learn", "scif")], "mio_accuracy", cell, margin=0.05),
+        band_claim("scif_mio_gap_about_4pc", "SCIF's MIO accuracy is about 4 % above Retrain's (0.01-0.08 above)",
+                   gap, "diff", cell, low=0.01, high=0.08, note="SCIF − Retrain MIO accuracy, paired by seed;"),
+        ordering_claim("scif_worst_on_edge", "SCIF is worst (highest MIO accuracy) on edge data", scif, "selection",
+                       [("edge", "core"), ("edge", "random")], "mio_accuracy", ["dataset", "model"]),
+        ordering_claim("scif_most_utility_loss_on_core", "SCIF loses most utility (NDCG@20 drop from Learn) on core users",
+                       drops, "selection", selections, "ndcg_drop", ["dataset", "model"]),
+        ordering_claim("scif_slower_on_core", "SCIF is slower on core users than on random or edge users", timed,
+                       "selection", selections, "unlearn_seconds", ["dataset", "model"], max_apart=PAIR_WINDOW,
+                       note="Timing rule: a time is compared only with the same seed's time whose record was "
+                            "written at most 30 minutes from it."),
     ])
 
 
@@ -334,10 +399,11 @@ class ExactMioConfig(TrainingSettings):
     """MIO of one exact unlearning run (same pipeline as ``cure4rec-exact``, routed shard models)."""
 
     experiment = "cure4rec-exact-mio"
+    results_version = "2"  # 2: model selection after unlearning ignores the unlearned users
 
     method: str = option("retrain", choices=tuple(EXACT_METHODS))
     selection: str = option("random", choices=RULES)
-    ratio: float = option(5.0, min=0.0, max=100.0)
+    ratio: float = option(5.0, min=0.0, max=100.0, percent=True, doc="percentage of users to unlearn")
     scoring: str = option("degree", choices=SCORINGS)
     selection_seed: int = option(0, min=0)
     n_shards: int = option(10, min=1, doc="ignored by retrain (one shard)")
@@ -370,16 +436,9 @@ def run_exact_mio(config: ExactMioConfig) -> dict:
     train_users, train_items = split.train["user"].to_numpy(), split.train["item"].to_numpy()
     deleted = select_unlearning_users(train_users, train_items, split.n_users, config.selection, config.ratio,
                                       config.scoring, seed=config.selection_seed)
-    method = EXACT_METHODS[config.method]
     n_shards = 1 if config.method == "retrain" else config.n_shards
-    embeddings = pretrained_user_embeddings(config) if method.needs_embeddings else None
-    user_shard = method.partition(split.n_users, n_shards, config.seed, embeddings, order="nearest_first")
-    train_kwargs = dict(lr=config.lr, max_epochs=config.max_epochs, patience=config.patience, k=config.k,
-                        progress=False)
-    result = unlearn_exactly(
-        train_users, train_items, split.n_users, split.n_items, user_shard, deleted,
-        lambda blocks, generator: build_model(config, split.n_users, split.n_items, generator, blocks),
-        split.train_matrix, split.matrix("valid"), config.seed, train_kwargs, config.device, config.timing)
+    result, _ = exact_unlearning(config, split, deleted, config.method, n_shards, timing=config.timing)
+    user_shard = result.user_shard
     user_rows, item_tables = routed_embeddings(result.model, user_shard)
     member, non_member = (as_csr(m, split.n_users, split.n_items) for m in membership_sets(split))
     remaining = np.setdiff1d(np.arange(split.n_users), deleted)
@@ -427,8 +486,8 @@ def run_exact_mio_grid(grid: ScifGrid, methods=tuple(EXACT_METHODS), records_dir
 def exact_mio_table(exact_mio: pd.DataFrame, scif_runs: pd.DataFrame) -> pd.DataFrame:
     """MIO accuracy (mean ± std over run seeds) per (dataset, model, selection): Learn, Retrain and
     SCIF of the SCIF runs, and every exact method of the ``cure4rec-exact-mio`` runs (columns
-    ``EU <method>``; their Retrain is the exact pipeline's, trained separately; ``not run`` where a
-    cell has no run). 0.5 = nothing to infer."""
+    ``EU <method>``; their Retrain is the same model as the SCIF runs' Retrain, with its own MIO
+    featurisation and oracle draws; ``not run`` where a cell has no run). 0.5 = nothing to infer."""
     columns = ["dataset", "model", "method", "selection", "seed", "mio_accuracy"]
     exact = exact_mio[columns].assign(method="EU " + exact_mio["method"])
     both = pd.concat([scif_runs[columns], exact], ignore_index=True)
@@ -446,15 +505,13 @@ def stored_scif_times(datasets, models, selections, seeds, max_epochs: int = 500
     of every combination (default SCIF and MIO settings); combinations without a record are left
     out, never computed. Columns: dataset, model, method (``"scif"``), selection, seed,
     unlearn_seconds, scif_cg_seconds, cg_iterations."""
-    from .records import record_path
-    import json
+    from .records import load_record
 
     rows = []
     for d, m, s, seed in itertools.product(datasets, models, selections, seeds):
-        path = record_path(ScifConfig(dataset=d, model=m, selection=s, seed=seed, max_epochs=max_epochs,
-                                      device=device), records_dir)
-        if path.is_file():
-            record = json.loads(path.read_text())
+        record = load_record(ScifConfig(dataset=d, model=m, selection=s, seed=seed, max_epochs=max_epochs,
+                                        device=device), records_dir)
+        if record is not None:
             rows.append({"dataset": d, "model": m, "method": "scif", "selection": s, "seed": seed,
                          "unlearn_seconds": record["timings"]["scif_seconds"],
                          "scif_cg_seconds": record["timings"]["scif_cg_seconds"],

@@ -1,29 +1,55 @@
-"""Content-addressed run records.
+"""Content-addressed run records, bound to the code that made them.
 
-A record is a small JSON file ``<records>/<experiment>/<key>.json`` holding the config, metrics,
-per-epoch curve, timings, seed, device, library versions, git commit and dataset checksums. Its
-``key`` hashes the experiment name, the config, the checksums of the dataset files it reads and
-``RESULTS_VERSION`` -- not the git commit, so committed records stay valid across commits that do
-not change results. Records are written atomically (temporary file + rename).
+A record is a small strict-JSON file ``<records>/<experiment>/<key>.json`` holding the config,
+metrics, per-epoch curve, timings, seed, device, library versions, the git commit (``-dirty`` when
+``lib/`` had uncommitted changes), the fingerprint of the library source that ran
+(:func:`recunlearn.provenance.source_fingerprint`) and the dataset checksums. Undefined values are
+``null``. Records are written atomically (temporary file + rename).
+
+The ``key`` hashes the experiment, the config, the checksums of the dataset files it reads and the
+experiment's ``results_version`` (a class attribute of its config, bumped by hand whenever a code
+change alters what an existing config computes). It leaves out the commit, so committed records stay
+valid across commits that do not change results; ``python -m recunlearn audit`` and CI's re-run of a
+sample of committed records check that promise.
+
+Where records go:
+
+- read: ``records_dir`` when given, else ``RECUNLEARN_RECORDS`` when set, else the committed
+  ``book/_results/records`` and this process's scratch directory;
+- written: ``records_dir`` when given, else ``RECUNLEARN_RECORDS`` when set, else a scratch directory
+  removed when the process exits -- a notebook or smoke run never writes into the committed records
+  unless asked (the CLI's ``run`` / ``grid`` ask, with ``--records`` defaulting to the book's).
+- Writing into the committed directory is refused unless ``lib/`` is committed.
+
+With ``RECUNLEARN_LEDGER`` naming a file, every record looked up is noted there as a JSON line
+(experiment, key, ``loaded`` / ``computed`` / ``pending``, device, commit): the paper-profile
+notebook runner uses it to state which records stand behind a page.
 """
 
 from __future__ import annotations
 
+import atexit
 import datetime as _dt
 import hashlib
 import json
+import os
 import platform
-import subprocess
+import shutil
+import tempfile
 from pathlib import Path
 from typing import Any, Callable
 
-from .. import RESULTS_VERSION, __version__, paths
+from .. import __version__, paths
 from ..data import registry
-from ..io import write_json_atomic
+from ..io import read_json_strict, strict_json_value, write_json_atomic
+from ..provenance import git_commit, is_clean_commit, require_clean, source_fingerprint
+from ..threads import cpu_threads
 from .config import Config
 
 RUNNERS: dict[str, tuple[type[Config], Callable[[Config], dict]]] = {}
 """Experiment name -> (config class, function computing the record's payload)."""
+
+LEDGER_ENV = "RECUNLEARN_LEDGER"
 
 
 def register(config_cls: type[Config]):
@@ -34,6 +60,11 @@ def register(config_cls: type[Config]):
     return wrap
 
 
+def results_version(config: Config) -> str:
+    """The experiment's results version (its config class's ``results_version``)."""
+    return type(config).results_version
+
+
 def dataset_checksums(config: Config) -> dict[str, str]:
     """SHA-256 of every dataset file the config reads (``config.dataset_files()`` roles)."""
     files = getattr(config, "dataset_files", lambda: {})()
@@ -42,58 +73,131 @@ def dataset_checksums(config: Config) -> dict[str, str]:
 
 def record_key(config: Config) -> str:
     blob = json.dumps({"experiment": config.experiment, "config": config.to_dict(),
-                       "data": dataset_checksums(config), "results_version": RESULTS_VERSION}, sort_keys=True)
+                       "data": dataset_checksums(config), "results_version": results_version(config)},
+                      sort_keys=True)
     return hashlib.sha256(blob.encode()).hexdigest()[:20]
 
 
+# --- where records are read and written -----------------------------------------------------------------
+
+_scratch: Path | None = None
+
+
+def _scratch_dir() -> Path:
+    """This process's scratch record directory (created on first use, removed at exit)."""
+    global _scratch
+    if _scratch is None:
+        _scratch = Path(tempfile.mkdtemp(prefix="recunlearn-records-"))
+        atexit.register(shutil.rmtree, _scratch, True)
+    return _scratch
+
+
+def read_dirs(records_dir: Path | None = None) -> list[Path]:
+    """Directories a record is looked up in, in order."""
+    if records_dir is not None:
+        return [Path(records_dir)]
+    if os.environ.get(paths.RECORDS_ENV):
+        return [paths.records_dir()]
+    return [paths.committed_records_dir()] + ([_scratch] if _scratch is not None else [])
+
+
+def write_dir(records_dir: Path | None = None) -> Path:
+    """Directory a newly computed record is written to."""
+    if records_dir is not None:
+        return Path(records_dir)
+    if os.environ.get(paths.RECORDS_ENV):
+        return paths.records_dir()
+    return _scratch_dir()
+
+
 def record_path(config: Config, records_dir: Path | None = None) -> Path:
-    return Path(records_dir or paths.records_dir()) / config.experiment / f"{record_key(config)}.json"
+    """Where the record of ``config`` is written (``records_dir`` or the default write directory)."""
+    return write_dir(records_dir) / config.experiment / f"{record_key(config)}.json"
 
 
-def git_commit() -> str:
-    try:
-        out = subprocess.run(["git", "rev-parse", "HEAD"], cwd=paths.REPO_ROOT, capture_output=True, text=True,
-                             timeout=10)
-        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no", "lib"],
-                               cwd=paths.REPO_ROOT, capture_output=True, text=True, timeout=10).stdout.strip()
-        return out.stdout.strip() + ("-dirty" if dirty else "") if out.returncode == 0 else "unknown"
-    except (OSError, subprocess.SubprocessError):
-        return "unknown"
+def _find(config: Config, records_dir: Path | None) -> Path | None:
+    name = Path(config.experiment) / f"{record_key(config)}.json"
+    return next((folder / name for folder in read_dirs(records_dir) if (folder / name).is_file()), None)
 
 
-def environment() -> dict[str, str]:
+def _is_committed_dir(folder: Path) -> bool:
+    return folder.resolve() == paths.committed_records_dir().resolve()
+
+
+def _note(config: Config, status: str, record: dict | None) -> None:
+    ledger = os.environ.get(LEDGER_ENV)
+    if not ledger:
+        return
+    line = {"experiment": config.experiment, "key": record_key(config), "status": status,
+            "device": (record or {}).get("device", getattr(config, "device", None)),
+            "git_commit": (record or {}).get("git_commit"), "source_fingerprint": (record or {}).get("source_fingerprint")}
+    with open(ledger, "a") as handle:
+        handle.write(json.dumps(line) + "\n")
+
+
+# --- records ------------------------------------------------------------------------------------------
+
+def environment() -> dict[str, Any]:
     import numpy
     import torch
     return {"python": platform.python_version(), "torch": torch.__version__, "numpy": numpy.__version__,
-            "recunlearn": __version__, "platform": platform.platform(),
+            "recunlearn": __version__, "platform": platform.platform(), "torch_threads": torch.get_num_threads(),
             "cuda_device": torch.cuda.get_device_name(0) if torch.cuda.is_available() else None}
 
 
-def run_or_load(config: Config, records_dir: Path | None = None, recompute: bool = False) -> dict[str, Any]:
-    """The record of ``config``: loaded if it exists (and ``recompute`` is false), else computed by the
-    registered runner and written atomically."""
+def compute_record(config: Config) -> dict[str, Any]:
+    """Run the registered runner of ``config`` (on the library's CPU thread count) and wrap its payload
+    as a record (undefined values as ``None``, exactly as it is stored)."""
     if config.experiment not in RUNNERS:
         raise KeyError(f"no runner registered for experiment {config.experiment!r}; known: {sorted(RUNNERS)}")
-    path = record_path(config, records_dir)
-    if path.is_file() and not recompute:
-        return json.loads(path.read_text())
     _config_cls, runner = RUNNERS[config.experiment]
-    payload = runner(config)
-    record = {"experiment": config.experiment, "key": record_key(config), "config": config.to_dict(),
-              "dataset_sha256": dataset_checksums(config), "results_version": RESULTS_VERSION,
-              "git_commit": git_commit(), "environment": environment(),
-              "created": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"), **payload}
-    write_json_atomic(path, record)
+    with cpu_threads():
+        payload = runner(config)
+        env = environment()
+    return strict_json_value({"experiment": config.experiment, "key": record_key(config), "config": config.to_dict(),
+            "dataset_sha256": dataset_checksums(config), "results_version": results_version(config),
+            "git_commit": git_commit(), "source_fingerprint": source_fingerprint(), "environment": env,
+            "created": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"), **payload})
+
+
+def run_or_load(config: Config, records_dir: Path | None = None, recompute: bool | str = False) -> dict[str, Any]:
+    """The record of ``config``: loaded if it exists, else computed by the registered runner and written
+    atomically to :func:`write_dir`. ``recompute=True`` computes it anew in any case;
+    ``recompute="unclean"`` only when the stored record does not name a clean commit (or is not strict
+    JSON) -- a resumable way to replace records made from uncommitted code."""
+    if config.experiment not in RUNNERS:
+        raise KeyError(f"no runner registered for experiment {config.experiment!r}; known: {sorted(RUNNERS)}")
+    if recompute not in (False, True, "unclean"):
+        raise ValueError(f"recompute must be False, True or 'unclean', got {recompute!r}")
+    found = None if recompute is True else _find(config, records_dir)
+    if found is not None:
+        try:
+            record = read_json_strict(found)
+        except ValueError:
+            if recompute != "unclean":
+                raise
+            record = {}  # not strict JSON: recomputed like an unclean record
+        if recompute != "unclean" or is_clean_commit(record.get("git_commit")):
+            _note(config, "loaded", record)
+            return record
+    target = write_dir(records_dir)
+    if _is_committed_dir(target):
+        require_clean(("lib",), f"writing a run record into {paths.committed_records_dir()}")
+    record = compute_record(config)
+    write_json_atomic(target / config.experiment / f"{record['key']}.json", record)
+    _note(config, "computed", record)
     return record
 
 
 def load_record(config: Config, records_dir: Path | None = None) -> dict[str, Any] | None:
-    """The stored record of ``config``, or None if it has not been computed."""
-    path = record_path(config, records_dir)
-    return json.loads(path.read_text()) if path.is_file() else None
+    """The stored record of ``config``, or None (noted as pending) if it has not been computed."""
+    found = _find(config, records_dir)
+    record = read_json_strict(found) if found is not None else None
+    _note(config, "loaded" if record else "pending", record)
+    return record
 
 
 def load_records(experiment: str, records_dir: Path | None = None) -> list[dict[str, Any]]:
-    """Every stored record of ``experiment``."""
-    folder = Path(records_dir or paths.records_dir()) / experiment
-    return [json.loads(p.read_text()) for p in sorted(folder.glob("*.json"))]
+    """Every stored record of ``experiment`` in the read directories."""
+    return [read_json_strict(p) for folder in read_dirs(records_dir)
+            for p in sorted((Path(folder) / experiment).glob("*.json"))]

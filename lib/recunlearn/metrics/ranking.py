@@ -91,11 +91,14 @@ def top_k_hits(scores: Tensor, exclude_rows: Tensor, exclude_cols: Tensor,
     """Hits of the top-K items of every row of ``scores`` after masking excluded items.
 
     ``exclude_*`` and ``relevant_*`` are COO coordinates (row within this batch, item). Excluded
-    items get ``-inf`` and can never be ranked; ties keep ``torch.topk``'s order.
+    items get ``-inf`` and are never a hit: when a user has fewer than K candidates, the list is
+    padded with excluded items, which count as misses even if they are also relevant. Ties keep
+    ``torch.topk``'s order.
     """
     masked = scores.clone()
     masked[exclude_rows, exclude_cols] = float("-inf")
     top = torch.topk(masked, min(k, masked.shape[1]), dim=1).indices
     relevant = torch.zeros_like(masked, dtype=torch.bool)
     relevant[relevant_rows, relevant_cols] = True
+    relevant[exclude_rows, exclude_cols] = False
     return relevant.gather(1, top)

@@ -2,5 +2,6 @@
 
 from .compare import compare, format_mean_std, summarize_runs, verdict
 from .paper import paper_table
+from .verdicts import VERDICTS, page_verdict
 
-__all__ = ["compare", "format_mean_std", "summarize_runs", "verdict", "paper_table"]
+__all__ = ["compare", "format_mean_std", "summarize_runs", "verdict", "paper_table", "VERDICTS", "page_verdict"]

@@ -10,15 +10,17 @@ import seaborn as sns
 from ..data.sequences import DATASET_LABELS, Stream
 from ..perturb.idag import IDAG, build_idag, cascade_scores
 from .plots import FIGURE_DIR
+from .verdicts import NOT_REPRODUCED, PARTLY, REPRODUCED
 
 RLS_LABELS = {"ao": "AO (paper's \"RBO\")", "rbo_min": "RBO(0.9)", "rbo_ext": "RBO_ext(0.9)", "jaccard": "Jaccard@10"}
 
 
 def statistics_verdicts(ours: pd.DataFrame, paper: pd.DataFrame) -> dict[str, str]:
     """Per dataset: ``reproduced`` when users, items and interactions match our filtered counts exactly;
-    ``reproduced with deviation`` when users match, items differ by at most the one padding index and
-    the paper's interactions are our filtered count ± 1 or the raw count; ``not reproduced`` otherwise
-    (LastFM: only 10 % of the data is available)."""
+    ``partly reproduced`` when users match, items differ by at most the one padding index and the
+    paper's interactions are our filtered count ± 1 or the raw count (each difference explained on
+    the page); ``not reproduced`` otherwise (LastFM: only 10 % of the data is available); ``pending``
+    without a paper row."""
     out = {}
     for row in ours.itertuples():
         ref = paper[paper["dataset"] == row.dataset]
@@ -29,7 +31,7 @@ def statistics_verdicts(ours: pd.DataFrame, paper: pd.DataFrame) -> dict[str, st
         ok = (row.users == ref.users and ref["items"] - row.items in (0, 1)
               and (abs(ref.interactions - row.interactions) <= 1 or ref.interactions == row.raw_interactions))
         close = ok and ref.interactions == row.interactions and ref["items"] == row.items
-        out[row.dataset] = "reproduced" if close else "reproduced with deviation" if ok else "not reproduced"
+        out[row.dataset] = REPRODUCED if close else PARTLY if ok else NOT_REPRODUCED
     return out
 
 
@@ -89,6 +91,32 @@ def figure_4b_example():
     return stream, graph, pd.DataFrame({"node": [f"X{r + 1}" for r in roots], "cascade_score": scores})
 
 
+def figure_4b_claims(stream: Stream, graph: IDAG, root_scores: pd.DataFrame) -> pd.DataFrame:
+    """Figure 4(b) on the reconstructed toy graph (:func:`figure_4b_example`), exact checks:
+
+    - ``x3_cascade_score_8``: X3 has cascade score 8 (itself included), the highest of the roots;
+    - ``scorer_matches_bfs``: the library's bitset scorer gives every root the number of nodes a
+      breadth-first search reaches from it.
+
+    The toy stream is our reconstruction of the paper's drawing, built to satisfy what its text
+    says, so these check the scorer on that graph -- not a result at the paper's scale."""
+    from .claims import check_claim, claims_frame
+
+    scope = ("checks the library's scorer on the reconstructed 12-interaction toy graph (built to satisfy the "
+             "paper's text), not a paper-scale result")
+    bfs = toy_scores(stream, graph).set_index("node")["descendants"]
+    scores = root_scores.set_index("node")["cascade_score"]
+    return claims_frame([
+        check_claim("x3_cascade_score_8", "X3 has cascade score 8, the highest of the roots (Figure 4(b))", root_scores,
+                    [], lambda g: bool("X3" in set(g["node"]) and scores["X3"] == 8 and scores.max() == 8
+                                       and (scores == 8).sum() == 1),
+                    evidence=f"exact check: {scope}; X3 = {int(scores.get('X3', -1))}, highest {int(scores.max())}"),
+        check_claim("scorer_matches_bfs", "The bitset scorer equals a breadth-first search from every root",
+                    root_scores, [], lambda g: bool((bfs.reindex(scores.index) == scores).all()),
+                    evidence=f"exact check over {len(scores)} roots: {scope}"),
+    ])
+
+
 def rls_bars(summary: pd.DataFrame, x: str, hue: str | None, metrics: list[str], title: str,
              paper: pd.DataFrame | None = None, save_as: str | None = None):
     """One panel per RLS metric: mean ± std over seeds, bars by ``x`` (grouped by ``hue``); the
@@ -134,23 +162,27 @@ def group_table(runs: pd.DataFrame, keys: list[str], metric: str = "jaccard") ->
     return done.groupby(keys)[cols].mean().reset_index()
 
 
-def position_claims(runs: pd.DataFrame, tests: pd.DataFrame) -> pd.DataFrame:
-    """Figure 4(a)'s claims per (model, perturbation): Earliest-Random has the lowest AO with
-    p < 0.05 against both others, and Random < Latest-Random."""
+def position_claims(runs: pd.DataFrame, alpha: float | None = None) -> pd.DataFrame:
+    """Figure 4(a)'s claims on the computed runs, tested in every (model, perturbation) setting as the
+    paper does (10 runs each, p < 0.05), with one-sided Wilcoxon signed-rank tests over seeds:
+
+    - ``earliest_lowest_ao``: Earliest-Random has a lower AO than Random and than Latest-Random;
+    - ``random_below_latest``: Random has a lower AO than Latest-Random.
+
+    With n seeds the smallest one-sided p is 1 / 2**n, so fewer than 5 seeds can only give
+    ``inconclusive``."""
+    from .claims import ALPHA, claims_frame, ordering_claim
+
+    alpha = ALPHA if alpha is None else alpha
     done = runs[runs["status"] == "computed"]
-    rows = []
-    for (model, pert), part in done.groupby(["model", "perturbation"]):
-        mean = part.groupby("selector")["ao"].mean()
-        if not {"earliest", "random", "latest"} <= set(mean.index):
-            continue
-        t = tests[(tests["model"] == model) & (tests["perturbation"] == pert)].set_index(["a", "b"])["p_value"]
-        p1, p2 = t.get(("earliest", "random"), np.nan), t.get(("earliest", "latest"), np.nan)
-        rows.append({"model": model, "perturbation": pert,
-                     "earliest_lowest": bool(mean["earliest"] < min(mean["random"], mean["latest"])),
-                     "p_vs_random": p1, "p_vs_latest": p2,
-                     "significant": bool(p1 < 0.05 and p2 < 0.05),
-                     "random_below_latest": bool(mean["random"] < mean["latest"])})
-    return pd.DataFrame(rows)
+    cells = ["model", "perturbation"]
+    return claims_frame([
+        ordering_claim("earliest_lowest_ao", "Earliest-Random destabilises more than Random and Latest-Random (lower AO)",
+                       done, "selector", [("earliest", "random"), ("earliest", "latest")], "ao", cells, higher=False,
+                       per_cell=True, alpha=alpha),
+        ordering_claim("random_below_latest", "Random destabilises more than Latest-Random (lower AO)", done, "selector",
+                       [("random", "latest")], "ao", cells, higher=False, per_cell=True, alpha=alpha),
+    ])
 
 
 def dataset_label(name: str) -> str:
@@ -207,60 +239,127 @@ def k_figure(summary: pd.DataFrame, metrics: list[str], title: str):
     return fig
 
 
+# --- claims shared by the CASPER pages (seed-level runs; see recunlearn.report.claims) -------------
+
+def _computed(runs: pd.DataFrame) -> pd.DataFrame:
+    return runs[runs["status"] == "computed"] if "status" in runs else runs
+
+
+def ao_band_claim(runs: pd.DataFrame, cells: list[str], low: float = 0.75, high: float = 0.95,
+                  id: str = "ao_between_075_095") -> dict:
+    """"RBO" (AO) of the perturbing runs lies in [``low``, ``high``], per cell (band test over seeds)."""
+    from .claims import band_claim
+
+    done = _computed(runs)
+    return band_claim(id, f"\"RBO\" (AO) between {low} and {high}", done[done["selector"] != "none"], "ao", cells,
+                      low=low, high=high)
+
+
+def most_stable_claim(runs: pd.DataFrame, model: str = "latentcross", selector: str = "random",
+                      cells: list[str] | None = None, id: str = "latentcross_most_stable") -> dict:
+    """``model`` has the highest AO of the models under ``selector`` perturbations (pairs: seeds)."""
+    from .claims import ordering_claim
+
+    done = _computed(runs)
+    part = done[done["selector"] == selector]
+    others = sorted(set(part["model"]) - {model})
+    return ordering_claim(id, f"{model} is the most stable model under {selector} perturbation (highest AO)", part,
+                          "model", [(model, m) for m in others], "ao", cells or [])
+
+
+def lowest_ao_claim(runs: pd.DataFrame, selector: str, others: list[str], cells: list[str], id: str,
+                    claim: str) -> dict:
+    """``selector``'s perturbation gives a lower AO than each of ``others`` (pairs: seeds), pooled over cells."""
+    from .claims import ordering_claim
+
+    return ordering_claim(id, claim, _computed(runs), "selector", [(selector, o) for o in others], "ao", cells,
+                          higher=False)
+
+
+def mrr_group_claim(runs: pd.DataFrame, cells: list[str], groups=("low", "high"), metric: str = "jaccard",
+                    id: str = "low_mrr_less_stable") -> dict:
+    """Users of the original model's low-MRR group are less stable (lower ``metric``) than those of the
+    next group in ``groups`` (``("low", "high")``, or ``("low", "mid", "high")`` for an ordering),
+    paired within each run (same seed)."""
+    from .claims import ordering_claim
+
+    done = _computed(runs)
+    done = done[done["selector"] != "none"] if "selector" in done else done
+    keys = [c for c in cells if c in done] + ["seed"]
+    long = done[keys + [f"{metric}_{g}" for g in groups]].melt(id_vars=keys, var_name="group", value_name=metric)
+    long["group"] = long["group"].str.removeprefix(f"{metric}_")
+    links = list(zip(groups[:-1], groups[1:]))
+    text = " < ".join(groups)
+    return ordering_claim(id, f"MRR groups ordered {text} in {metric} (low-MRR users least stable)", long, "group",
+                          links, metric, [c for c in cells if c in done], higher=False)
+
+
+def next_item_claim(runs: pd.DataFrame, cells: list[str], tolerance: float = 0.01,
+                    id: str = "next_item_barely_moves") -> dict:
+    """Next-item metrics barely move: MRR of M' minus MRR of M within ±``tolerance``, per cell (band test over seeds)."""
+    from .claims import band_claim
+
+    done = _computed(runs)
+    done = done[done["selector"] != "none"].assign(mrr_change=lambda d: d["mrr_perturbed"] - d["mrr_original"])
+    return band_claim(id, f"Next-item metrics barely move (|ΔMRR| < {tolerance})", done, "mrr_change", cells,
+                      low=-tolerance, high=tolerance)
+
+
 def chapter_claims(runs: pd.DataFrame, next_item_tolerance: float = 0.01) -> pd.DataFrame:
-    """The chapter's qualitative claims checked on LOO runs of one dataset (computed runs only), each
-    in every cell where it can be tested (see :func:`recunlearn.report.claims.check_claim`):
+    """The chapter's qualitative claims checked on LOO runs of one dataset (computed runs only, seed
+    level; tests of :mod:`recunlearn.report.claims`):
 
-    - the control run (no perturbation) gives AO = Jaccard@10 = 1 exactly (per model; CPU);
-    - "RBO" (AO) lies in 0.75-0.95 (per model and perturbing selector);
-    - LatentCross is the most stable model under random perturbation (highest AO; one cell);
-    - earliest-interaction perturbations destabilise most (AO of Earliest-Random below Random and
-      Latest-Random, per model);
-    - CASPER destabilises more than the three random baselines (lowest AO, per model);
-    - low-MRR users are less stable than high-MRR users (Jaccard@10 of the bottom 20 % below the
-      top 20 %, per model and perturbing selector);
-    - next-item metrics barely move (|MRR of M' − MRR of M| < ``next_item_tolerance``, per model
-      and perturbing selector)."""
-    from .claims import check_claim, value
+    - ``control_exact``: the control run (no perturbation) gives AO = Jaccard@10 = 1 exactly (per model;
+      CPU; an exact check);
+    - ``ao_between_075_095``: "RBO" (AO) lies in 0.75-0.95 (per model and perturbing selector);
+    - ``latentcross_most_stable``: LatentCross has the highest AO under random perturbation;
+    - ``earliest_destabilises_most``: Earliest-Random's AO below Random's and Latest-Random's (per model);
+    - ``casper_destabilises_most``: CASPER's AO below the three random baselines' (per model);
+    - ``low_mrr_less_stable``: Jaccard@10 of the bottom 20 % of users by MRR below the top 20 %'s
+      (per model and perturbing selector);
+    - ``next_item_barely_moves``: |MRR of M' − MRR of M| < ``next_item_tolerance`` (per model and
+      perturbing selector)."""
+    from .claims import check_claim, claims_frame
 
-    done = runs[(runs["status"] == "computed") & (runs["perturbation"] == "loo")]
+    done = _computed(runs)
+    done = done[done["perturbation"] == "loo"]
     means = done.groupby(["model", "selector"], as_index=False).mean(numeric_only=True)
-    perturbing = means[means["selector"] != "none"]
-    ao = lambda g, s: value(g, "selector", "ao", s)  # noqa: E731
 
     def control_exact(g):
         row = g[g["selector"] == "none"]
         return None if row.empty else bool((row["ao"] == 1.0).all() and (row["jaccard"] == 1.0).all())
 
-    def below_all(selector, others):
-        def test(g):
-            values = [ao(g, s) for s in (selector, *others)]
-            return None if None in values else values[0] < min(values[1:])
-        return test
+    return claims_frame([
+        check_claim("control_exact", "Control run (no perturbation): AO = Jaccard@10 = 1 exactly", means, ["model"],
+                    control_exact, evidence="exact check: on CPU training is bit-for-bit repeatable"),
+        ao_band_claim(done, ["model", "selector"]),
+        most_stable_claim(done),
+        lowest_ao_claim(done, "earliest", ["random", "latest"], ["model"], "earliest_destabilises_most",
+                        "Earliest-interaction perturbations destabilise most (AO below Random and Latest-Random)"),
+        lowest_ao_claim(done, "casper", ["random", "earliest", "latest"], ["model"], "casper_destabilises_most",
+                        "CASPER destabilises more than Random, Earliest- and Latest-Random"),
+        mrr_group_claim(done, ["model", "selector"]),
+        next_item_claim(done, ["model", "selector"], next_item_tolerance),
+    ])
 
-    def latentcross_most_stable(g):
-        part = g[g["selector"] == "random"]
-        if "latentcross" not in set(part["model"]) or len(part) < 2:
-            return None
-        return bool(part.loc[part["model"] == "latentcross", "ao"].iloc[0] >= part["ao"].max())
 
-    def groups_ordered(g):
-        low, high = g["jaccard_low"].iloc[0], g["jaccard_high"].iloc[0]
-        return None if pd.isna(low) or pd.isna(high) else bool(low < high)
+def table3_claims(runs: pd.DataFrame) -> pd.DataFrame:
+    """Table 3's claims on the computed runs (seed level):
 
-    return pd.DataFrame([
-        check_claim("Control run (no perturbation): AO = Jaccard@10 = 1 exactly", means, ["model"], control_exact),
-        check_claim("\"RBO\" (AO) between 0.75 and 0.95", perturbing, ["model", "selector"],
-                    lambda g: bool(0.75 <= g["ao"].iloc[0] <= 0.95)),
-        check_claim("LatentCross is the most stable model under random perturbation", means, [],
-                    latentcross_most_stable),
-        check_claim("Earliest-interaction perturbations destabilise most", means, ["model"],
-                    below_all("earliest", ("random", "latest"))),
-        check_claim("CASPER destabilises more than Random, Earliest- and Latest-Random", means, ["model"],
-                    below_all("casper", ("random", "earliest", "latest"))),
-        check_claim("Low-MRR users are less stable than high-MRR users (Jaccard@10)", perturbing,
-                    ["model", "selector"], groups_ordered),
-        check_claim(f"Next-item metrics barely move (|ΔMRR| < {next_item_tolerance})", perturbing,
-                    ["model", "selector"],
-                    lambda g: bool(abs(g["mrr_perturbed"].iloc[0] - g["mrr_original"].iloc[0]) < next_item_tolerance)),
+    - ``casper_lowest_ao``: in every (perturbation, model) column CASPER gives a lower AO than
+      Random, Earliest-Random and Latest-Random, like for like (replacement: every method replaces
+      with a random item), pooled over columns;
+    - ``unpopular_strongest_replacement``: replacing CASPER's interaction's item with the least
+      popular item lowers AO more than a random or the most popular item (per model)."""
+    from .claims import claims_frame, ordering_claim
+
+    done = _computed(runs)
+    like = done[done["replacement"] == "random"]
+    replace = done[(done["selector"] == "casper") & (done["perturbation"] == "replace")]
+    return claims_frame([
+        lowest_ao_claim(like, "casper", ["random", "earliest", "latest"], ["perturbation", "model"], "casper_lowest_ao",
+                        "CASPER gives the lowest AO in every column (like-for-like replacement)"),
+        ordering_claim("unpopular_strongest_replacement", "Replacing with the least popular item is CASPER's strongest "
+                       "replacement", replace, "replacement", [("unpopular", "random"), ("unpopular", "popular")], "ao",
+                       ["model"], higher=False),
     ])

@@ -1,30 +1,499 @@
-"""Checking a paper's qualitative claims against our runs.
+"""Checking a paper's qualitative claims against our runs, with evidence beyond noise.
 
-A claim is checked in every *cell* (e.g. every dataset x model x selection) where it can be, and
-reported as ``holds in n of m cells`` with a verdict: ``reproduced`` (all cells), ``partly
-reproduced`` (at least half), ``not reproduced`` (fewer), ``pending`` (no cell computed).
+Every claim row has a stable ``id`` (pages glue ``claim_<id>``, never a position), the claim, a
+verdict from :data:`recunlearn.report.verdicts.VERDICTS`, ``holds in`` (cells where our means
+agree with the claim, a description), a ``p_value`` (the test's, one-sided in the claimed
+direction; NaN for exact checks), the ``test`` used and the ``evidence`` behind the verdict.
+
+How a claim is decided (alpha = :data:`~recunlearn.report.verdicts.ALPHA` = 0.05):
+
+- **ordering claims** ("A above B", "A ≥ B ≥ C" as links A > B, B > C): a one-sided Wilcoxon
+  signed-rank test over the seed-paired differences A − B, pooled over the cells (or per cell when
+  the paper claims significance per setting). ``reproduced`` when every link is significant in the
+  claimed direction and the means agree in every cell (``partly reproduced`` when they do not in
+  some, or when only some links are significant); ``not reproduced`` when a link is significant in
+  the opposite direction; ``inconclusive`` otherwise (within noise);
+- **trend claims** ("falls with K"): per cell, Spearman's ρ between the swept value and the
+  metric over seed-level points (not means), with a seeded permutation p-value (exact for up to 7
+  points); a cell holds when p < alpha in the claimed direction and fails when p < alpha in the
+  opposite one; cells combine by :func:`~recunlearn.report.verdicts.combine`;
+- **band claims** ("between 0.75 and 0.95"): per cell, one-sided t-tests of the seed values'
+  mean against both ends; holds when the mean is significantly inside both, fails when it is
+  significantly outside one;
+- **exact checks** (:func:`check_claim`: the control run gives AO = 1 exactly): deterministic, no
+  noise, all cells must hold.
+- **timing**: times come from runs timed together. A pairwise comparison (the same seed of two
+  methods or unlearning sets) uses only pairs whose records were written at most
+  :data:`PAIR_WINDOW` (30 minutes) apart. A trend over a sweep uses only the levels recorded in one
+  session (consecutive records never more than :data:`SESSION_GAP`, 10 minutes, apart: one run of
+  the grid) and needs those levels interleaved in time (otherwise drift in machine load during the
+  session would look like a trend). Levels or pairs that fail the rule are left out and named in
+  the evidence; a claim left without usable timings is ``inconclusive``.
 """
 
 from __future__ import annotations
 
-from typing import Callable
+import itertools
+import json
+import math
+from pathlib import Path
+from typing import Callable, Iterable
 
 import numpy as np
 import pandas as pd
 
+from .verdicts import (ALPHA, INCONCLUSIVE, NOT_REPRODUCED, PARTLY, PENDING, REPRODUCED, VERDICTS,  # noqa: F401
+                       combine, page_summary, page_verdict)
 
-def claim_verdict(holds: int, total: int) -> str:
-    if total == 0:
-        return "pending"
-    return "reproduced" if holds == total else "partly reproduced" if 2 * holds >= total else "not reproduced"
+CLAIM_COLUMNS = ["id", "claim", "verdict", "holds in", "p_value", "test", "evidence"]
+N_PERMUTATIONS = 9999
+SESSION_GAP = pd.Timedelta(minutes=10)
+"""Two records written further apart than this (with none in between) belong to different sessions."""
+PAIR_WINDOW = pd.Timedelta(minutes=30)
+"""Two times are compared pairwise only when their records were written at most this far apart."""
+
+_CELL = {"holds": "pass", "fails": "fail", "noise": "noise"}
 
 
-def check_claim(claim: str, means: pd.DataFrame, cells: list[str], test: Callable[[pd.DataFrame], bool | None]) -> dict:
-    """Apply ``test`` to the rows of every cell (groups of ``cells``); ``None`` means not testable."""
+def claim_row(id: str, claim: str, verdict: str, holds_in: str = "", p_value: float = float("nan"),
+              test: str = "", evidence: str = "") -> dict:
+    """One row of a claims frame (:data:`CLAIM_COLUMNS`)."""
+    if verdict not in VERDICTS:
+        raise ValueError(f"{verdict!r} is not in the verdict vocabulary {VERDICTS}")
+    return {"id": id, "claim": claim, "verdict": verdict, "holds in": holds_in, "p_value": p_value,
+            "test": test, "evidence": evidence}
+
+
+def claims_frame(rows: Iterable[dict]) -> pd.DataFrame:
+    """Claim rows as a frame with :data:`CLAIM_COLUMNS`; ids must be unique."""
+    frame = pd.DataFrame(list(rows), columns=CLAIM_COLUMNS)
+    duplicated = frame["id"][frame["id"].duplicated()].tolist()
+    if duplicated:
+        raise ValueError(f"claim ids must be unique per frame; repeated: {duplicated}")
+    return frame
+
+
+def cells_verdict(outcomes: Iterable[str | None]) -> str:
+    """Verdict of a claim from its cells' outcomes (``holds``, ``fails``, ``noise``; None = not
+    testable): ``pending`` with no testable cell, ``reproduced`` when every cell holds, ``not
+    reproduced`` when none holds and one fails, ``inconclusive`` when none holds or fails,
+    ``partly reproduced`` otherwise (see :func:`~recunlearn.report.verdicts.combine`)."""
+    return combine(_CELL[o] for o in outcomes if o is not None)
+
+
+def claim_text(row) -> str:
+    """What a page shows for a claim: ``"reproduced (3 of 3 cells; p = 0.002)"``."""
+    details = [str(row["holds in"])] if row["holds in"] else []
+    if pd.notna(row["p_value"]):
+        details.append(format_p(row["p_value"]))
+    return f"{row['verdict']} ({'; '.join(details)})" if details else str(row["verdict"])
+
+
+def format_p(p: float) -> str:
+    """A p-value for the page: ``p = 0.0123`` (3 significant digits), ``p < 0.001`` below that."""
+    return "p < 0.001" if p < 1e-3 else f"p = {p:.3g}"
+
+
+def glue_claims(claims: pd.DataFrame, prefix: str = "claim_") -> pd.DataFrame:
+    """Glue every claim under ``<prefix><id>`` (its :func:`claim_text`) and its evidence under
+    ``<prefix><id>_evidence``, for the page's markdown; returns the frame, for display."""
+    from myst_nb import glue
+
+    for _, row in claims.iterrows():
+        glue(f"{prefix}{row['id']}", claim_text(row), display=False)
+        glue(f"{prefix}{row['id']}_evidence", str(row["evidence"]), display=False)
+    return claims
+
+
+def show_claims(claims: pd.DataFrame):
+    """The claims for display, every column in full (a pandas Styler): id, claim, verdict, holds in,
+    p-value (one-sided, claimed direction), test and evidence."""
+    shown = claims.assign(p_value=[format_p(p) if pd.notna(p) else "—" for p in claims["p_value"]])
+    return shown.style.hide(axis="index").set_properties(**{"text-align": "left", "white-space": "pre-wrap"})
+
+
+def glue_page(claims: pd.DataFrame | None, comparison: pd.DataFrame | None = None):
+    """Glue a page's claims (:func:`glue_claims`), its verdict under ``page_verdict``
+    (:func:`~recunlearn.report.verdicts.page_verdict` of the claims and the paper cells) and the
+    counts behind it under ``page_summary``; returns the claims for display (:func:`show_claims`)."""
+    from myst_nb import glue
+
+    if claims is not None:
+        glue_claims(claims)
+    glue("page_verdict", page_verdict(claims, comparison), display=False)
+    glue("page_summary", page_summary(claims, comparison), display=False)
+    return show_claims(claims) if claims is not None else None
+
+
+def check_claim(id: str, claim: str, means: pd.DataFrame, cells: list[str],
+                test: Callable[[pd.DataFrame], bool | None], evidence: str = "exact check (no noise)") -> dict:
+    """A deterministic claim: apply ``test`` to the rows of every cell (groups of ``cells``); None
+    means not testable. Holds everywhere -> ``reproduced``; nowhere -> ``not reproduced``; in some
+    cells -> ``partly reproduced``; no testable cell -> ``pending``. For claims about values with
+    no noise (exact equalities, counts); noisy claims use the tests below."""
     results = [test(group) for _, group in means.groupby(cells)] if cells else [test(means)]
     tested = [bool(r) for r in results if r is not None]
     holds = sum(tested)
-    return {"claim": claim, "holds in": f"{holds} of {len(tested)} cells", "verdict": claim_verdict(holds, len(tested))}
+    verdict = cells_verdict("holds" if t else "fails" for t in tested)
+    return claim_row(id, claim, verdict, f"{holds} of {len(tested)} cells", test="exact", evidence=evidence)
+
+
+# --- tests ------------------------------------------------------------------------------------------
+
+def signed_rank_p(differences) -> tuple[float, float]:
+    """One-sided p-values of the Wilcoxon signed-rank test of paired ``differences``: (p that they
+    are shifted above 0, p that they are shifted below 0). Zero differences are dropped; with none
+    left both are 1. Exact null distribution for up to 50 pairs without ties, normal
+    approximation otherwise (scipy's ``method="auto"``)."""
+    from scipy.stats import wilcoxon
+
+    d = np.asarray(differences, dtype=float)
+    d = d[np.isfinite(d) & (d != 0)]
+    if len(d) == 0:
+        return 1.0, 1.0
+    up = float(wilcoxon(d, alternative="greater").pvalue)
+    down = float(wilcoxon(d, alternative="less").pvalue)
+    return up, down
+
+
+def _ranks(values: np.ndarray) -> np.ndarray:
+    return pd.Series(values).rank(method="average").to_numpy()
+
+
+def spearman_permutation(x, y, n_permutations: int = N_PERMUTATIONS, seed: int = 0) -> tuple[float, float, float]:
+    """Spearman's ρ of ``y`` against ``x`` (seed-level points, ties averaged) and its one-sided
+    permutation p-values ``(rho, p_increasing, p_decreasing)``: the share of reassignments of the
+    ``y`` values to the points whose ρ is at least (at most) the observed one. Exact (every
+    permutation) for up to 7 points; otherwise ``n_permutations`` random ones from a generator
+    seeded with ``seed``, with p = (1 + count) / (1 + n_permutations). Constant ``x`` or ``y``:
+    ρ = NaN, both p = 1."""
+    x, y = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
+    keep = np.isfinite(x) & np.isfinite(y)
+    x, y = x[keep], y[keep]
+    if len(x) < 3 or np.ptp(x) == 0 or np.ptp(y) == 0:
+        return float("nan"), 1.0, 1.0
+    rx, ry = _ranks(x), _ranks(y)
+    rx, ry = rx - rx.mean(), ry - ry.mean()
+    scale = np.sqrt((rx ** 2).sum() * (ry ** 2).sum())
+    rho = float(rx @ ry / scale)
+    if math.factorial(len(y)) <= 5040:
+        perms = np.array(list(itertools.permutations(ry)))
+        rhos = perms @ rx / scale
+        eps = 1e-12
+        return rho, float(np.mean(rhos >= rho - eps)), float(np.mean(rhos <= rho + eps))
+    rng = np.random.default_rng(seed)
+    perms = rng.permuted(np.tile(ry, (n_permutations, 1)), axis=1)
+    rhos = perms @ rx / scale
+    eps = 1e-12
+    up = (1 + int(np.sum(rhos >= rho - eps))) / (1 + n_permutations)
+    down = (1 + int(np.sum(rhos <= rho + eps))) / (1 + n_permutations)
+    return rho, float(up), float(down)
+
+
+def band_p(values, low: float = -np.inf, high: float = np.inf) -> tuple[float, float]:
+    """Whether the mean of ``values`` (seed-level) lies inside ``[low, high]``: ``(p_inside,
+    p_outside)``. ``p_inside`` is the larger of the one-sided t-test p-values of mean > low and
+    mean < high (two one-sided tests); ``p_outside`` the smaller of those of mean < low and mean >
+    high. Fewer than two values: (1, 1). Values without spread are decided exactly (p = 0 or 1)."""
+    from scipy.stats import t as student
+
+    v = np.asarray(values, dtype=float)
+    v = v[np.isfinite(v)]
+    if len(v) < 2:
+        return 1.0, 1.0
+    mean, sd = v.mean(), v.std(ddof=1)
+
+    def above(bound):  # p of "mean > bound"
+        if np.isinf(bound):
+            return 0.0 if bound < 0 else 1.0
+        if sd == 0:
+            return 0.0 if mean > bound else 1.0
+        return float(student.sf((mean - bound) / (sd / np.sqrt(len(v))), len(v) - 1))
+
+    def below(bound):  # p of "mean < bound"
+        if np.isinf(bound):
+            return 0.0 if bound > 0 else 1.0
+        if sd == 0:
+            return 0.0 if mean < bound else 1.0
+        return float(student.cdf((mean - bound) / (sd / np.sqrt(len(v))), len(v) - 1))
+
+    return max(above(low), below(high)), min(below(low), above(high))
+
+
+def _outcome(p_claimed: float, p_opposite: float, alpha: float) -> str:
+    return "holds" if p_claimed < alpha else "fails" if p_opposite < alpha else "noise"
+
+
+def _groups(frame: pd.DataFrame, cells: list[str]):
+    if not cells:
+        yield (), frame
+        return
+    for key, group in frame.groupby(cells, sort=True):
+        yield (key if isinstance(key, tuple) else (key,)), group
+
+
+def _label(cells: list[str], key: tuple) -> str:
+    return "/".join(str(k) for k in key) if key else "all"
+
+
+# --- claim builders ---------------------------------------------------------------------------------
+
+def paired_differences(runs: pd.DataFrame, factor: str, a, b, metric: str, cells: list[str],
+                       pair_on: Iterable[str] = ("seed",), max_apart: pd.Timedelta | None = None) -> pd.DataFrame:
+    """``cells + pair_on + [diff]``: ``metric`` of ``factor == a`` minus that of ``factor == b``,
+    for every (cell, pair) where both exist (e.g. the same seed of the same dataset and model).
+
+    ``max_apart`` (times): a pair counts only when both runs' records were written at most that far
+    apart (``created`` column, see :func:`record_times`); runs of unknown time never pair. The
+    frame's ``attrs["left_out"]`` counts the pairs dropped by that rule."""
+    index = list(cells) + list(pair_on)
+    empty = pd.DataFrame(columns=index + ["diff"])
+    empty.attrs["left_out"] = 0
+    if metric not in runs or factor not in runs:
+        return empty
+    part = runs[runs[factor].isin([a, b])]
+    if part.empty:
+        return empty
+    table = part.pivot_table(index=index, columns=factor, values=metric, aggfunc="mean")
+    if a not in table or b not in table:
+        return empty
+    diff = (table[a] - table[b]).dropna().rename("diff")
+    left_out = 0
+    if max_apart is not None:
+        times = record_times(part, [])
+        seconds = (times - pd.Timestamp(0, tz="UTC")).dt.total_seconds()
+        created = part.assign(created_s=seconds).pivot_table(index=index, columns=factor, values="created_s",
+                                                             aggfunc="max", dropna=False)
+        apart = (created[a] - created[b]).abs().reindex(diff.index) if a in created and b in created else \
+            pd.Series(np.nan, index=diff.index)
+        keep = apart.notna() & (apart <= max_apart.total_seconds())
+        left_out = int((~keep).sum())
+        diff = diff[keep.to_numpy()]
+    out = diff.reset_index()
+    out.attrs["left_out"] = left_out
+    return out
+
+
+def ordering_claim(id: str, claim: str, runs: pd.DataFrame, factor: str, links: list[tuple], metric: str,
+                   cells: list[str], higher: bool = True, pair_on: Iterable[str] = ("seed",),
+                   per_cell: bool = False, alpha: float = ALPHA, note: str = "", margin: float = 0.0,
+                   max_apart: pd.Timedelta | None = None) -> dict:
+    """An ordering claim on seed-level ``runs``: for every link ``(a, b)``, ``metric`` of ``factor
+    == a`` is above (``higher``) or below that of ``factor == b``, the two paired by ``pair_on``
+    (the seed; add ``"session"`` for times) within each cell.
+
+    Pooled (default): one one-sided Wilcoxon signed-rank test per link over every paired
+    difference of every cell. ``reproduced`` when every link is significant (p < ``alpha``) in
+    the claimed direction and the mean difference agrees in every cell; ``partly reproduced``
+    when every link is significant but some cell's mean disagrees, or when some links are
+    significant and none is significant the other way; ``not reproduced`` when any link is
+    significant in the opposite direction; ``inconclusive`` otherwise; ``pending`` without pairs.
+
+    ``per_cell``: the test is run in each cell (a cell holds when every link is significant there,
+    fails when one is significant the other way, else is noise) and the cells combine by
+    :func:`cells_verdict` -- for claims the paper makes with a test per setting.
+
+    ``margin``: a link claims a difference larger than ``margin`` ("well below": a > b + margin);
+    the tests and the cell means use ``sign * (a - b) - margin``.
+
+    ``max_apart`` (times): only pairs recorded at most that far apart (:func:`paired_differences`);
+    pairs left out are counted in the evidence, and a claim whose pairs are all left out is
+    ``inconclusive``.
+
+    ``p_value`` is the largest claimed-direction p over the links (and cells)."""
+    sign = 1.0 if higher else -1.0
+    relation = (">" if higher else "<") + (f" (by more than {margin:g})" if margin else "")
+    diffs = {link: paired_differences(runs, factor, *link, metric, cells, pair_on, max_apart) for link in links}
+    left_out = sum(d.attrs.get("left_out", 0) for d in diffs.values())
+    diffs = {link: d.assign(diff=sign * d["diff"].astype(float) - margin) for link, d in diffs.items() if len(d)}
+    test_name = ("one-sided Wilcoxon signed-rank, " + ("per cell" if per_cell else "pooled over cells")
+                 + f", pairs by {' and '.join(pair_on)}")
+    if left_out:
+        note = (note + " " if note else "") + (f"{left_out} pairs left out: recorded more than "
+                                               f"{max_apart.total_seconds() / 60:g} minutes apart.")
+    if not diffs:
+        return claim_row(id, claim, INCONCLUSIVE if left_out else PENDING, "0 of 0 cells", test=test_name,
+                         evidence=(note + " " if note else "") + ("no pair timed together" if left_out
+                                                                  else "no paired runs yet"))
+    keys = sorted(set().union(*(set(map(tuple, d[cells].to_numpy())) if cells else {()} for d in diffs.values())))
+    cell_hold = []
+    for key in keys:
+        means = []
+        for d in diffs.values():
+            part = d[(d[cells] == pd.Series(key, index=cells)).all(axis=1)] if cells else d
+            if len(part):
+                means.append(part["diff"].mean())
+        if means:
+            cell_hold.append(all(m > 0 for m in means))
+    holds_in = f"{sum(cell_hold)} of {len(cell_hold)} cells"
+    parts, p_values = [], []
+    if per_cell:
+        outcomes = []
+        for key in keys:
+            link_outcomes = []
+            for (a, b), d in diffs.items():
+                part = d[(d[cells] == pd.Series(key, index=cells)).all(axis=1)] if cells else d
+                if len(part) == 0:
+                    continue
+                up, down = signed_rank_p(part["diff"])
+                p_values.append(up)
+                link_outcomes.append(_outcome(up, down, alpha))
+                parts.append(f"{_label(cells, key)}: {a} {relation} {b} n = {len(part)}, {format_p(up)}")
+            if link_outcomes:
+                outcomes.append("holds" if all(o == "holds" for o in link_outcomes)
+                                else "fails" if "fails" in link_outcomes else "noise")
+        verdict = cells_verdict(outcomes)
+        holds_in = f"{outcomes.count('holds')} of {len(outcomes)} cells significant"
+    else:
+        link_outcomes = []
+        for (a, b), d in diffs.items():
+            up, down = signed_rank_p(d["diff"])
+            p_values.append(up)
+            link_outcomes.append(_outcome(up, down, alpha))
+            parts.append(f"{a} {relation} {b}: n = {len(d)} pairs, mean {a} − {b} "
+                         f"{sign * (d['diff'].mean() + margin):+.4g}, "
+                         f"{format_p(up)}" + (f" (opposite direction: {format_p(down)})" if down < alpha else ""))
+        if "fails" in link_outcomes:
+            verdict = NOT_REPRODUCED
+        elif all(o == "holds" for o in link_outcomes):
+            verdict = REPRODUCED if all(cell_hold) else PARTLY
+        elif "holds" in link_outcomes:
+            verdict = PARTLY
+        else:
+            verdict = INCONCLUSIVE
+    evidence = (note + " " if note else "") + f"{metric}; " + "; ".join(parts) + f"; alpha = {alpha}"
+    return claim_row(id, claim, verdict, holds_in, max(p_values), test_name, evidence)
+
+
+def trend_claim(id: str, claim: str, runs: pd.DataFrame, x: str, metric: str, sign: int, cells: list[str],
+                alpha: float = ALPHA, n_permutations: int = N_PERMUTATIONS, seed: int = 0, note: str = "",
+                usable: Callable[[pd.DataFrame], tuple[pd.DataFrame, str]] | None = None) -> dict:
+    """A trend claim: ``metric`` rises (``sign`` = +1) or falls (-1) with ``x``, in every cell.
+
+    Per cell, Spearman's ρ over the seed-level points (one per run, not means) with a permutation
+    p-value (:func:`spearman_permutation`); the cell holds when the claimed-direction p < ``alpha``,
+    fails when the opposite one is, and is noise otherwise; cells combine by :func:`cells_verdict`.
+    ``usable(group) -> (points, note)`` may restrict a cell's points first (timing: one session,
+    interleaved levels); a cell left with fewer than 3 levels is noise, and the note says why.
+    ``p_value`` is the largest claimed-direction p over the cells."""
+    outcomes, parts, p_values = [], [], []
+    for key, group in _groups(runs.dropna(subset=[metric]), cells):
+        if group[x].nunique() < 2:
+            continue
+        points, why = usable(group) if usable else (group, "")
+        label = _label(cells, key)
+        if points[x].nunique() < 3:
+            outcomes.append("noise")
+            parts.append(f"{label}: {why or 'fewer than 3 levels'}")
+            continue
+        rho, up, down = spearman_permutation(points[x], points[metric], n_permutations, seed)
+        p_claimed, p_opposite = (up, down) if sign > 0 else (down, up)
+        p_values.append(p_claimed)
+        outcomes.append(_outcome(p_claimed, p_opposite, alpha))
+        parts.append(f"{label}: ρ = {rho:+.2f} over {len(points)} runs, {format_p(p_claimed)}"
+                     + (f" ({why})" if why else ""))
+    verdict = cells_verdict(outcomes)
+    test = "Spearman ρ over seed-level points, one-sided permutation p-value"
+    evidence = (note + " " if note else "") + ("; ".join(parts) if parts else "no cell with two levels yet")
+    return claim_row(id, claim, verdict, f"{outcomes.count('holds')} of {len(outcomes)} cells significant",
+                     max(p_values) if p_values else float("nan"), test, evidence + f"; alpha = {alpha}")
+
+
+def band_claim(id: str, claim: str, runs: pd.DataFrame, metric: str, cells: list[str], low: float = -np.inf,
+               high: float = np.inf, alpha: float = ALPHA, note: str = "") -> dict:
+    """A claim that ``metric`` (seed-level values) lies in ``[low, high]`` in every cell: per cell
+    :func:`band_p`; holds when significantly inside (p < ``alpha``), fails when significantly
+    outside, noise otherwise; cells combine by :func:`cells_verdict`. ``holds in`` counts the
+    cells whose mean is inside."""
+    outcomes, parts, p_values, inside = [], [], [], 0
+    for key, group in _groups(runs.dropna(subset=[metric]), cells):
+        values = group[metric].to_numpy(dtype=float)
+        p_in, p_out = band_p(values, low, high)
+        inside += bool(low <= values.mean() <= high)
+        p_values.append(p_in)
+        outcomes.append(_outcome(p_in, p_out, alpha))
+        parts.append(f"{_label(cells, key)}: mean {values.mean():.4g} over {len(values)}, {format_p(p_in)}")
+    verdict = cells_verdict(outcomes)
+    evidence = (note + " " if note else "") + (f"{metric} in [{low:g}, {high:g}]; " + "; ".join(parts)
+                                               if parts else "no computed cell yet")
+    return claim_row(id, claim, verdict, f"{inside} of {len(outcomes)} cells", max(p_values) if p_values else
+                     float("nan"), "one-sided t-tests against both ends, per cell", evidence + f"; alpha = {alpha}")
+
+
+# --- timing: which times were measured together -----------------------------------------------------
+
+def record_times(runs: pd.DataFrame, experiments: Iterable[str], records_dir: Path | None = None) -> pd.Series:
+    """When each run's record was written (its ``created`` field), found by the ``record`` key as
+    ``<records>/<experiment>/<key>.json`` in the record directories (the first of ``experiments``
+    that has it); a ``created`` column already in ``runs`` is used as is. NaT where unknown."""
+    if "created" in runs:
+        return pd.to_datetime(runs["created"], utc=True)
+    if "record" not in runs:
+        return pd.Series(pd.NaT, index=runs.index, dtype="datetime64[ns, UTC]")
+    try:
+        from ..experiments.records import read_dirs
+        roots = [Path(r) for r in read_dirs(records_dir)]
+    except ImportError:  # an older records module: one directory
+        from .. import paths
+        roots = [Path(records_dir or paths.records_dir())]
+    times = []
+    for key in runs["record"]:
+        created = None
+        paths_ = [root / experiment / f"{key}.json" for root in roots for experiment in experiments]
+        for path in paths_ if isinstance(key, str) else []:
+            if path.is_file():
+                # only the time is needed: a lenient parse, so that a record's NaN elsewhere cannot hide it
+                created = json.loads(path.read_text()).get("created")
+                break
+        times.append(created)
+    return pd.to_datetime(pd.Series(times, index=runs.index, dtype=object), utc=True)
+
+
+def sessions(created: pd.Series, gap: pd.Timedelta = SESSION_GAP) -> pd.Series:
+    """Session number of each time: sorted, a new session starts after a pause longer than ``gap``.
+    Unknown times (NaT) get -1, a session of their own that never pairs."""
+    out = pd.Series(-1, index=created.index, dtype=int)
+    known = created.dropna().sort_values()
+    if len(known):
+        out.loc[known.index] = (known.diff() > gap).cumsum().astype(int).to_numpy()
+    return out
+
+
+def with_sessions(runs: pd.DataFrame, experiments: Iterable[str], records_dir: Path | None = None) -> pd.DataFrame:
+    """``runs`` with ``created`` and ``session`` (see :func:`sessions`) columns."""
+    created = record_times(runs, list(experiments), records_dir)
+    return runs.assign(created=created, session=sessions(created))
+
+
+def interleaved(levels: pd.Series, created: pd.Series) -> bool:
+    """Whether the runs of every level were interleaved in time with those of every other level:
+    each pair of levels has overlapping [first, last] record times. Levels run one after another
+    (all of level 1, then all of level 2, ...) are not; neither is one run per level."""
+    spans = created.groupby(levels.to_numpy()).agg(["min", "max"])
+    return all(spans.loc[a, "min"] <= spans.loc[b, "max"] and spans.loc[b, "min"] <= spans.loc[a, "max"]
+               for a, b in itertools.combinations(spans.index, 2))
+
+
+def timed_together(x: str) -> Callable[[pd.DataFrame], tuple[pd.DataFrame, str]]:
+    """The ``usable`` rule of :func:`trend_claim` for times (rows need ``created`` and ``session``):
+    keep the session holding the most levels of ``x`` (levels timed in another session are left
+    out and named); then require the levels to be interleaved in time. Rows that fail it return
+    no points (so the cell is inconclusive), with the reason."""
+    def usable(group: pd.DataFrame) -> tuple[pd.DataFrame, str]:
+        known = group[group["session"] >= 0]
+        if known.empty:
+            return group.iloc[:0], "record times unknown: cannot tell which runs were timed together"
+        levels = known.groupby("session")[x].nunique()
+        best = levels[levels == levels.max()].index.max()
+        points = known[known["session"] == best]
+        left_out = sorted(set(group[x]) - set(points[x]))
+        why = f"{x} = {', '.join(f'{v:g}' for v in left_out)} timed in another session, left out" if left_out else ""
+        if points[x].nunique() >= 3 and not interleaved(points[x], points["created"]):
+            why = (why + "; " if why else "") + ("the levels were timed one after another, not interleaved, "
+                                                 "so drift in machine load during the session would look like a trend")
+            return points.iloc[:0], why
+        return points, why
+    return usable
 
 
 def value(group: pd.DataFrame, column: str, metric: str, key):

@@ -1,11 +1,21 @@
-"""Paper vs ours: one tidy frame per item, with a tolerance and a verdict."""
+"""Paper vs ours: one tidy frame per item, with a tolerance per cell and a verdict.
+
+A numeric cell is *within* tolerance when ``|ours - paper| <= tol`` with the tolerance of
+:func:`cell_tolerance`: the larger of the paper's rounding (half a unit of its last printed digit)
+and twice the standard error of our mean over seeds. Nothing else widens it.
+"""
 
 from __future__ import annotations
+
+import decimal
 
 import numpy as np
 import pandas as pd
 
-VERDICTS = ("reproduced", "reproduced with deviation", "not reproduced", "pending")
+from .verdicts import NOT_REPRODUCED, PARTLY, PENDING, REPRODUCED, VERDICTS, pending_note  # noqa: F401
+
+SE_MULTIPLIER = 2.0
+"""``k`` of :func:`cell_tolerance`: ``k`` standard errors (about a 95 % interval for the mean)."""
 
 
 def summarize_runs(runs: pd.DataFrame, keys: list[str], metrics: list[str]) -> pd.DataFrame:
@@ -17,36 +27,98 @@ def summarize_runs(runs: pd.DataFrame, keys: list[str], metrics: list[str]) -> p
     return out
 
 
-def compare(ours: pd.DataFrame, paper: pd.DataFrame, keys: list[str], tol: float, relative: bool = False,
-            pending_label: str = "pending GPU") -> pd.DataFrame:
-    """Join our summary (``keys, metric, mean, std``) with the paper (``keys, metric, value``).
+def printed_resolution(value) -> float:
+    """Half a unit of the last printed digit of a paper value: ``"0.540"`` -> 0.0005, ``"4296"`` ->
+    0.5, ``"0.92195"`` -> 0.000005. A number (not its printed text) gives the resolution of its
+    shortest representation, which drops trailing zeros (0.540 -> 0.005; a whole number -> 0.5):
+    pass the text where it is known (``paper_table`` keeps it in a ``resolution`` column). NaN for
+    a missing value."""
+    if value is None or (not isinstance(value, str) and pd.isna(value)):
+        return float("nan")
+    if isinstance(value, str):
+        text = value.strip()
+    else:
+        text = str(int(value)) if float(value).is_integer() else repr(float(value))
+    try:
+        exponent = decimal.Decimal(text).as_tuple().exponent
+    except decimal.InvalidOperation:
+        return float("nan")
+    return 0.5 * 10.0 ** min(int(exponent), 0) if isinstance(exponent, int) else float("nan")
 
-    Returns ``keys, metric, paper, ours, ours_std, delta, within_tol, status``: ``delta = ours -
-    paper``; ``within_tol`` when ``|delta| <= tol`` (``tol * |paper|`` if ``relative``); paper
-    cells we have not computed keep ``ours = NaN`` and status ``pending_label``.
+
+def cell_tolerance(resolution, std, n, k: float = SE_MULTIPLIER):
+    """Tolerance of one numeric cell: ``tol = max(r, k * s / sqrt(n))``.
+
+    ``r`` is the paper's rounding (half a unit of its last printed digit, :func:`printed_resolution`):
+    a value printed as 0.3215 stands for anything in [0.32145, 0.32155]. ``s / sqrt(n)`` is the
+    standard error of our mean over ``n`` seeds (``s``: standard deviation with ddof = 1; 0 for one
+    seed), and ``k = 2`` makes ``k * s / sqrt(n)`` roughly a 95 % interval for our mean. A cell is
+    within tolerance when the paper's value is within rounding of ours or within our seed noise;
+    one seed therefore has to match to the paper's printed precision. Vectorised over arrays."""
+    resolution, std, n = (np.asarray(a, dtype=float) for a in (resolution, std, n))
+    se = np.where(n > 1, np.nan_to_num(std) / np.sqrt(np.maximum(n, 1)), 0.0)
+    return np.fmax(np.nan_to_num(resolution, nan=0.0), k * se)
+
+
+def compare(ours: pd.DataFrame, paper: pd.DataFrame, keys: list[str], tol: float | None = None,
+            relative: bool = False, pending_label: str = "pending GPU") -> pd.DataFrame:
+    """Join our summary (``keys, metric, mean, std`` and optionally ``n``) with the paper
+    (``keys, metric, value`` and optionally ``resolution``, the paper's rounding).
+
+    Returns ``keys, metric, paper, ours, ours_std, n, delta, tol, within_tol, status``:
+    ``delta = ours - paper``; ``tol`` is the tolerance used for that cell, by default the rule of
+    :func:`cell_tolerance` (paper rounding or two standard errors of our mean, whichever is larger;
+    ``n`` defaults to 1 when our summary has no count); a number ``tol`` instead fixes it for every
+    cell (``tol * |paper|`` if ``relative``; used for exact counts). ``within_tol`` when
+    ``|delta| <= tol``. Paper cells we have not computed keep ``ours = NaN`` and status
+    ``pending_label``; cells of ours without a paper value are ``ours only``.
     """
-    merged = paper.rename(columns={"value": "paper"}).merge(
-        ours.rename(columns={"mean": "ours", "std": "ours_std"}), on=keys + ["metric"], how="outer")
-    for column in ("paper", "ours", "ours_std"):
+    theirs = paper.rename(columns={"value": "paper"})
+    if "resolution" not in theirs:
+        theirs = theirs.assign(resolution=[printed_resolution(v) for v in theirs["paper"]])
+    ours = ours.rename(columns={"mean": "ours", "std": "ours_std"})
+    if "n" not in ours:
+        ours = ours.assign(n=1)
+    merged = theirs.merge(ours, on=keys + ["metric"], how="outer")
+    for column in ("paper", "ours", "ours_std", "resolution"):
         merged[column] = merged[column].astype("float64")
     merged["delta"] = merged["ours"] - merged["paper"]
-    bound = tol * merged["paper"].abs() if relative else tol
-    merged["within_tol"] = (merged["delta"].abs() <= bound).to_numpy(dtype=bool)
+    if tol is None:
+        merged["tol"] = cell_tolerance(merged["resolution"], merged["ours_std"], merged["n"].fillna(1))
+    else:
+        merged["tol"] = tol * merged["paper"].abs() if relative else float(tol)
+    merged["within_tol"] = (merged["delta"].abs() <= merged["tol"] + 1e-12).to_numpy(dtype=bool)
     merged["status"] = np.select(
         [merged["ours"].isna(), merged["paper"].isna(), merged["within_tol"]],
         [pending_label, "ours only", "within tolerance"], default="outside tolerance")
-    columns = keys + ["metric", "paper", "ours", "ours_std", "delta", "within_tol", "status"]
+    columns = keys + ["metric", "paper", "ours", "ours_std", "n", "delta", "tol", "within_tol", "status"]
     return merged[[c for c in columns if c in merged.columns]]
 
 
 def verdict(comparison: pd.DataFrame) -> str:
-    """``reproduced`` when every computed cell is within tolerance, ``reproduced with deviation``
-    when at least half are, ``not reproduced`` otherwise, ``pending`` when nothing is computed."""
-    computed = comparison.dropna(subset=["paper", "ours"])
-    if computed.empty:
-        return "pending"
-    share = computed["within_tol"].mean()
-    return VERDICTS[0] if share == 1 else VERDICTS[1] if share >= 0.5 else VERDICTS[2]
+    """Verdict of the paper's numeric cells (rows with a paper value) of a :func:`compare` frame:
+
+    - ``pending``: none of them computed;
+    - ``reproduced``: every one computed and within tolerance;
+    - ``not reproduced``: none of the computed ones within tolerance;
+    - ``partly reproduced``: otherwise -- including every computed cell within tolerance while
+      others are still pending, since a pending cell is not reproduced yet.
+
+    Pending cells are named: ``"partly reproduced (12 of 36 cells pending)"``. A page's verdict,
+    which also weighs its claims, is :func:`recunlearn.report.verdicts.page_verdict`."""
+    from .verdicts import cell_outcomes, combine
+
+    outcomes = cell_outcomes(comparison)
+    return pending_note(combine(outcomes), outcomes.count("pending"), len(outcomes))
+
+
+def within_text(comparison: pd.DataFrame) -> str:
+    """``"5 of 12 paper cells within tolerance (3 pending)"`` for a :func:`compare` frame."""
+    part = comparison[comparison["paper"].notna()]
+    computed = int(part["ours"].notna().sum())
+    pending = len(part) - computed
+    text = f"{int(part['within_tol'].sum())} of {computed} computed paper cells within tolerance"
+    return text + (f" ({pending} pending)" if pending else "")
 
 
 def format_mean_std(mean: float, std: float, digits: int = 4) -> str:
@@ -56,12 +128,24 @@ def format_mean_std(mean: float, std: float, digits: int = 4) -> str:
     return f"{mean:.{digits}f} ± {std:.{digits}f}"
 
 
+def check_text(within: bool, tol: float, ours: float, paper: float, digits: int = 4) -> str:
+    """``"within ±0.0021"`` / ``"outside ±0.0021"``; ``"—"`` where a side is missing."""
+    if pd.isna(ours) or pd.isna(paper):
+        return "—"
+    return f"{'within' if within else 'outside'} ±{tol:.{digits}f}"
+
+
 def paper_vs_ours_table(comparison: pd.DataFrame, index: list[str], metrics: list[str], digits: int = 4) -> pd.DataFrame:
-    """Wide display table: for each metric a "paper" and an "ours" column, ours as ``mean ± std``
-    (``pending GPU`` where not computed), one row per ``index`` combination."""
+    """Wide display table: for each metric a "paper" column, an "ours" column (``mean ± std`` over
+    seeds, ``pending GPU`` where not computed) and a "check" column (within or outside, with the
+    cell's tolerance, see :func:`cell_tolerance`), one row per ``index`` combination."""
     part = comparison[comparison["metric"].isin(metrics)].copy()
     part["ours_text"] = [format_mean_std(m, s, digits) for m, s in zip(part["ours"], part["ours_std"])]
     part["paper_text"] = part["paper"].map(lambda v: "—" if pd.isna(v) else f"{v:.{digits}f}")
-    wide = part.pivot_table(index=index, columns="metric", values=["paper_text", "ours_text"], aggfunc="first")
-    wide = wide.rename(columns={"paper_text": "paper", "ours_text": "ours"}, level=0)
-    return wide.reorder_levels([1, 0], axis=1).reindex(columns=[(m, w) for m in metrics for w in ("paper", "ours")])
+    part["check_text"] = [check_text(w, t, o, p, digits)
+                          for w, t, o, p in zip(part["within_tol"], part["tol"], part["ours"], part["paper"])]
+    wide = part.pivot_table(index=index, columns="metric", values=["paper_text", "ours_text", "check_text"],
+                            aggfunc="first")
+    wide = wide.rename(columns={"paper_text": "paper", "ours_text": "ours", "check_text": "check"}, level=0)
+    return wide.reorder_levels([1, 0], axis=1).reindex(
+        columns=[(m, w) for m in metrics for w in ("paper", "ours", "check")])

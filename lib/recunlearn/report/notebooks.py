@@ -2,23 +2,30 @@
 
 - ``smoke``: CPU, seconds. Executes ``notebooks/<paper>/<name>.ipynb`` in place with
   ``notebooks/params/<paper>/<name>.smoke.yml``; the outputs are nbval's references. Run
-  records go to the per-user cache, never into the book.
+  records are computed afresh into a temporary directory removed afterwards: never into the book,
+  never into a cache that a later run would trust.
 - ``paper``: the paper's settings. Writes ``book/<paper>/<name>.ipynb`` with
-  ``notebooks/params/<paper>/<name>.paper.yml``; run records go to ``book/_results/records``.
-  The executed copy carries ``metadata.recunlearn`` (profile, parameters, commit, device, time),
-  which the status page reads.
+  ``notebooks/params/<paper>/<name>.paper.yml``, reading (and, where a page computes, writing) the
+  committed ``book/_results/records``. Refused unless ``lib/`` and ``notebooks/`` are committed.
+  The executed copy carries ``metadata.recunlearn``: profile, parameters, the full commit, time, and
+  a summary of the run records behind the page (how many loaded, computed and pending; their devices
+  and commits), which the status page reads.
 """
 
 from __future__ import annotations
 
+import collections
 import datetime as _dt
+import json
 import os
+import tempfile
 from pathlib import Path
 
 import yaml
 
 from .. import paths
-from ..experiments.records import git_commit
+from ..experiments.records import LEDGER_ENV
+from ..provenance import git_commit, require_clean
 
 PROFILES = ("smoke", "paper")
 NOTEBOOK_DIR = paths.REPO_ROOT / "notebooks"
@@ -54,17 +61,35 @@ def output_path(notebook: Path, profile: str) -> Path:
     return notebook if profile == "smoke" else BOOK_DIR / notebook.parent.name / notebook.name
 
 
+def summarize_ledger(lines: list[dict]) -> dict:
+    """What stands behind a page: counts of records loaded / computed / pending (distinct keys), and
+    the devices and commits of the records it shows."""
+    latest = {(line["experiment"], line["key"]): line for line in lines}
+    status = collections.Counter(line["status"] for line in latest.values())
+    shown = [line for line in latest.values() if line["status"] != "pending"]
+    return {"records": len(shown), "computed": status["computed"], "pending": status["pending"],
+            "devices": sorted({str(line.get("device")) for line in shown}),
+            "commits": dict(collections.Counter(str(line.get("git_commit")) for line in shown)),
+            "fingerprints": dict(collections.Counter(str(line.get("source_fingerprint")) for line in shown))}
+
+
 def execute(notebook: Path, profile: str, extra_parameters: dict | None = None) -> Path:
     """Run ``notebook`` with papermill at ``profile`` (plus ``extra_parameters``); returns the output path."""
     import nbformat
     import papermill
 
     params = {**parameters(notebook, profile), **(extra_parameters or {})}
+    commit = (require_clean(("lib", "notebooks"), f"rendering {notebook.stem} at the paper profile")
+              if profile == "paper" else git_commit())
     target = output_path(notebook, profile)
     target.parent.mkdir(parents=True, exist_ok=True)
-    records = paths.records_dir() if profile == "paper" else paths.cache_dir() / "records-smoke"
-    env_backup = {k: os.environ.get(k) for k in (paths.RECORDS_ENV, "JUPYTER_PREFER_ENV_PATH")}
-    os.environ[paths.RECORDS_ENV] = str(records)
+    env_backup = {k: os.environ.get(k) for k in (paths.RECORDS_ENV, LEDGER_ENV, "JUPYTER_PREFER_ENV_PATH")}
+    scratch = tempfile.TemporaryDirectory(prefix="recunlearn-notebook-")
+    ledger = Path(scratch.name) / "ledger.jsonl"
+    ledger.touch()
+    os.environ[paths.RECORDS_ENV] = str(paths.committed_records_dir() if profile == "paper"
+                                         else Path(scratch.name) / "records")
+    os.environ[LEDGER_ENV] = str(ledger)
     os.environ["JUPYTER_PREFER_ENV_PATH"] = "1"
     tmp = target.with_name(f".{target.stem}.running.ipynb")
     try:
@@ -76,14 +101,16 @@ def execute(notebook: Path, profile: str, extra_parameters: dict | None = None) 
             cell.metadata.pop("papermill", None)
             cell.metadata.pop("execution", None)
         if profile == "paper":
+            behind = summarize_ledger([json.loads(line) for line in ledger.read_text().splitlines() if line])
             executed.metadata["recunlearn"] = {
-                "profile": profile, "parameters": params, "git_commit": git_commit(),
-                "device": params.get("DEVICE", "cpu"),
+                "profile": profile, "parameters": params, "git_commit": commit, "run_records": behind,
+                "device": ", ".join(behind["devices"]) or "none (no trained model)",
                 "executed": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")}
         nbformat.write(executed, tmp)
         os.replace(tmp, target)
     finally:
         tmp.unlink(missing_ok=True)
+        scratch.cleanup()
         for key, value in env_backup.items():
             if value is None:
                 os.environ.pop(key, None)

@@ -10,9 +10,16 @@ I.   Learn: train the shard models on all training data. Shards holding an unlea
 II.  The unlearned users are given.
 III. Unlearn (the only timed stage): drop the unlearned users' training rows, re-initialise the
      affected shards and retrain them on their remaining data; unaffected shards keep their stage-I
-     parameters bit-for-bit. Time: ``batched`` = wall time of training the affected shards together
-     (validation excluded); ``sequential`` = each affected shard trained alone, giving the paper's
-     parallel time (max over shards) and the sum.
+     parameters bit-for-bit. Model selection (early stopping) uses the validation matrices without
+     the unlearned users' rows (:func:`without_users`): unlearning a user removes every use of
+     their data, model selection included. Time: ``batched`` = wall time of training the affected
+     shards together (validation excluded); ``sequential`` = each affected shard trained alone,
+     giving the paper's parallel time (max over shards) and the sum.
+
+Seeds (the one definition of every exact method, Retrain included): the blocked model is built
+from ``torch.Generator().manual_seed(seed)``, affected shards are re-initialised from
+``seed + 1_000_003``, and stages I and III each draw batches and negatives from a fresh generator
+seeded ``seed`` (so stage III does not depend on how much stage I drew).
 """
 
 from __future__ import annotations
@@ -34,7 +41,11 @@ TIMINGS = ("batched", "sequential")
 
 @dataclass
 class ExactUnlearningResult:
-    """The unlearned blocked model, the shard of every user, and what stage III did."""
+    """The unlearned blocked model, the shard of every user, and what stage III did.
+
+    ``unaffected_unchanged``: the unaffected shards' parameters are bit-identical after stage III
+    (None without unaffected shards); ``deleted_rows_at_init``: the unlearned users' rows in their
+    own shard still hold their stage-III initialisation (the optimiser never touched them)."""
 
     model: Recommender
     user_shard: np.ndarray
@@ -43,6 +54,16 @@ class ExactUnlearningResult:
     stage3: list[TrainingResult]
     timings: dict[str, float] = field(default_factory=dict)
     unaffected_unchanged: bool | None = None
+    deleted_rows_at_init: bool | None = None
+
+
+def without_users(matrix: sp.csr_matrix, users) -> sp.csr_matrix:
+    """``matrix`` (users x items) with the rows of ``users`` emptied; shape, other rows and dtype unchanged."""
+    matrix = sp.csr_matrix(matrix)
+    rows = np.repeat(np.arange(matrix.shape[0]), np.diff(matrix.indptr))
+    keep = ~np.isin(rows, np.asarray(users, dtype=np.int64))
+    return sp.csr_matrix((matrix.data[keep], (rows[keep], matrix.indices[keep])), shape=matrix.shape,
+                         dtype=matrix.dtype)
 
 
 def shard_fingerprint(model: Recommender, shards) -> str:
@@ -89,15 +110,20 @@ def unlearn_exactly(train_users: np.ndarray, train_items: np.ndarray, n_users: i
                                        blocks=unaffected, **common)
     before = shard_fingerprint(model, unaffected)
 
-    # Stage III: the unlearned users' rows go; affected shards restart from fresh parameters.
+    # Stage III: the unlearned users' training and validation rows go; affected shards restart
+    # from fresh parameters.
     keep = ~deleted[np.asarray(train_users)]
+    deleted_ids = np.flatnonzero(deleted)
+    selection = (without_users(validation_exclude, deleted_ids), without_users(validation_relevant, deleted_ids))
+    sampling = torch.Generator(device=device).manual_seed(seed)  # fresh: independent of stage I's draws
     model.reinitialize_blocks(affected, torch.Generator().manual_seed(seed + 1_000_003))
+    own_rows = torch.as_tensor(user_shard[deleted_ids] * n_users + deleted_ids, device=model.user_embedding.device)
+    initial_rows = model.user_embedding.detach()[own_rows].clone()
     stage3: list[TrainingResult] = []
     if timing == "batched":
         data_rest = _blocked_data(train_users, train_items, user_shard, n_users, n_items, n_shards, device, keep)
         start = time.perf_counter()
-        stage3.append(train_until_converged(model, data_rest, sampling, validation_exclude, validation_relevant,
-                                            blocks=affected, **common))
+        stage3.append(train_until_converged(model, data_rest, sampling, *selection, blocks=affected, **common))
         wall = time.perf_counter() - start
         timings = {"unlearn_seconds": stage3[0].train_seconds, "unlearn_wall_seconds": wall}
     else:
@@ -105,11 +131,11 @@ def unlearn_exactly(train_users: np.ndarray, train_items: np.ndarray, n_users: i
         for shard in affected:
             data_shard = _blocked_data(train_users, train_items, user_shard, n_users, n_items, n_shards, device,
                                        keep & (train_shard == shard))
-            stage3.append(train_until_converged(model, data_shard, sampling, validation_exclude,
-                                                validation_relevant, blocks=[shard], **common))
+            stage3.append(train_until_converged(model, data_shard, sampling, *selection, blocks=[shard], **common))
         per_shard = [r.train_seconds for r in stage3]
         timings = {"unlearn_seconds": max(per_shard), "unlearn_sum_seconds": float(sum(per_shard))}
         # The graph-based models must see every shard's remaining graph when serving users.
         model.prepare(_blocked_data(train_users, train_items, user_shard, n_users, n_items, n_shards, device, keep))
     unchanged = shard_fingerprint(model, unaffected) == before if len(unaffected) else None
-    return ExactUnlearningResult(model, user_shard, affected, stage1, stage3, timings, unchanged)
+    at_init = bool(torch.equal(model.user_embedding.detach()[own_rows], initial_rows))
+    return ExactUnlearningResult(model, user_shard, affected, stage1, stage3, timings, unchanged, at_init)

@@ -40,7 +40,7 @@ batch (for WMF whole-data: the per-user mean of the whole-data loss). The SCIF o
 
     g = Σ_{z ∈ D_del} ∇_S ℓ(z; θ̂),      H = ∇²_S L(θ̂)     (restricted to S, never materialised),
 
-conjugate gradient solves ``(H + δ I) x = g`` (``δ`` = ``damping``) and
+conjugate gradient solves ``(H + δ I) x = g`` (``δ``: the damping, below) and
 
     θ_S ← θ̂_S + x / n,      all other parameters unchanged.
 
@@ -55,12 +55,21 @@ What the forms do to the unlearned users' own rows: at a stationary θ̂, ``g / 
 ``p_u`` equals ``-l2 · p_u`` (``p_u`` appears only in u's terms), so the influence form moves the
 deleted users' rows very little (first order; it mainly moves the items). In ``L_rest`` only the L2
 term acts on ``p_u``, so the newton form scales those rows by ``δ / (l2 + δ)`` (shrinks them toward
-0: to 10/11 of their value at the defaults), which is the retained objective's minimiser only as ``δ → 0``.
+0: to 10/11 of their value at δ = 1e-3, l2 = 1e-4), which is the retained objective's minimiser
+only as ``δ → 0``.
 
-If CG has not converged after ``cg_iterations`` (or meets non-positive curvature: MF losses are
-non-convex, so ``H`` need not be PSD) the damping is multiplied by ``damping_growth`` and the solve
-restarted, at most ``damping_attempts`` times in all (spec: "start at 1e-3 and increase ×10 until CG
-converges"); the last attempt's solution is used either way and ``cg_converged`` reports it.
+**Damping** (``damping_rule``). ``"relative"`` (default): ``δ = damping_fraction · μ̂``, where ``μ̂``
+estimates the mean eigenvalue ``tr(H) / |θ_S|`` of the Hessian the solve uses with Hutchinson's
+estimator (:func:`hutchinson_mean_eigenvalue`: ``damping_probes`` Rademacher probes drawn from
+``probe_seed``, through the same Hessian-vector product); a negative ``μ̂`` gives ``δ = 0``. δ thus
+follows the Hessian's scale (a loss scaled by c gets a δ scaled by c) and, at the default fraction
+0.01, perturbs the solve by about 1 % of a typical curvature. ``"absolute"``: ``δ = damping`` as
+given (the spec's 1e-3; on BPR's Hessian this is about the *largest* eigenvalue, which shrinks the
+update several-fold). Either rule gives the *initial* δ: if CG has not converged after
+``cg_iterations`` (or meets non-positive curvature: MF losses are non-convex, so ``H`` need not be
+PSD) δ is multiplied by ``damping_growth`` and the solve restarted, at most ``damping_attempts``
+times in all (spec: "start at 1e-3 and increase ×10 until CG converges"); the last attempt's
+solution is used either way and ``cg_converged`` reports it.
 
 Hessian-vector products use double back-propagation through a leaf tensor that holds only the S
 rows, scattered into the frozen tables; for the MF models only the terms that touch S enter the
@@ -72,9 +81,9 @@ changes, spec §7.3). The returned model serves with the graph of the *retained*
 ``serve_graph="original"`` keeps the training graph.
 
 **Time** (spec §1.7, D16) is split into ``gradient_seconds`` (parameter selection, fixed sample,
-``g`` and the differentiable gradient of L), ``cg_seconds`` (all HVP/CG solves) and
-``update_seconds`` (writing the rows, plus building the serving graph for LightGCN). Copying the
-model (``inplace=False``) is not timed.
+``g`` and the differentiable gradient of L), ``cg_seconds`` (all HVPs: the Hutchinson probes and
+the CG solves) and ``update_seconds`` (writing the rows, plus building the serving graph for
+LightGCN). Copying the model (``inplace=False``) is not timed.
 """
 
 from __future__ import annotations
@@ -85,6 +94,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Callable
 
+import numpy as np
 import torch
 import torch.nn.functional as F
 
@@ -95,6 +105,13 @@ from ..models.trainer import synchronize
 
 FORMS = ("influence", "newton")
 SERVE_GRAPHS = ("retained", "original")
+DAMPING_RULES = ("relative", "absolute")
+DAMPING_FRACTION = 0.01
+"""Default fraction of the Hessian's mean eigenvalue used as δ by the relative rule."""
+DAMPING_PROBES = 10
+"""Default number of Hutchinson probes of the relative rule."""
+ABSOLUTE_DAMPING = 1e-3
+"""The spec's initial δ (D17), used by the absolute rule when no ``damping`` is given."""
 
 
 # --- conjugate gradient ---------------------------------------------------------------------------
@@ -148,6 +165,69 @@ def conjugate_gradient(hvp: Callable[[torch.Tensor], torch.Tensor], b: torch.Ten
         p = r + (rs_new / rs) * p
         rs = rs_new
     return CGResult(x, max_iter, math.sqrt(rs) / b_norm, False)
+
+
+# --- damping --------------------------------------------------------------------------------------
+
+def hutchinson_mean_eigenvalue(hvp: Callable[[torch.Tensor], torch.Tensor], like: torch.Tensor, probes: int,
+                               generator: torch.Generator) -> tuple[float, float]:
+    """Hutchinson's estimate of the mean eigenvalue ``tr(A) / n`` of a symmetric ``A`` given only
+    ``hvp(v) = A v`` (``n = like.numel()``; vectors have ``like``'s shape, dtype and device).
+
+    The estimate is the mean over ``probes`` Rademacher vectors ``v`` (independent ±1 entries, drawn
+    on the CPU from ``generator``) of ``vᵀAv / n``, unbiased since ``E[v vᵀ] = I``. Returns the
+    estimate and its standard error (std of the per-probe values / √probes; 0 for one probe).
+    """
+    if probes < 1:
+        raise ValueError(f"need at least one probe, got {probes}")
+    values = []
+    for _ in range(probes):
+        signs = torch.randint(0, 2, like.shape, generator=generator).to(like.dtype) * 2 - 1
+        v = signs.to(like.device)
+        values.append(_dot(v, hvp(v)) / like.numel())
+    per_probe = np.array(values)
+    stderr = float(per_probe.std(ddof=1) / math.sqrt(probes)) if probes > 1 else 0.0
+    return float(per_probe.mean()), stderr
+
+
+@dataclass
+class Damping:
+    """The initial damping δ of a solve and how it was chosen (see the module docstring). For the
+    absolute rule ``fraction``, ``mean_eigenvalue`` and ``mean_eigenvalue_stderr`` are None and
+    ``probes`` is 0."""
+
+    rule: str
+    damping: float
+    fraction: float | None = None
+    probes: int = 0
+    mean_eigenvalue: float | None = None
+    mean_eigenvalue_stderr: float | None = None
+
+
+def check_damping(rule: str, damping: float | None, fraction: float, probes: int) -> None:
+    """``ValueError`` unless the arguments of :func:`choose_damping` are valid."""
+    if rule not in DAMPING_RULES:
+        raise ValueError(f"damping_rule must be one of {DAMPING_RULES}, got {rule!r}")
+    if rule == "absolute" and damping is not None and damping < 0:
+        raise ValueError(f"need damping >= 0, got {damping}")
+    if rule == "relative" and damping is not None:
+        raise ValueError("damping is the absolute rule's δ; the relative rule takes damping_fraction")
+    if rule == "relative" and (fraction < 0 or probes < 1):
+        raise ValueError(f"need damping_fraction >= 0 and damping_probes >= 1, got {fraction}, {probes}")
+
+
+def choose_damping(hvp: Callable[[torch.Tensor], torch.Tensor], like: torch.Tensor, rule: str = "relative",
+                   damping: float | None = None, fraction: float = DAMPING_FRACTION, probes: int = DAMPING_PROBES,
+                   probe_seed: int = 0) -> Damping:
+    """δ by ``rule``: ``"relative"``: ``fraction · max(μ̂, 0)`` with ``μ̂`` the Hutchinson estimate
+    of the mean eigenvalue of the operator ``hvp`` (``probes`` probes from ``probe_seed``);
+    ``"absolute"``: ``damping`` (default :data:`ABSOLUTE_DAMPING`). ``damping`` is accepted by the
+    absolute rule only, so a δ is never silently ignored."""
+    check_damping(rule, damping, fraction, probes)
+    if rule == "absolute":
+        return Damping(rule, float(ABSOLUTE_DAMPING if damping is None else damping))
+    mean, stderr = hutchinson_mean_eigenvalue(hvp, like, probes, torch.Generator().manual_seed(probe_seed))
+    return Damping(rule, fraction * max(mean, 0.0), fraction, probes, mean, stderr)
 
 
 # --- the objective --------------------------------------------------------------------------------
@@ -288,11 +368,13 @@ class ScifObjective:
 @dataclass
 class InfluenceStep:
     """What :func:`influence_step` computed: the update ``delta`` of the selected parameters, |g|,
-    |∇ objective(θ̂)|, the CG attempts (one dict per damping tried) and the time split."""
+    |∇ objective(θ̂)|, the initial damping and how it was chosen, the CG attempts (one dict per
+    damping tried) and the time split."""
 
     delta: torch.Tensor
     gradient_norm: float
     objective_gradient_norm: float
+    damping: Damping
     attempts: list[dict]
     gradient_seconds: float
     cg_seconds: float
@@ -300,7 +382,9 @@ class InfluenceStep:
 
 def influence_step(theta0: torch.Tensor, removed_loss_sum: Callable[[torch.Tensor], torch.Tensor],
                    objective: Callable[[torch.Tensor], torch.Tensor], n: int, *, form: str = "influence",
-                   damping: float = 1e-3, cg_iterations: int = 100, cg_tolerance: float = 1e-5,
+                   damping_rule: str = "relative", damping: float | None = None,
+                   damping_fraction: float = DAMPING_FRACTION, damping_probes: int = DAMPING_PROBES,
+                   probe_seed: int = 0, cg_iterations: int = 100, cg_tolerance: float = 1e-5,
                    damping_growth: float = 10.0, damping_attempts: int = 4, device=None) -> InfluenceStep:
     """The SCIF update of parameters ``theta0`` for a generic objective.
 
@@ -308,10 +392,12 @@ def influence_step(theta0: torch.Tensor, removed_loss_sum: Callable[[torch.Tenso
     ``form="influence"``, the retained ``L_rest`` for ``"newton"``); ``removed_loss_sum(θ)`` is
     ``Σ_{z ∈ D_del} ℓ(z; θ)``. Returns ``delta`` solving ``(H + δI) delta = rhs`` by CG with
     ``rhs = ∇removed_loss_sum(θ̂) / n`` (influence) or ``rhs = -∇objective(θ̂)`` (newton), with the
-    damping schedule of the module docstring; the new parameters are ``theta0 + delta``.
+    initial δ of :func:`choose_damping` (on ``H``) and the damping schedule of the module
+    docstring; the new parameters are ``theta0 + delta``.
     """
     if form not in FORMS:
         raise ValueError(f"form must be one of {FORMS}, got {form!r}")
+    check_damping(damping_rule, damping, damping_fraction, damping_probes)
     device = theta0.device if device is None else device
     synchronize(device)
     start = time.perf_counter()
@@ -327,7 +413,8 @@ def influence_step(theta0: torch.Tensor, removed_loss_sum: Callable[[torch.Tenso
         return torch.autograd.grad(grad_objective, theta, vector, retain_graph=True)[0]
 
     start = time.perf_counter()
-    attempts, current_damping = [], damping
+    initial = choose_damping(hvp, rhs, damping_rule, damping, damping_fraction, damping_probes, probe_seed)
+    attempts, current_damping = [], initial.damping
     for attempt in range(damping_attempts):
         solution = conjugate_gradient(hvp, rhs, current_damping, cg_iterations, cg_tolerance)
         attempts.append({"damping": current_damping, "iterations": solution.iterations,
@@ -338,7 +425,7 @@ def influence_step(theta0: torch.Tensor, removed_loss_sum: Callable[[torch.Tenso
         current_damping = current_damping * damping_growth if current_damping > 0 else 1e-6
     synchronize(device)
     cg_seconds = time.perf_counter() - start
-    return InfluenceStep(solution.x.detach(), gradient_norm, objective_gradient_norm, attempts,
+    return InfluenceStep(solution.x.detach(), gradient_norm, objective_gradient_norm, initial, attempts,
                          gradient_seconds, cg_seconds)
 
 
@@ -351,7 +438,9 @@ class ScifResult:
     ``update_norm`` = |θ_S,new - θ̂_S| (Frobenius); ``gradient_norm`` = |g| (sum of the removed
     terms' gradients); ``objective_gradient_norm`` = |∇_S L(θ̂)| of the objective the Hessian is
     taken of (0 at a minimiser of L: a stationarity diagnostic); ``cg_iterations`` counts the HVPs
-    of all damping attempts, ``cg_residual``/``cg_converged``/``damping`` describe the last one.
+    of all damping attempts, ``cg_residual``/``cg_converged``/``damping`` describe the last one;
+    ``initial_damping`` is the rule's δ (``damping_rule``; relative: ``damping_fraction`` × the
+    Hutchinson ``mean_eigenvalue`` ± ``mean_eigenvalue_stderr`` from ``damping_probes`` extra HVPs).
     """
 
     model: Recommender
@@ -368,6 +457,12 @@ class ScifResult:
     cg_converged: bool = True
     damping: float = 0.0
     damping_attempts: int = 0
+    damping_rule: str = "relative"
+    damping_fraction: float | None = None
+    damping_probes: int = 0
+    mean_eigenvalue: float | None = None
+    mean_eigenvalue_stderr: float | None = None
+    initial_damping: float = 0.0
     attempts: list[dict] = field(default_factory=list)
     gradient_seconds: float = 0.0
     cg_seconds: float = 0.0
@@ -402,7 +497,9 @@ def remove_users(data: TrainingData, users: torch.Tensor) -> TrainingData:
     return TrainingData(data.n_users, data.n_items, kept_users, kept_items, indptr, data.keys[keep])
 
 
-def scif_unlearn(model: Recommender, data_all: TrainingData, deleted_users, *, damping: float = 1e-3,
+def scif_unlearn(model: Recommender, data_all: TrainingData, deleted_users, *, damping_rule: str = "relative",
+                 damping: float | None = None, damping_fraction: float = DAMPING_FRACTION,
+                 damping_probes: int = DAMPING_PROBES, probe_seed: int = 0,
                  cg_iterations: int = 100, cg_tolerance: float = 1e-5, l2: float = 1e-4,
                  generator: torch.Generator | None = None, form: str = "influence",
                  damping_growth: float = 10.0, damping_attempts: int = 4, serve_graph: str = "retained",
@@ -413,17 +510,19 @@ def scif_unlearn(model: Recommender, data_all: TrainingData, deleted_users, *, d
     Returns a :class:`ScifResult` whose ``model`` is a modified **copy** (``inplace=False``, the
     default; the input model is untouched) or ``model`` itself (``inplace=True``). The update is
     ``θ_S ← θ̂_S + (H + δI)^{-1} g / n`` (see the module docstring for ``g``, ``H``, ``n``, the
-    ``newton`` form and the damping schedule). ``generator`` draws the fixed negative sample of
-    sampled losses (default: a generator seeded 0 on the model's device); ``data_all`` must be on the
-    model's device. With no deleted users the
-    returned model's parameters are bit-identical to the input's and every count is 0.
+    ``newton`` form and the damping rules: ``damping_rule="relative"`` with ``damping_fraction``
+    and ``damping_probes`` / ``probe_seed``, or ``"absolute"`` with ``damping``). ``generator``
+    draws the fixed negative sample of sampled losses (default: a generator seeded 0 on the model's
+    device); ``data_all`` must be on the model's device. With no deleted users the returned model's
+    parameters are bit-identical to the input's and every count is 0.
     """
     if form not in FORMS:
         raise ValueError(f"form must be one of {FORMS}, got {form!r}")
     if serve_graph not in SERVE_GRAPHS:
         raise ValueError(f"serve_graph must be one of {SERVE_GRAPHS}, got {serve_graph!r}")
-    if not 1 <= cg_iterations <= 100_000 or damping < 0 or damping_attempts < 1:
-        raise ValueError("need cg_iterations >= 1, damping >= 0 and damping_attempts >= 1")
+    if not 1 <= cg_iterations <= 100_000 or damping_attempts < 1:
+        raise ValueError("need cg_iterations >= 1 and damping_attempts >= 1")
+    check_damping(damping_rule, damping, damping_fraction, damping_probes)
     model_kind(model)
     device = model.user_embedding.device
     if getattr(model, "n_blocks", 1) != 1 or getattr(data_all, "n_blocks", 1) != 1:
@@ -433,7 +532,7 @@ def scif_unlearn(model: Recommender, data_all: TrainingData, deleted_users, *, d
     deleted_users = torch.unique(torch.as_tensor(deleted_users, dtype=torch.long, device=device))
     target = model if inplace else copy_model(model)
     if len(deleted_users) == 0:
-        return ScifResult(model=target, form=form)
+        return ScifResult(model=target, form=form, damping_rule=damping_rule)
 
     synchronize(device)
     start = time.perf_counter()
@@ -441,8 +540,10 @@ def scif_unlearn(model: Recommender, data_all: TrainingData, deleted_users, *, d
     build_seconds = time.perf_counter() - start
     part = "all" if form == "influence" else "retained"
     step = influence_step(objective.theta0, lambda theta: objective.loss_sum(theta, "deleted"),
-                          lambda theta: objective.objective(theta, part), objective.n, form=form, damping=damping,
-                          cg_iterations=cg_iterations, cg_tolerance=cg_tolerance, damping_growth=damping_growth,
+                          lambda theta: objective.objective(theta, part), objective.n, form=form,
+                          damping_rule=damping_rule, damping=damping, damping_fraction=damping_fraction,
+                          damping_probes=damping_probes, probe_seed=probe_seed, cg_iterations=cg_iterations,
+                          cg_tolerance=cg_tolerance, damping_growth=damping_growth,
                           damping_attempts=damping_attempts, device=device)
 
     start = time.perf_counter()
@@ -463,6 +564,9 @@ def scif_unlearn(model: Recommender, data_all: TrainingData, deleted_users, *, d
         gradient_norm=step.gradient_norm, objective_gradient_norm=step.objective_gradient_norm,
         cg_iterations=sum(a["iterations"] for a in step.attempts), cg_residual=step.attempts[-1]["residual"],
         cg_converged=step.attempts[-1]["converged"], damping=step.attempts[-1]["damping"],
-        damping_attempts=len(step.attempts), attempts=step.attempts,
+        damping_attempts=len(step.attempts), damping_rule=damping_rule, damping_fraction=step.damping.fraction,
+        damping_probes=step.damping.probes, mean_eigenvalue=step.damping.mean_eigenvalue,
+        mean_eigenvalue_stderr=step.damping.mean_eigenvalue_stderr, initial_damping=step.damping.damping,
+        attempts=step.attempts,
         gradient_seconds=build_seconds + step.gradient_seconds, cg_seconds=step.cg_seconds,
         update_seconds=update_seconds)

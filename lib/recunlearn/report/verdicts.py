@@ -1,0 +1,124 @@
+"""The one verdict vocabulary of every page, and how a page's verdict follows from its parts.
+
+A page has two kinds of evidence: the paper's **numeric cells** (see
+:func:`recunlearn.report.compare.compare`) and the paper's **claims** (see
+:mod:`recunlearn.report.claims`). Each part ends in one *outcome*:
+
+- ``pass``: a cell within tolerance; a claim ``reproduced``;
+- ``fail``: a cell outside tolerance; a claim ``not reproduced``;
+- ``mixed``: a claim ``partly reproduced`` (it passes somewhere and not everywhere);
+- ``noise``: a claim ``inconclusive`` (the evidence is within noise);
+- ``pending``: a paper cell we have not computed; a claim with nothing to test yet.
+
+:func:`combine` turns outcomes into a verdict; pending parts count as *not yet reproduced*, never
+as absent, and are named in the verdict ("partly reproduced (12 of 36 cells pending)").
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import Iterable
+
+import pandas as pd
+
+REPRODUCED, PARTLY, NOT_REPRODUCED, INCONCLUSIVE, PENDING = VERDICTS = (
+    "reproduced", "partly reproduced", "not reproduced", "inconclusive", "pending")
+"""Every verdict a page, a claim or a set of cells can get."""
+
+ALPHA = 0.05
+"""Significance level of every claim test (one-sided, in the claimed direction and in the opposite one)."""
+
+OUTCOMES = ("pass", "fail", "mixed", "noise", "pending")
+CLAIM_OUTCOME = {REPRODUCED: "pass", NOT_REPRODUCED: "fail", PARTLY: "mixed", INCONCLUSIVE: "noise",
+                 PENDING: "pending"}
+
+
+def base_verdict(text: str) -> str:
+    """The vocabulary word a verdict text starts with (``"partly reproduced (3 of 9 cells pending)"``
+    -> ``"partly reproduced"``)."""
+    for word in VERDICTS:
+        if text == word or text.startswith(word + " ("):
+            return word
+    raise ValueError(f"{text!r} is not a verdict; the vocabulary is {VERDICTS}")
+
+
+def combine(outcomes: Iterable[str]) -> str:
+    """The verdict of a set of outcomes (``pass``, ``fail``, ``mixed``, ``noise``, ``pending``):
+
+    1. nothing but ``pending`` (or nothing at all) -> ``pending``;
+    2. every part ``pass`` -> ``reproduced``;
+    3. no ``pass`` or ``mixed`` part, at least one ``fail`` -> ``not reproduced``;
+    4. no ``pass``, ``mixed`` or ``fail`` part (only ``noise`` and ``pending``) -> ``inconclusive``;
+    5. otherwise -> ``partly reproduced``: something passes, but not everything (a part that fails,
+       is within noise or is still pending).
+
+    A pending part therefore keeps a page from ``reproduced``; see :func:`pending_note` for the
+    count that goes with it."""
+    counts = Counter(outcomes)
+    unknown = set(counts) - set(OUTCOMES)
+    if unknown:
+        raise ValueError(f"unknown outcomes {sorted(unknown)}; known: {OUTCOMES}")
+    done = sum(counts.values()) - counts["pending"]
+    if done == 0:
+        return PENDING
+    if counts["pass"] == sum(counts.values()):
+        return REPRODUCED
+    if counts["pass"] == 0 and counts["mixed"] == 0:
+        return NOT_REPRODUCED if counts["fail"] else INCONCLUSIVE
+    return PARTLY
+
+
+def pending_note(verdict: str, pending: int, total: int, unit: str = "cells") -> str:
+    """``verdict`` with ``" (k of m <unit> pending)"`` appended when ``0 < k`` and the verdict is not
+    already ``pending``."""
+    if pending and verdict != PENDING:
+        return f"{verdict} ({pending} of {total} {unit} pending)"
+    return verdict
+
+
+def cell_outcomes(comparison: pd.DataFrame) -> list[str]:
+    """One outcome per paper cell of a :func:`~recunlearn.report.compare.compare` frame: ``pass``
+    (within tolerance), ``fail`` (outside), ``pending`` (a paper value without ours). Cells of ours
+    without a paper value are not paper cells and are left out."""
+    if comparison is None or len(comparison) == 0:
+        return []
+    part = comparison[comparison["paper"].notna()]
+    return ["pending" if pd.isna(o) else "pass" if w else "fail" for o, w in zip(part["ours"], part["within_tol"])]
+
+
+def claim_outcomes(claims: pd.DataFrame | None) -> list[str]:
+    """One outcome per claim row, from its ``verdict`` (see the module docstring)."""
+    if claims is None or len(claims) == 0:
+        return []
+    return [CLAIM_OUTCOME[base_verdict(v)] for v in claims["verdict"]]
+
+
+def page_verdict(claims: pd.DataFrame | None, comparison: pd.DataFrame | None = None) -> str:
+    """The verdict of a page from its claims (rows with a ``verdict``) and its numeric cells (a
+    :func:`~recunlearn.report.compare.compare` frame; only cells with a paper value count).
+
+    Every claim and every paper cell is one part, with the outcome of the module docstring, and the
+    parts are combined by :func:`combine`: ``reproduced`` only when every claim is reproduced and
+    every paper cell is computed and within tolerance; ``not reproduced`` when nothing passes and
+    something fails; ``inconclusive`` when nothing passes or fails (all within noise); ``pending``
+    when nothing is computed; ``partly reproduced`` otherwise. Pending parts are named:
+    ``"partly reproduced (12 of 36 cells pending)"``, ``"… (1 of 4 claims pending)"``."""
+    cells, said = cell_outcomes(comparison), claim_outcomes(claims)
+    verdict = combine(cells + said)
+    notes = [f"{n} of {len(parts)} {unit} pending" for parts, unit in ((cells, "cells"), (said, "claims"))
+             if (n := parts.count("pending"))]
+    return f"{verdict} ({'; '.join(notes)})" if notes and verdict != PENDING else verdict
+
+
+def page_summary(claims: pd.DataFrame | None, comparison: pd.DataFrame | None = None) -> str:
+    """One line of counts behind :func:`page_verdict`: claims by verdict and paper cells by outcome."""
+    parts = []
+    if claims is not None and len(claims):
+        counts = Counter(base_verdict(v) for v in claims["verdict"])
+        parts.append(f"claims: {', '.join(f'{counts[v]} {v}' for v in VERDICTS if counts[v])}")
+    cells = cell_outcomes(comparison)
+    if cells:
+        c = Counter(cells)
+        parts.append(f"paper cells: {c['pass']} of {len(cells)} within tolerance, {c['fail']} outside, "
+                     f"{c['pending']} pending")
+    return "; ".join(parts) if parts else "nothing to check"

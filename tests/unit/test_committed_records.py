@@ -1,0 +1,90 @@
+"""The committed run records: strict JSON, made from clean commits, and reproduced by today's code.
+
+``test_a_sample_of_committed_records_reproduces`` re-runs the cheapest current record of every
+experiment (by its stored wall time; at most ``SAMPLE_SECONDS`` of stored time in all) into a
+temporary directory and compares. Rank metrics must be identical: a CPU run is single-threaded and
+uses deterministic kernels, so the same code gives the same bits. Membership-inference values (MIO)
+may move by ``MIO_TOLERANCE``: the MIO is a balanced accuracy over about a hundred users, so one user
+classified differently moves it by about 0.01, and the oracle's float results depend on which vector
+instructions the CPU offers; two such flips are allowed.
+"""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import pytest
+
+from recunlearn import paths
+from recunlearn.experiments import RUNNERS
+from recunlearn.experiments.audit import audit_records
+from recunlearn.experiments.records import compute_record
+from recunlearn.io import read_json_strict
+
+COMMITTED = paths.committed_records_dir()
+SAMPLE_SECONDS = 240.0
+MIO_TOLERANCE = 0.025
+SAMPLED_EXPERIMENTS = ("cure4rec-learn", "cure4rec-exact", "cure4rec-scif", "cure4rec-exact-mio")
+"""Experiments whose cheapest record is re-run (CASPER records take minutes each)."""
+
+
+def _audit():
+    return audit_records(COMMITTED)
+
+
+def test_every_committed_record_is_strict_json():
+    audit = _audit()
+    assert not audit.empty
+    bad = audit[~audit["strict"]]["file"].tolist()
+    assert not bad, f"{len(bad)} records are not strict JSON, e.g. {bad[:3]}"
+
+
+def test_every_committed_record_is_current_and_from_a_clean_commit():
+    audit = _audit()
+    stale = audit[~audit["current"]]["file"].tolist()
+    dirty = audit[~audit["clean"]]["file"].tolist()
+    assert not stale, f"{len(stale)} records no page can find (stale key), e.g. {stale[:3]}"
+    assert not dirty, f"{len(dirty)} records name a dirty or unknown commit, e.g. {dirty[:3]}"
+
+
+def _stored_seconds(record: dict) -> float:
+    timings = record.get("timings") or {}
+    walls = [v for k, v in timings.items() if "wall" in k and isinstance(v, (int, float))]
+    return float(sum(walls) or sum(v for v in timings.values() if isinstance(v, (int, float))) or math.inf)
+
+
+def sample_records() -> list[Path]:
+    """The cheapest current, clean record of each sampled experiment, within the time budget."""
+    audit = _audit()
+    usable = audit[audit["current"] & audit["clean"] & audit["strict"]]
+    chosen, budget = [], SAMPLE_SECONDS
+    for experiment in SAMPLED_EXPERIMENTS:
+        files = [COMMITTED / f for f in usable[usable["experiment"] == experiment]["file"]]
+        if not files:
+            continue
+        cheapest = min(files, key=lambda f: _stored_seconds(read_json_strict(f)))
+        cost = _stored_seconds(read_json_strict(cheapest))
+        if cost <= budget or not chosen:
+            chosen.append(cheapest)
+            budget -= cost if math.isfinite(cost) else 0.0
+    return chosen
+
+
+def _numbers(block: dict | None) -> dict[str, float]:
+    return {k: v for k, v in (block or {}).items() if isinstance(v, (int, float)) and not isinstance(v, bool)}
+
+
+@pytest.mark.parametrize("path", sample_records(), ids=lambda p: f"{p.parent.name}/{p.stem}")
+def test_a_sample_of_committed_records_reproduces(path):
+    stored = read_json_strict(path)
+    config_cls = RUNNERS[stored["experiment"]][0]
+    fresh = compute_record(config_cls.from_dict(stored["config"]))
+    assert fresh["key"] == stored["key"] == path.stem
+    old, new = _numbers(stored.get("metrics")), _numbers(fresh.get("metrics"))
+    assert set(old) == set(new)
+    for name in old:
+        if name.startswith("mio"):
+            assert abs(new[name] - old[name]) <= MIO_TOLERANCE, (name, old[name], new[name])
+        else:
+            assert new[name] == old[name], (name, old[name], new[name])

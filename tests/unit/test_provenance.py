@@ -1,0 +1,138 @@
+"""Records bound to the code that made them: strict JSON, fingerprints, where records go, refusals."""
+
+from __future__ import annotations
+
+import json
+import re
+
+import pytest
+
+from recunlearn import paths, provenance
+from recunlearn.experiments import records
+from recunlearn.experiments.audit import audit_records, audit_summary, stale_or_dirty_grid
+from recunlearn.experiments.cure4rec import LearnConfig
+from recunlearn.experiments.records import RUNNERS, load_record, record_key, run_or_load
+from recunlearn.io import loads_strict, read_json_strict, write_json_atomic
+from recunlearn.report.notebooks import summarize_ledger
+
+
+@pytest.fixture
+def fake_runner(monkeypatch):
+    calls = []
+
+    def runner(config):
+        calls.append(config)
+        return {"metrics": {"ndcg": 0.5, "shard_gf": float("nan")}, "timings": {"wall_seconds": 1.0},
+                "device": config.device}
+
+    monkeypatch.setitem(RUNNERS, LearnConfig.experiment, (LearnConfig, runner))
+    monkeypatch.setattr(records, "git_commit", lambda: "c" * 40)
+    return calls
+
+
+def test_undefined_values_are_written_as_null_and_nan_text_is_rejected(tmp_path):
+    import numpy as np
+
+    write_json_atomic(tmp_path / "r.json", {"a": float("nan"), "b": [np.float64("inf"), 1.5], "c": np.float32(2)})
+    text = (tmp_path / "r.json").read_text()
+    assert "NaN" not in text and "Infinity" not in text
+    assert read_json_strict(tmp_path / "r.json") == {"a": None, "b": [None, 1.5], "c": 2.0}
+    with pytest.raises(ValueError, match="NaN is not strict JSON"):
+        loads_strict('{"x": NaN}')
+
+
+def test_a_record_names_commit_fingerprint_and_threads(tmp_path, fake_runner):
+    record = run_or_load(LearnConfig(), tmp_path)
+    assert record["git_commit"] == "c" * 40
+    assert re.fullmatch(r"[0-9a-f]{16}", record["source_fingerprint"])
+    assert record["environment"]["torch_threads"] == 1
+    assert record["metrics"]["shard_gf"] is None
+
+
+def test_fingerprint_covers_computing_code_but_not_presentation(tmp_path, monkeypatch):
+    (tmp_path / "report").mkdir()
+    (tmp_path / "model.py").write_text("x = 1\n")
+    (tmp_path / "report" / "page.py").write_text("y = 1\n")
+    monkeypatch.setattr(provenance, "LIBRARY", tmp_path)
+
+    def fingerprint():
+        provenance.source_fingerprint.cache_clear()
+        return provenance.source_fingerprint()
+
+    try:
+        before = fingerprint()
+        (tmp_path / "report" / "page.py").write_text("y = 2\n")
+        assert fingerprint() == before
+        (tmp_path / "model.py").write_text("x = 2\n")
+        assert fingerprint() != before
+    finally:
+        provenance.source_fingerprint.cache_clear()
+
+
+def test_without_a_records_directory_computed_records_go_to_scratch_not_the_book(tmp_path, fake_runner,
+                                                                                  monkeypatch):
+    monkeypatch.delenv(paths.RECORDS_ENV, raising=False)
+    monkeypatch.setattr(paths, "committed_records_dir", lambda: tmp_path / "book-records")
+    monkeypatch.setattr(records, "_scratch", None)
+    config = LearnConfig(seed=4)
+    run_or_load(config)
+    assert not (tmp_path / "book-records").exists()
+    scratch = records._scratch
+    assert (scratch / config.experiment / f"{record_key(config)}.json").is_file()
+    assert load_record(config)["metrics"]["ndcg"] == 0.5  # found again in this process
+    assert len(fake_runner) == 1
+
+
+def test_writing_into_the_committed_records_from_uncommitted_code_is_refused(tmp_path, fake_runner, monkeypatch):
+    monkeypatch.setattr(paths, "committed_records_dir", lambda: tmp_path)
+    monkeypatch.setattr(provenance, "uncommitted", lambda paths_=("lib",): ["lib/recunlearn/models/mf.py"])
+    with pytest.raises(provenance.ProvenanceError, match=r"uncommitted changes in lib/recunlearn/models/mf.py"):
+        run_or_load(LearnConfig(), tmp_path)
+    assert fake_runner == [] and not any(tmp_path.iterdir())
+    monkeypatch.setattr(provenance, "uncommitted", lambda paths_=("lib",): [])
+    run_or_load(LearnConfig(), tmp_path)
+    assert len(fake_runner) == 1
+
+
+def test_ledger_notes_what_stands_behind_a_page(tmp_path, fake_runner, monkeypatch):
+    ledger = tmp_path / "ledger.jsonl"
+    monkeypatch.setenv(records.LEDGER_ENV, str(ledger))
+    run_or_load(LearnConfig(seed=0), tmp_path / "r")            # computed
+    run_or_load(LearnConfig(seed=0), tmp_path / "r")            # loaded (same key)
+    assert load_record(LearnConfig(seed=1), tmp_path / "r") is None  # pending
+    summary = summarize_ledger([json.loads(line) for line in ledger.read_text().splitlines()])
+    assert (summary["records"], summary["pending"]) == (1, 1)
+    assert summary["devices"] == ["cpu"] and summary["commits"] == {"c" * 40: 1}
+
+
+def test_audit_flags_dirty_stale_and_non_strict_records(tmp_path, fake_runner, monkeypatch):
+    run_or_load(LearnConfig(seed=0), tmp_path)
+    monkeypatch.setattr(records, "git_commit", lambda: "d" * 40 + "-dirty")
+    run_or_load(LearnConfig(seed=1), tmp_path)
+    folder = tmp_path / LearnConfig.experiment
+    nan_file = folder / f"{record_key(LearnConfig(seed=2))}.json"
+    nan_file.write_text(json.dumps({"experiment": LearnConfig.experiment, "config": LearnConfig(seed=2).to_dict(),
+                                    "git_commit": "e" * 40, "metrics": {"x": float("nan")}}))
+    audit = audit_records(tmp_path)
+    assert len(audit) == 3
+    assert audit["clean"].sum() == 2 and audit["strict"].sum() == 2 and audit["current"].all()
+    monkeypatch.setattr(LearnConfig, "results_version", "changed")
+    audit = audit_records(tmp_path)
+    assert not audit["current"].any()
+    summary = audit_summary(audit).set_index("experiment").loc[LearnConfig.experiment]
+    assert (summary["records"], summary["stale"], summary["dirty"], summary["not_strict"]) == (3, 3, 1, 1)
+    grid = stale_or_dirty_grid(audit, tmp_path)
+    assert len(grid) == 3 and all(value == [value[0]] for spec in grid for value in spec["params"].values())
+
+
+def test_recompute_unclean_replaces_only_records_from_uncommitted_code(tmp_path, fake_runner, monkeypatch):
+    monkeypatch.setattr(records, "git_commit", lambda: "d" * 40 + "-dirty")
+    run_or_load(LearnConfig(seed=0), tmp_path)
+    monkeypatch.setattr(records, "git_commit", lambda: "c" * 40)
+    run_or_load(LearnConfig(seed=1), tmp_path)
+    assert len(fake_runner) == 2
+    again = [run_or_load(LearnConfig(seed=s), tmp_path, recompute="unclean") for s in (0, 1)]
+    assert len(fake_runner) == 3 and fake_runner[-1].seed == 0
+    assert all(r["git_commit"] == "c" * 40 for r in again)
+    with pytest.raises(ValueError, match="recompute must be"):
+        run_or_load(LearnConfig(), tmp_path, recompute="sometimes")

@@ -1,0 +1,339 @@
+"""Known answers, in both directions, for every verdict function (report.verdicts, report.compare,
+report.claims) and for the claim frames of the pages (stable, unique ids)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from recunlearn.report.claims import (band_claim, band_p, check_claim, claim_text, claims_frame, interleaved,
+                                      ordering_claim, sessions, signed_rank_p, spearman_permutation, timed_together,
+                                      trend_claim)
+from recunlearn.report.compare import cell_tolerance, compare, printed_resolution, verdict
+from recunlearn.report.verdicts import VERDICTS, base_verdict, combine, page_verdict
+
+
+# --- vocabulary and combination -------------------------------------------------------------------
+
+def test_vocabulary_is_the_five_words():
+    assert VERDICTS == ("reproduced", "partly reproduced", "not reproduced", "inconclusive", "pending")
+    assert base_verdict("partly reproduced (3 of 9 cells pending)") == "partly reproduced"
+    assert base_verdict("not reproduced") == "not reproduced"
+    with pytest.raises(ValueError):
+        base_verdict("reproduced with deviation")
+
+
+@pytest.mark.parametrize("outcomes, expected", [
+    ([], "pending"), (["pending"] * 3, "pending"), (["pass"] * 3, "reproduced"),
+    (["pass", "pending"], "partly reproduced"), (["fail", "fail"], "not reproduced"),
+    (["fail", "noise", "pending"], "not reproduced"), (["noise", "noise"], "inconclusive"),
+    (["noise", "pending"], "inconclusive"), (["pass", "fail"], "partly reproduced"),
+    (["mixed"], "partly reproduced"), (["pass", "noise"], "partly reproduced")])
+def test_combine(outcomes, expected):
+    assert combine(outcomes) == expected
+
+
+# --- numeric cells --------------------------------------------------------------------------------
+
+def test_printed_resolution_is_half_a_unit_of_the_last_digit():
+    assert printed_resolution("0.540") == pytest.approx(0.0005)
+    assert printed_resolution("0.3215") == pytest.approx(0.00005)
+    assert printed_resolution("4296") == pytest.approx(0.5)
+    assert printed_resolution(943) == pytest.approx(0.5)
+    assert np.isnan(printed_resolution(float("nan")))
+
+
+def test_cell_tolerance_is_the_larger_of_rounding_and_two_standard_errors():
+    assert cell_tolerance(0.00005, 0.0, 1) == pytest.approx(0.00005)          # one seed: rounding only
+    assert cell_tolerance(0.00005, 0.006, 4) == pytest.approx(2 * 0.006 / 2)  # 2 s / sqrt(n)
+    assert cell_tolerance(0.5, 0.01, 3) == pytest.approx(0.5)
+
+
+def _comparison(ours_mean, ours_std, n, paper_values, resolution="0.0001"):
+    keys = ["cell"]
+    ours = pd.DataFrame({"cell": range(len(ours_mean)), "metric": "m", "mean": ours_mean, "std": ours_std, "n": n})
+    paper = pd.DataFrame({"cell": range(len(paper_values)), "metric": "m", "value": paper_values,
+                          "resolution": printed_resolution(resolution)})
+    return compare(ours.dropna(subset=["mean"]), paper, keys)
+
+
+def test_compare_carries_the_tolerance_per_cell_and_uses_it():
+    c = _comparison([0.3216, 0.3300, 0.3300], [0.0, 0.0, 0.01], [1, 1, 4], [0.3215, 0.3215, 0.3215])
+    assert c["tol"].tolist() == pytest.approx([0.00005, 0.00005, 0.01])
+    assert c["within_tol"].tolist() == [False, False, True]   # 1e-4 off with one seed is outside; noise covers 0.0085
+    c = _comparison([0.32152], [0.0], [1], [0.3215])
+    assert c["within_tol"].tolist() == [True]                   # within the paper's rounding
+
+
+def test_cell_verdict_half_within_is_not_reproduced_any_more():
+    c = _comparison([0.30, 0.40, 0.3215, 0.3215], [0.0] * 4, [1] * 4, [0.5, 0.5, 0.3215, 0.3215])
+    assert c["within_tol"].sum() == 2
+    assert verdict(c) == "partly reproduced"
+    c = _comparison([0.30, 0.40], [0.0] * 2, [1] * 2, [0.5, 0.5])
+    assert verdict(c) == "not reproduced"
+    c = _comparison([0.3215, 0.3215], [0.0] * 2, [1] * 2, [0.3215, 0.3215])
+    assert verdict(c) == "reproduced"
+
+
+def test_cell_verdict_counts_pending_cells():
+    c = _comparison([0.3215, 0.3215, np.nan], [0.0] * 3, [1] * 3, [0.3215, 0.3215, 0.2])
+    assert verdict(c) == "partly reproduced (1 of 3 cells pending)"
+    c = _comparison([np.nan, np.nan], [0.0] * 2, [1] * 2, [0.3, 0.2])
+    assert verdict(c) == "pending"
+
+
+# --- page verdict ---------------------------------------------------------------------------------
+
+def _claims(*verdicts):
+    return pd.DataFrame({"id": [f"c{i}" for i in range(len(verdicts))], "verdict": list(verdicts)})
+
+
+def test_page_verdict_pending_cells_keep_a_page_from_reproduced():
+    cells = _comparison([0.3215] * 24 + [np.nan] * 12, [0.0] * 36, [1] * 36, [0.3215] * 36)
+    assert page_verdict(_claims("reproduced"), cells) == "partly reproduced (12 of 36 cells pending)"
+    done = _comparison([0.3215] * 3, [0.0] * 3, [1] * 3, [0.3215] * 3)
+    assert page_verdict(_claims("reproduced", "reproduced"), done) == "reproduced"
+
+
+def test_page_verdict_claims_that_fail_are_not_hidden_by_cells():
+    cells = _comparison([0.30, 0.40, 0.3215], [0.0] * 3, [1] * 3, [0.5, 0.5, 0.3215])
+    assert page_verdict(_claims(*["not reproduced"] * 4), cells) == "partly reproduced"
+    bad_cells = _comparison([0.30, 0.40], [0.0] * 2, [1] * 2, [0.5, 0.5])
+    assert page_verdict(_claims(*["not reproduced"] * 4), bad_cells) == "not reproduced"
+    assert page_verdict(_claims("inconclusive", "pending"), None) == "inconclusive (1 of 2 claims pending)"
+    assert page_verdict(_claims("pending"), None) == "pending"
+    assert page_verdict(_claims("reproduced", "inconclusive")) == "partly reproduced"
+
+
+# --- tests behind the claims ----------------------------------------------------------------------
+
+def test_spearman_permutation_in_both_directions_and_within_noise():
+    x = np.repeat([5, 10, 15, 20], 3)
+    falling = 1.0 - 0.01 * x + np.tile([0.001, -0.001, 0.0], 4)
+    rho, up, down = spearman_permutation(x, falling)
+    assert rho < -0.9 and down < 0.001 and up > 0.99
+    rho, up, down = spearman_permutation(x, -falling)
+    assert rho > 0.9 and up < 0.001
+    noise = np.random.default_rng(3).normal(size=12)
+    _, up, down = spearman_permutation(x, noise)
+    assert up > 0.05 and down > 0.05
+    assert spearman_permutation([1, 2, 3, 4], [4, 3, 2, 1])[2] == pytest.approx(1 / 24)   # exact: 1 of 4! orders
+    assert spearman_permutation(x, falling) == spearman_permutation(x, falling)          # seeded
+
+
+def test_signed_rank_and_band_tests():
+    up, down = signed_rank_p(np.arange(1, 10))
+    assert up < 0.01 and down > 0.99
+    assert signed_rank_p([0, 0, 0]) == (1.0, 1.0)
+    assert band_p([0.80, 0.81, 0.82], 0.75, 0.95)[0] < 0.05
+    assert band_p([0.60, 0.61, 0.62], 0.75, 0.95)[1] < 0.05
+    p_in, p_out = band_p([0.70, 0.80, 0.90], 0.75, 0.95)
+    assert p_in > 0.05 and p_out > 0.05
+    assert band_p([0.8], 0.75, 0.95) == (1.0, 1.0)
+
+
+def _sweep(values_by_level, seeds=3, rng=None):
+    rows = []
+    for level, value in values_by_level.items():
+        for seed in range(seeds):
+            jitter = 0.0 if rng is None else rng.normal(scale=0.05)
+            rows.append({"cell": "a", "x": level, "seed": seed, "y": value + jitter})
+    return pd.DataFrame(rows)
+
+
+def test_trend_claim_significant_noise_and_opposite():
+    rng = np.random.default_rng(0)
+    clear = _sweep({5: 0.40, 10: 0.35, 15: 0.30, 20: 0.25}, rng=np.random.default_rng(1))
+    row = trend_claim("y_falls", "y falls", clear.assign(y=clear["y"] * 0.1), "x", "y", -1, ["cell"])
+    assert row["verdict"] == "reproduced" and row["p_value"] < 0.05 and "ρ" in row["evidence"]
+    flat = _sweep({5: 0.30, 10: 0.30, 15: 0.30, 20: 0.30}, rng=rng)
+    row = trend_claim("y_falls", "y falls", flat, "x", "y", -1, ["cell"])
+    assert row["verdict"] == "inconclusive" and row["p_value"] >= 0.05
+    row = trend_claim("y_rises", "y rises", clear.assign(y=clear["y"] * 0.1), "x", "y", +1, ["cell"])
+    assert row["verdict"] == "not reproduced"
+    one_seed = _sweep({5: 0.4, 20: 0.3}, seeds=1)
+    assert trend_claim("y_falls", "y falls", one_seed, "x", "y", -1, ["cell"])["verdict"] == "inconclusive"
+
+
+def _methods(means, seeds=6, scale=0.001, cells=("c1", "c2")):
+    rng = np.random.default_rng(0)
+    return pd.DataFrame([{"cell": c, "method": m, "seed": s, "y": v + rng.normal(scale=scale)}
+                         for c in cells for m, v in means.items() for s in range(seeds)])
+
+
+def test_ordering_claim_in_both_directions_and_within_noise():
+    runs = _methods({"ultrare": 0.32, "receraser": 0.31, "sisa": 0.25})
+    chain = [("ultrare", "receraser"), ("receraser", "sisa")]
+    row = ordering_claim("ultrare_ge_receraser_ge_sisa", "UltraRE ≥ RecEraser ≥ SISA", runs, "method", chain, "y",
+                         ["cell"])
+    assert row["verdict"] == "reproduced" and row["p_value"] < 0.05 and row["holds in"] == "2 of 2 cells"
+    opposite = _methods({"ultrare": 0.30, "receraser": 0.31, "sisa": 0.25})
+    row = ordering_claim("ultrare_ge_receraser_ge_sisa", "UltraRE ≥ RecEraser ≥ SISA", opposite, "method", chain, "y",
+                         ["cell"])
+    assert row["verdict"] == "not reproduced"
+    beat = ordering_claim("receraser_ultrare_beat_sisa", "RecEraser and UltraRE beat SISA", opposite, "method",
+                          [("receraser", "sisa"), ("ultrare", "sisa")], "y", ["cell"])
+    assert beat["verdict"] == "reproduced"          # the split claim holds where the chain does not
+    noisy = _methods({"ultrare": 0.31, "receraser": 0.31, "sisa": 0.31}, scale=0.01)
+    row = ordering_claim("u_gt_r", "UltraRE > RecEraser", noisy, "method", [("ultrare", "receraser")], "y", ["cell"])
+    assert row["verdict"] == "inconclusive"
+    one_seed = _methods({"ultrare": 0.32, "receraser": 0.31}, seeds=1)
+    row = ordering_claim("u_gt_r", "UltraRE > RecEraser", one_seed, "method", [("ultrare", "receraser")], "y", ["cell"])
+    assert row["verdict"] == "inconclusive" and row["holds in"] == "2 of 2 cells"
+    assert ordering_claim("x", "x", runs.iloc[:0], "method", [("a", "b")], "y", ["cell"])["verdict"] == "pending"
+
+
+def test_ordering_claim_with_a_margin_and_per_cell():
+    runs = _methods({"learn": 0.72, "retrain": 0.50})
+    assert ordering_claim("well_below", "well below", runs, "method", [("learn", "retrain")], "y", ["cell"],
+                          margin=0.05)["verdict"] == "reproduced"
+    assert ordering_claim("well_below", "well below", runs, "method", [("learn", "retrain")], "y", ["cell"],
+                          margin=0.3)["verdict"] == "not reproduced"
+    few = _methods({"earliest": 0.80, "random": 0.85}, seeds=3)
+    row = ordering_claim("e", "e", few, "method", [("earliest", "random")], "y", ["cell"], higher=False, per_cell=True)
+    assert row["verdict"] == "inconclusive"          # 3 seeds per setting: smallest one-sided p is 1/8
+    many = _methods({"earliest": 0.80, "random": 0.85}, seeds=10)
+    row = ordering_claim("e", "e", many, "method", [("earliest", "random")], "y", ["cell"], higher=False, per_cell=True)
+    assert row["verdict"] == "reproduced" and row["holds in"] == "2 of 2 cells significant"
+
+
+def test_band_and_exact_claims():
+    runs = pd.DataFrame({"cell": ["a"] * 3 + ["b"] * 3, "ao": [0.80, 0.81, 0.82, 0.60, 0.61, 0.62]})
+    row = band_claim("ao_band", "AO in band", runs, "ao", ["cell"], 0.75, 0.95)
+    assert row["verdict"] == "partly reproduced" and row["holds in"] == "1 of 2 cells"
+    assert band_claim("ao_band", "AO in band", runs[runs["cell"] == "b"], "ao", ["cell"], 0.75,
+                      0.95)["verdict"] == "not reproduced"
+    exact = check_claim("control_exact", "AO = 1", pd.DataFrame({"m": ["a", "b"], "ao": [1.0, 0.99]}), ["m"],
+                        lambda g: bool((g["ao"] == 1).all()))
+    assert exact["verdict"] == "partly reproduced" and exact["holds in"] == "1 of 2 cells"
+
+
+# --- timing: runs timed together -------------------------------------------------------------------
+
+def _timed(times_by_level, seeds=3, gap_minutes=0.5, interleave=False, start="2026-01-01T10:00:00"):
+    """Sweep runs of one cell with a time per run: levels one after another (or seed by seed)."""
+    rows, t = [], pd.Timestamp(start, tz="UTC")
+    order = ([(lvl, s) for s in range(seeds) for lvl in times_by_level] if interleave
+             else [(lvl, s) for lvl in times_by_level for s in range(seeds)])
+    for level, seed in order:
+        t += pd.Timedelta(minutes=gap_minutes)
+        rows.append({"cell": "a", "x": level, "seed": seed, "secs": times_by_level[level] + 0.01 * seed, "created": t})
+    frame = pd.DataFrame(rows)
+    return frame.assign(session=sessions(frame["created"]))
+
+
+def test_sessions_and_interleaving():
+    created = pd.Series(pd.to_datetime(["2026-01-01T10:00", "2026-01-01T10:05", "2026-01-01T11:00"], utc=True))
+    assert sessions(created).tolist() == [0, 0, 1]
+    blocked, mixed = _timed({5: 3.0, 10: 2.0, 15: 1.0}), _timed({5: 3.0, 10: 2.0, 15: 1.0}, interleave=True)
+    assert not interleaved(blocked["x"], blocked["created"])
+    assert interleaved(mixed["x"], mixed["created"])
+
+
+def test_time_trend_needs_interleaved_runs_of_one_session():
+    levels = {5: 3.0, 10: 2.5, 15: 2.0, 20: 1.5}
+    mixed = _timed(levels, interleave=True)
+    row = trend_claim("secs_falls", "time falls", mixed, "x", "secs", -1, ["cell"], usable=timed_together("x"))
+    assert row["verdict"] == "reproduced"
+    blocked = _timed(levels)
+    row = trend_claim("secs_falls", "time falls", blocked, "x", "secs", -1, ["cell"], usable=timed_together("x"))
+    assert row["verdict"] == "inconclusive" and "not interleaved" in row["evidence"]
+    # one level timed hours earlier, 10x slower: left out and named, never used
+    early = _timed({5: 30.0}, start="2026-01-01T06:00:00")
+    both = pd.concat([early, mixed[mixed["x"] != 5]], ignore_index=True)
+    both = both.assign(session=sessions(both["created"]))
+    row = trend_claim("secs_falls", "time falls", both, "x", "secs", -1, ["cell"], usable=timed_together("x"))
+    assert "x = 5 timed in another session, left out" in row["evidence"]
+    assert row["verdict"] == "reproduced"     # 10, 15, 20 interleaved in one session still fall
+
+
+def test_pairs_of_times_are_compared_only_when_recorded_together():
+    from recunlearn.report.claims import PAIR_WINDOW
+
+    t0 = pd.Timestamp("2026-01-01T10:00", tz="UTC")
+    rows = [{"cell": "c", "method": m, "seed": s, "secs": v + 0.01 * s,
+             "created": t0 + pd.Timedelta(minutes=2 * s + (m == "sisa"))}
+            for s in range(8) for m, v in (("sisa", 1.0), ("receraser", 2.0))]
+    runs = pd.DataFrame(rows)
+    row = ordering_claim("sisa_faster", "SISA faster", runs, "method", [("sisa", "receraser")], "secs", ["cell"],
+                         higher=False, max_apart=PAIR_WINDOW)
+    assert row["verdict"] == "reproduced"
+    apart = runs.assign(created=lambda r: r["created"] + pd.to_timedelta((r["method"] == "sisa") * 3, unit="h"))
+    row = ordering_claim("sisa_faster", "SISA faster", apart, "method", [("sisa", "receraser")], "secs", ["cell"],
+                         higher=False, max_apart=PAIR_WINDOW)
+    assert row["verdict"] == "inconclusive" and "8 pairs left out" in row["evidence"]
+
+
+# --- claim frames: stable, unique ids ------------------------------------------------------------
+
+def test_claim_ids_must_be_unique_and_text_shows_the_p_value():
+    row = {"id": "a", "claim": "A", "verdict": "reproduced", "holds in": "3 of 3 cells", "p_value": 0.0004,
+           "test": "", "evidence": ""}
+    assert claim_text(row) == "reproduced (3 of 3 cells; p < 0.001)"
+    with pytest.raises(ValueError, match="unique"):
+        claims_frame([row, row])
+
+
+def _exact_runs(seeds=3):
+    rng = np.random.default_rng(0)
+    level = {"retrain": 0.32, "ultrare": 0.28, "receraser": 0.281, "sisa": 0.25}
+    rows = []
+    for model in ("wmf", "bpr"):
+        for selection, shift in (("core", 0.01), ("random", 0.0), ("edge", -0.01)):
+            for method, v in level.items():
+                for seed in range(seeds):
+                    rows.append({"dataset": "ml-100k", "model": model, "method": method, "selection": selection,
+                                 "ratio": 5.0, "n_shards": 10, "seed": seed,
+                                 "ndcg_untruncated": v + shift + rng.normal(scale=0.002),
+                                 "a_igf": -0.02 + (0.02 if method in ("receraser", "ultrare") else 0.0)
+                                 + rng.normal(scale=0.001),
+                                 "shard_gf": 0.0 if method == "retrain" else 0.002 + 0.003 * (method != "sisa"),
+                                 "unlearn_seconds": 10.0 if method == "retrain" else 2.0 + rng.normal(scale=0.1)})
+    return pd.DataFrame(rows)
+
+
+def test_cure4rec_exact_claim_frames_have_stable_unique_ids():
+    from recunlearn.experiments.cure4rec_exact import fairness_claims, sweep_claims, time_claims, utility_claims
+
+    runs = _exact_runs()
+    utility = utility_claims(runs).set_index("id")
+    assert list(utility.index) == ["eu_below_retrain", "receraser_ultrare_beat_sisa", "ultrare_ge_receraser_ge_sisa",
+                                   "core_highest_utility"]
+    assert utility.loc["eu_below_retrain", "verdict"] == "reproduced"
+    assert utility.loc["receraser_ultrare_beat_sisa", "verdict"] == "reproduced"
+    assert utility.loc["ultrare_ge_receraser_ge_sisa", "verdict"] in ("not reproduced", "inconclusive",
+                                                                       "partly reproduced")
+    assert utility.loc["core_highest_utility", "verdict"] == "reproduced"
+    fairness = fairness_claims(runs)
+    assert fairness["id"].is_unique and len(fairness) == 3
+    times = time_claims(runs.assign(created=pd.Timestamp("2026-01-01", tz="UTC"))).set_index("id")
+    assert "scif" not in " ".join(times.index)
+    assert times.loc["eu_faster_than_retrain", "verdict"] == "reproduced"
+    untimed = time_claims(runs).set_index("id")     # no record times: no pair qualifies
+    assert (untimed["verdict"] == "inconclusive").all()
+    sweep = sweep_claims(runs.assign(ratio=runs["seed"] * 5.0), "ratio", {"ndcg_untruncated": -1,
+                                                                       "unlearn_seconds": -1}, "the ratio")
+    assert list(sweep["id"]) == ["ndcg_untruncated_falls", "unlearn_seconds_falls"]
+
+
+def test_scif_claims_include_scif_slower_on_core():
+    from recunlearn.experiments.cure4rec_scif import scif_claims
+
+    rng = np.random.default_rng(0)
+    t0 = pd.Timestamp("2026-01-01T10:00", tz="UTC")
+    rows = []
+    for seed in range(6):
+        for i, (sel, (learn, retrain, scif, drop, secs)) in enumerate({
+                "core": (0.72, 0.54, 0.58, 0.08, 9.0), "random": (0.72, 0.54, 0.57, 0.03, 6.0),
+                "edge": (0.72, 0.54, 0.60, 0.02, 2.0)}.items()):
+            for method, mio, ndcg, t in (("learn", learn, 0.32, np.nan), ("retrain", retrain, 0.31, 5.0),
+                                         ("scif", scif, 0.32 - drop, secs)):
+                rows.append({"dataset": "ml-100k", "model": "wmf", "method": method, "selection": sel, "seed": seed,
+                             "mio_accuracy": mio + rng.normal(scale=0.002), "ndcg_untruncated": ndcg
+                             + rng.normal(scale=0.0005), "unlearn_seconds": t + rng.normal(scale=0.05),
+                             "created": t0 + pd.Timedelta(minutes=3 * (3 * seed + i))})
+    claims = scif_claims(pd.DataFrame(rows)).set_index("id")
+    assert list(claims.index) == ["mio_well_below_learn", "scif_mio_gap_about_4pc", "scif_worst_on_edge",
+                                  "scif_most_utility_loss_on_core", "scif_slower_on_core"]
+    assert (claims["verdict"] == "reproduced").all(), claims[["verdict", "evidence"]]
