@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import pytest
 
+from recunlearn import paths
+
 
 @pytest.fixture(autouse=True, scope="session")
 def _single_threaded_torch():
@@ -55,3 +57,14 @@ def _need_local(dataset: str, *roles: str) -> None:
 def need_local():
     """``need_local(dataset, *roles)`` skips the test unless those files are available locally."""
     return _need_local
+
+
+@pytest.fixture
+def data_env(tmp_path, monkeypatch):
+    """An empty local data directory and cache, offline: ``(data_dir, cache_dir)``."""
+    data, cache = tmp_path / "data", tmp_path / "cache"
+    data.mkdir()
+    monkeypatch.setenv(paths.DATA_ENV, str(data))
+    monkeypatch.setenv(paths.CACHE_ENV, str(cache))
+    monkeypatch.setenv("RECUNLEARN_OFFLINE", "1")
+    return data, cache

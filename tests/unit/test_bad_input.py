@@ -41,16 +41,6 @@ def sha256(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
-@pytest.fixture
-def data_env(tmp_path, monkeypatch):
-    """Empty data directory and cache, offline: ``(data_dir, cache_dir)``."""
-    data, cache = tmp_path / "data", tmp_path / "cache"
-    data.mkdir()
-    monkeypatch.setenv(paths.DATA_ENV, str(data))
-    monkeypatch.setenv(paths.CACHE_ENV, str(cache))
-    monkeypatch.setenv("RECUNLEARN_OFFLINE", "1")
-    return data, cache
-
 
 def shipped_gz(dataset: str, role: str) -> Path:
     """The real ``.gz`` copy of a registered file in the local data directory, or skip."""

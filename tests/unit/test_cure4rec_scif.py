@@ -208,3 +208,22 @@ def test_overview_claims_compare_scif_with_every_eu_method():
     assert list(claims["verdict"]) == ["reproduced", "not reproduced", "reproduced", "reproduced"]
     untimed = overview_claims(pd.DataFrame(rows).drop(columns="created"))
     assert untimed["verdict"].iloc[0] == "inconclusive"                      # efficiency: no record times, no pair
+
+
+def test_damping_sweep_grid_and_table():
+    from recunlearn.experiments.cure4rec_scif import ScifGrid, damping_sweep_table
+
+    grid = ScifGrid(models=("wmf", "bpr"), selections=("core", "random"), seeds=(2, 0), damping_sweep_models=("bpr",))
+    sweep_grid = grid.damping_sweep_grid()
+    assert (sweep_grid.models, sweep_grid.selections, sweep_grid.seeds) == (("bpr",), ("random",), (2,))
+    assert sweep_grid.damping_sweep_grid() is None and ScifGrid().damping_sweep_grid() is None
+    sweep = pd.DataFrame({
+        "model": ["bpr"] * 3, "damping_rule": ["relative", "absolute", "relative"],
+        "damping_fraction": [0.1, np.nan, 0.01], "initial_damping": [1.3e-5, 1e-3, 1.3e-6],
+        "damping": [1.3e-5, 1e-3, 1.3e-6], "update_norm": [1.0, 0.5, 2.0], "mio_accuracy": [0.6, 0.7, 0.55],
+        "mio_accuracy_learn": [0.7] * 3, "mio_accuracy_retrain": [0.5] * 3, "ndcg_untruncated": [0.3] * 3,
+        "ndcg_untruncated_retrain": [0.31] * 3})
+    table = damping_sweep_table(sweep)
+    assert table["damping rule"].tolist() == ["0.01 x mean eigenvalue", "0.1 x mean eigenvalue", "absolute 0.001"]
+    assert table["δ (rule)"].tolist() == ["1.30e-06", "1.30e-05", "1.00e-03"]
+    assert table["SCIF MIO"].tolist() == [0.55, 0.6, 0.7]

@@ -29,16 +29,6 @@ def sha256(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
-@pytest.fixture
-def data_env(tmp_path, monkeypatch):
-    """An empty local data directory and cache, offline: ``(data_dir, cache_dir)``."""
-    data, cache = tmp_path / "data", tmp_path / "cache"
-    data.mkdir()
-    monkeypatch.setenv(paths.DATA_ENV, str(data))
-    monkeypatch.setenv(paths.CACHE_ENV, str(cache))
-    monkeypatch.setenv("RECUNLEARN_OFFLINE", "1")
-    return data, cache
-
 
 def put(root: Path, relative: str, data: bytes) -> Path:
     path = root / relative

@@ -205,17 +205,7 @@ def summarize_comparison(per_row: pd.DataFrame, perturbed_users: list[int]) -> d
 @register(CasperConfig)
 def run_casper(config: CasperConfig) -> dict:
     """One repetition: original M (shared per seed), perturbation, M' from M's initial weights, RLS."""
-    require_device(config.device)
-    threads = torch.get_num_threads()
-    if config.device == "cpu":
-        torch.set_num_threads(1)  # CPU runs single-threaded: bit-identical whatever the machine's core count
-    try:
-        return _run_casper(config)
-    finally:
-        torch.set_num_threads(threads)
-
-
-def _run_casper(config: CasperConfig) -> dict:
+    require_device(config.device)  # threads: the library's CPU choice, set around every runner (records.py)
     stream = load_stream(config.dataset, max_rows=config.max_rows)
     start = time.perf_counter()
     model_stream, map0 = relabel(stream, config.id_map)

@@ -233,7 +233,8 @@ def with_retrain_gap(runs: pd.DataFrame) -> pd.DataFrame:
     return out
 
 
-def compare_exact(runs: pd.DataFrame, paper: pd.DataFrame, metrics: list[str], tol: float | None = None) -> pd.DataFrame:
+def compare_exact(runs: pd.DataFrame, paper: pd.DataFrame, metrics: list[str],
+                  tol: float | None = None) -> pd.DataFrame:
     """Mean ± std over seeds beside the paper, keyed by dataset, model, method and selection; paper
     cells of datasets/models not run are kept as pending. Tolerance per cell: the paper's rounding
     or two standard errors of our mean (:func:`recunlearn.report.compare.cell_tolerance`) unless
@@ -408,9 +409,11 @@ def time_claims(runs: pd.DataFrame, metric: str = "unlearn_seconds", records_dir
                        "method", [("sisa", "receraser"), ("sisa", "ultrare")], metric, cell, higher=False,
                        pair_on=pair, note=note, max_apart=PAIR_WINDOW),
         ordering_claim("ultrare_faster_than_receraser", "UltraRE is faster than RecEraser", timed, "method",
-                       [("ultrare", "receraser")], metric, cell, higher=False, pair_on=pair, note=note, max_apart=PAIR_WINDOW),
+                       [("ultrare", "receraser")], metric, cell, higher=False, pair_on=pair, note=note,
+                       max_apart=PAIR_WINDOW),
         ordering_claim("eu_faster_than_retrain", "every EU method is faster than Retrain", timed, "method",
-                       [(m, "retrain") for m in EU_METHODS], metric, cell, higher=False, pair_on=pair, note=note, max_apart=PAIR_WINDOW),
+                       [(m, "retrain") for m in EU_METHODS], metric, cell, higher=False, pair_on=pair, note=note,
+                       max_apart=PAIR_WINDOW),
         ordering_claim("eu_faster_on_core", "EU methods unlearn core users faster than random or edge users", eu,
                        "selection", [("core", "random"), ("core", "edge")], metric, ["dataset", "model", "method"],
                        higher=False, pair_on=pair, note=note, max_apart=PAIR_WINDOW),

@@ -160,6 +160,17 @@ class ScifGrid(UnlearningGrid):
     mio_epochs: int = option(100, min=1)
     exact_mio_models: tuple[str, ...] | None = option(None, choices=("wmf", "bpr", "lightgcn", None),
                                                       doc="models of the exact methods' MIO; None: MODELS")
+    damping_sweep_models: tuple[str, ...] | None = option(
+        None, choices=("wmf", "bpr", "lightgcn", None),
+        doc="models of the damping sweep (random users, first dataset, ratio and seed); None: no sweep")
+
+    def damping_sweep_grid(self) -> "ScifGrid | None":
+        """The grid the damping sweep runs on: ``damping_sweep_models`` on random users, first dataset,
+        ratio and seed (None when no sweep is asked for)."""
+        if self.damping_sweep_models is None:
+            return None
+        return self.replace(datasets=self.datasets[:1], models=self.damping_sweep_models, selections=("random",),
+                            ratios=self.ratios[:1], seeds=self.seeds[:1], damping_sweep_models=None)
 
     def runs(self) -> list[ScifConfig]:
         return [ScifConfig(dataset=d, model=m, selection=s, ratio=r, seed=seed, validation=self.validation,
@@ -224,6 +235,25 @@ def run_scif_damping_sweep(grid: ScifGrid, fractions=DAMPING_SWEEP_FRACTIONS, ab
                         for k in ("mio_accuracy", "ndcg_untruncated")},
                      "record": record["key"]})
     return pd.DataFrame(rows)
+
+
+def damping_sweep_table(sweep: pd.DataFrame) -> pd.DataFrame:
+    """The damping sweep for a page: one row per model and damping (relative fractions in increasing
+    order, then the absolute rule), with the damping used, SCIF's update size, MIO and NDCG, and
+    Learn's and Retrain's MIO beside them; δ as text in scientific notation, the rest to 4 decimals."""
+    label = np.where(sweep["damping_rule"] == "relative",
+                     [f"{f:g} x mean eigenvalue" for f in sweep["damping_fraction"].fillna(0)],
+                     [f"absolute {d:g}" for d in sweep["initial_damping"]])
+    table = sweep.assign(damping_label=label, absolute=sweep["damping_rule"] == "absolute")
+    table = table.sort_values(["model", "absolute", "initial_damping"])
+    columns = {"model": "model", "damping_label": "damping rule", "initial_damping": "δ (rule)",
+               "damping": "δ (used)", "update_norm": "update size", "mio_accuracy": "SCIF MIO",
+               "mio_accuracy_learn": "Learn MIO", "mio_accuracy_retrain": "Retrain MIO",
+               "ndcg_untruncated": "SCIF NDCG@20", "ndcg_untruncated_retrain": "Retrain NDCG@20"}
+    table = table[list(columns)].rename(columns=columns).reset_index(drop=True)
+    for column in ("δ (rule)", "δ (used)"):
+        table[column] = table[column].map(lambda v: f"{v:.2e}")
+    return table.round(4)
 
 
 def compare_scif(runs: pd.DataFrame, paper: pd.DataFrame, learn_paper: pd.DataFrame, metrics: list[str],
@@ -383,8 +413,9 @@ def scif_claims(runs: pd.DataFrame, records_dir=None) -> pd.DataFrame:
                    gap, "diff", cell, low=0.01, high=0.08, note="SCIF − Retrain MIO accuracy, paired by seed;"),
         ordering_claim("scif_worst_on_edge", "SCIF is worst (highest MIO accuracy) on edge data", scif, "selection",
                        [("edge", "core"), ("edge", "random")], "mio_accuracy", ["dataset", "model"]),
-        ordering_claim("scif_most_utility_loss_on_core", "SCIF loses most utility (NDCG@20 drop from Learn) on core users",
-                       drops, "selection", selections, "ndcg_drop", ["dataset", "model"]),
+        ordering_claim("scif_most_utility_loss_on_core",
+                       "SCIF loses most utility (NDCG@20 drop from Learn) on core users", drops, "selection",
+                       selections, "ndcg_drop", ["dataset", "model"]),
         ordering_claim("scif_slower_on_core", "SCIF is slower on core users than on random or edge users", timed,
                        "selection", selections, "unlearn_seconds", ["dataset", "model"], max_apart=PAIR_WINDOW,
                        note="Timing rule: a time is compared only with the same seed's time whose record was "

@@ -177,11 +177,11 @@ def position_claims(runs: pd.DataFrame, alpha: float | None = None) -> pd.DataFr
     done = runs[runs["status"] == "computed"]
     cells = ["model", "perturbation"]
     return claims_frame([
-        ordering_claim("earliest_lowest_ao", "Earliest-Random destabilises more than Random and Latest-Random (lower AO)",
-                       done, "selector", [("earliest", "random"), ("earliest", "latest")], "ao", cells, higher=False,
+        ordering_claim("earliest_lowest_ao",
+                       "Earliest-Random destabilises more than Random and Latest-Random (lower AO)", done, "selector", [("earliest", "random"), ("earliest", "latest")], "ao", cells, higher=False,
                        per_cell=True, alpha=alpha),
-        ordering_claim("random_below_latest", "Random destabilises more than Latest-Random (lower AO)", done, "selector",
-                       [("random", "latest")], "ao", cells, higher=False, per_cell=True, alpha=alpha),
+        ordering_claim("random_below_latest", "Random destabilises more than Latest-Random (lower AO)", done,
+                       "selector", [("random", "latest")], "ao", cells, higher=False, per_cell=True, alpha=alpha),
     ])
 
 
@@ -296,7 +296,8 @@ def mrr_group_claim(runs: pd.DataFrame, cells: list[str], groups=("low", "high")
 
 def next_item_claim(runs: pd.DataFrame, cells: list[str], tolerance: float = 0.01,
                     id: str = "next_item_barely_moves") -> dict:
-    """Next-item metrics barely move: MRR of M' minus MRR of M within ±``tolerance``, per cell (band test over seeds)."""
+    """Next-item metrics barely move: MRR of M' minus MRR of M within ±``tolerance``, per cell (band
+    test over seeds)."""
     from .claims import band_claim
 
     done = _computed(runs)
@@ -340,6 +341,28 @@ def chapter_claims(runs: pd.DataFrame, next_item_tolerance: float = 0.01) -> pd.
                         "CASPER destabilises more than Random, Earliest- and Latest-Random"),
         mrr_group_claim(done, ["model", "selector"]),
         next_item_claim(done, ["model", "selector"], next_item_tolerance),
+    ])
+
+
+def figure_8_claims(runs: pd.DataFrame, fit: dict, min_r2: float = 0.95) -> pd.DataFrame:
+    """Figure 8's claims:
+
+    - ``ao_falls_with_k``: AO falls as the number k of perturbed interactions grows (per model; a
+      trend over the seed-level runs, :func:`recunlearn.report.claims.trend_claim`);
+    - ``runtime_near_linear``: CASPER's build + score + select time is close to a straight line in
+      the number of interactions: R² of the least-squares line (``fit`` of
+      :func:`recunlearn.experiments.casper.linear_fit`) at least ``min_r2``. An exact check of a
+      shape over sizes timed in one run of :func:`~recunlearn.experiments.casper.run_scaling_table`."""
+    from .claims import check_claim, claims_frame, trend_claim
+
+    done = _computed(runs)
+    r2 = fit.get("r2", float("nan"))
+    return claims_frame([
+        trend_claim("ao_falls_with_k", "AO falls as more interactions are perturbed (k)", done, "k", "ao", -1,
+                    ["model"]),
+        check_claim("runtime_near_linear", f"CASPER's run time is near-linear in the interactions (R² ≥ {min_r2})",
+                    pd.DataFrame({"r2": [r2]}), [], lambda g: None if pd.isna(r2) else bool(r2 >= min_r2),
+                    evidence=f"exact check: R² = {r2:.3f} of a least-squares line over prefix sizes timed in one run"),
     ])
 
 

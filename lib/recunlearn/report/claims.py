@@ -280,7 +280,7 @@ def ordering_claim(id: str, claim: str, runs: pd.DataFrame, factor: str, links: 
                    max_apart: pd.Timedelta | None = None) -> dict:
     """An ordering claim on seed-level ``runs``: for every link ``(a, b)``, ``metric`` of ``factor
     == a`` is above (``higher``) or below that of ``factor == b``, the two paired by ``pair_on``
-    (the seed; add ``"session"`` for times) within each cell.
+    (the seed) within each cell; times also pass ``max_apart``.
 
     Pooled (default): one one-sided Wilcoxon signed-rank test per link over every paired
     difference of every cell. ``reproduced`` when every link is significant (p < ``alpha``) in

@@ -135,7 +135,8 @@ def check_text(within: bool, tol: float, ours: float, paper: float, digits: int 
     return f"{'within' if within else 'outside'} ±{tol:.{digits}f}"
 
 
-def paper_vs_ours_table(comparison: pd.DataFrame, index: list[str], metrics: list[str], digits: int = 4) -> pd.DataFrame:
+def paper_vs_ours_table(comparison: pd.DataFrame, index: list[str], metrics: list[str],
+                        digits: int = 4) -> pd.DataFrame:
     """Wide display table: for each metric a "paper" column, an "ours" column (``mean ± std`` over
     seeds, ``pending GPU`` where not computed) and a "check" column (within or outside, with the
     cell's tolerance, see :func:`cell_tolerance`), one row per ``index`` combination."""

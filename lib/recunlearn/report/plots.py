@@ -102,6 +102,30 @@ def sweep_lines(frame: pd.DataFrame, x: str, metrics: list[str], hue: str, title
     return fig
 
 
+def damping_sweep(sweep: pd.DataFrame, title: str):
+    """SCIF's MIO accuracy against the damping it started from (log scale), one panel per model, with
+    Learn's and Retrain's MIO as reference lines (absolute-rule points drawn hollow)."""
+    sns.set_theme(style="whitegrid", context="notebook")
+    models = list(dict.fromkeys(sweep["model"]))
+    fig, axes = plt.subplots(1, len(models), figsize=(4.2 * len(models), 3.4), squeeze=False)
+    for ax, model in zip(axes[0], models):
+        part = sweep[sweep["model"] == model]
+        relative = part[part["damping_rule"] == "relative"].sort_values("initial_damping")
+        ax.plot(relative["initial_damping"], relative["mio_accuracy"], "o-", label="SCIF, relative rule")
+        absolute = part[part["damping_rule"] == "absolute"]
+        ax.plot(absolute["initial_damping"], absolute["mio_accuracy"], "o", mfc="none", label="SCIF, absolute δ")
+        for column, style, name in (("mio_accuracy_learn", ":", "Learn"), ("mio_accuracy_retrain", "--", "Retrain")):
+            ax.axhline(part[column].iloc[0], ls=style, color="grey")
+            ax.annotate(name, (1.0, part[column].iloc[0]), xycoords=("axes fraction", "data"), ha="right",
+                        va="bottom", fontsize=9, color="grey")
+        ax.set_xscale("log")
+        ax.set(title=model.upper(), xlabel="damping δ (start of the schedule)", ylabel="MIO accuracy")
+    axes[0][0].legend(fontsize=9, loc="center left")
+    fig.suptitle(title)
+    fig.tight_layout()
+    return fig
+
+
 def shard_composition(frame: pd.DataFrame, title: str):
     """Active users per shard (bars) for each method (rows) and selection (columns)."""
     sns.set_theme(style="whitegrid", context="notebook")
