@@ -17,6 +17,8 @@ def test_book_builds_without_warnings(tmp_path):
     for page in ["book/intro.html", "book/status.html", "book/cure4rec/table-04-dataset-statistics.html",
                  "book/cure4rec/learn-baselines.html"]:
         assert (html / page).is_file(), f"missing {page}"
+    for page in html.rglob("*.html"):  # the book reads offline: no script from a CDN (MathJax is served locally)
+        assert "https://cdn" not in page.read_text(), f"{page} loads a script from a CDN"
     shutil.rmtree(tmp_path / "_build", ignore_errors=True)
 
 
