@@ -6,7 +6,7 @@ export JUPYTER_PREFER_ENV_PATH := 1
 # Smoke outputs are nbval's references: compute them and check them with the same thread count.
 SMOKE_ENV := OMP_NUM_THREADS=1 RECUNLEARN_OFFLINE=1
 
-.PHONY: env test test-unit test-notebooks test-book book smoke paper status bench clean
+.PHONY: env test test-unit test-notebooks test-book book smoke paper status compute bench clean
 
 env: $(VENV)/.installed
 
@@ -15,6 +15,7 @@ $(VENV)/.installed: requirements.txt pyproject.toml
 	$(BIN)/pip install -q -r requirements.txt
 	$(BIN)/pip install -q --no-deps rbo==0.1.3
 	$(BIN)/pip install -q --no-deps -e .
+	$(BIN)/pip install -q -e '.[ray]'  # the optional Ray executor of `compute`, tested in CI
 	touch $@
 
 # The README's test command: unit tests, notebooks against their smoke outputs, and the book build.
@@ -43,6 +44,11 @@ smoke: env
 
 paper: env
 	$(BIN)/python -m recunlearn notebooks --profile paper
+
+# Run the compute plan's pending runs in plan order at low priority (resumable; stop with Ctrl-C or SIGTERM).
+# Options go in COMPUTE_ARGS, e.g. make compute COMPUTE_ARGS="--hours 8" or COMPUTE_ARGS="--dry-run".
+compute: env
+	$(BIN)/python -m recunlearn compute $(COMPUTE_ARGS)
 
 bench: env
 	$(BIN)/python benchmarks/bench_metrics.py

@@ -5,6 +5,11 @@
     python -m recunlearn notebooks --profile smoke [NAME ...]
     python -m recunlearn status
     python -m recunlearn audit [--write-grid FILE]
+    python -m recunlearn compute [--plan FILE] [--workers N] [--hours H] [--only ENTRY ...] [--dry-run]
+
+``compute`` runs the compute plan (``grids/plan.yml``: every paper-scale run of the book, in
+priority order) until every run has a record, ``--hours`` pass or a SIGINT/SIGTERM stops it; run
+again, it resumes (see :mod:`recunlearn.compute`).
 
 ``run`` and ``grid`` write records into ``--records`` (default: ``RECUNLEARN_RECORDS``, else the
 committed ``book/_results/records``, which is refused unless ``lib/`` is committed);
@@ -30,6 +35,7 @@ import warnings
 from pathlib import Path
 
 from . import paths
+from .compute.plan import ComputeError
 from .data.errors import DatasetError
 from .experiments import RUNNERS, ConfigError, record_key, run_or_load
 from .experiments.config import require_device
@@ -40,7 +46,7 @@ class UsageError(ValueError):
     """A command line or input file that cannot be used as given."""
 
 
-USER_ERRORS = (UsageError, ConfigError, DatasetError, ProvenanceError)
+USER_ERRORS = (UsageError, ConfigError, DatasetError, ProvenanceError, ComputeError)
 """Reported as one ``error:`` line (exit status 2) instead of a traceback."""
 
 
@@ -116,6 +122,7 @@ def main(argv: list[str] | None = None) -> int:
     audit.add_argument("--records", type=Path, help="record directory (default: the committed one)")
     audit.add_argument("--write-grid", type=Path, metavar="FILE", help="write the recompute grid here")
     audit.add_argument("--strict", action="store_true", help="exit with status 1 if any record needs recomputing")
+    _add_compute_parser(sub)
     args = parser.parse_args(argv)
 
     with warnings.catch_warnings():
@@ -161,7 +168,42 @@ def _dispatch(args: argparse.Namespace) -> int:
         write_status_page()
     elif args.command == "audit":
         return _audit(args)
+    elif args.command == "compute":
+        from .compute.command import ComputeOptions, compute
+
+        return compute(ComputeOptions(
+            plan=args.plan, records=args.records, workers=args.workers, hours=args.hours, only=tuple(args.only or ()),
+            dry_run=args.dry_run, device=args.device, gpu_minutes=args.gpu_minutes, executor=args.executor,
+            address=args.address, gpus_per_run=args.gpus_per_run, timings_from=tuple(args.timings_from)))
     return 0
+
+
+def _add_compute_parser(sub) -> None:
+    from .compute.command import DEFAULT_PLAN, DEVICES, EXECUTORS
+
+    comp = sub.add_parser("compute", help="run the compute plan's pending runs in plan order (resumable)",
+                          description="Run the runs of the compute plan that have no done record, in plan order, "
+                                      "at low priority; stop cleanly on SIGINT/SIGTERM (runs in progress finish; a "
+                                      "second signal ends them, writing nothing) or after --hours; resume by running "
+                                      "it again.")
+    comp.add_argument("--plan", type=Path, default=DEFAULT_PLAN, help=f"plan file (default: {DEFAULT_PLAN})")
+    comp.add_argument("--records", type=Path, help="run-record directory (default: RECUNLEARN_RECORDS, else the "
+                                                   "committed book/_results/records)")
+    comp.add_argument("--workers", type=int, help="runs at once (default: one per core; 1 on cuda; Ray: the "
+                                                  "cluster's CPUs)")
+    comp.add_argument("--hours", type=float, help="start no run after this many hours")
+    comp.add_argument("--only", nargs="+", metavar="ENTRY", help="only the runs of these plan entries")
+    comp.add_argument("--dry-run", action="store_true",
+                      help="print runs done and CPU-hours left per entry; run nothing")
+    comp.add_argument("--device", choices=DEVICES, default="cpu", help="device of every run (default: cpu)")
+    comp.add_argument("--gpu-minutes", type=float, metavar="M", help="with --device cuda: the runs whose estimates "
+                                                                     "fit in M minutes, none started after M minutes")
+    comp.add_argument("--executor", choices=EXECUTORS, default="local", help="local processes or Ray tasks")
+    comp.add_argument("--address", help="Ray cluster address (default: the running instance, else a new local one)")
+    comp.add_argument("--gpus-per-run", type=float, help="Ray with --device cuda: GPU fraction of each run (default 1)")
+    comp.add_argument("--timings-from", type=Path, nargs="+", default=[], metavar="DIR",
+                      help="more record directories read only for the cost model (besides --records and the "
+                           "committed records)")
 
 
 def _recompute(option: str | None) -> bool | str:

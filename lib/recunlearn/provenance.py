@@ -4,8 +4,8 @@
   under ``lib/`` differ from it (``unknown`` outside a git checkout).
 - ``source_fingerprint()``: SHA-256 (first 16 hex digits) over the path and bytes of every ``.py``
   file of the library that can change a result -- every module except the presentation package
-  ``report/`` and the command line. Two records with the same fingerprint were computed by the same
-  code, whatever the commit.
+  ``report/``, the run scheduler ``compute/`` and the command line. Two records with the same
+  fingerprint were computed by the same code, whatever the commit.
 - ``require_clean(paths, purpose)``: raises :class:`ProvenanceError` unless ``paths`` are committed;
   records written into the committed record directory and paper-profile renders call it.
 """
@@ -20,8 +20,8 @@ from pathlib import Path
 from . import paths
 
 LIBRARY = Path(__file__).resolve().parent
-PRESENTATION = ("report", "cli.py", "__main__.py")
-"""Library parts that only present results; they are left out of the fingerprint."""
+PRESENTATION = ("report", "compute", "cli.py", "__main__.py")
+"""Library parts that only present results or schedule runs; they are left out of the fingerprint."""
 
 
 class ProvenanceError(RuntimeError):

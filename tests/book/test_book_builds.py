@@ -14,8 +14,8 @@ def test_book_builds_without_warnings(tmp_path):
                              "--path-output", str(tmp_path)], capture_output=True, text=True, timeout=900)
     assert result.returncode == 0, result.stdout[-4000:] + result.stderr[-4000:]
     html = tmp_path / "_build" / "html"
-    for page in ["book/intro.html", "book/status.html", "book/cure4rec/table-04-dataset-statistics.html",
-                 "book/cure4rec/learn-baselines.html"]:
+    for page in ["book/intro.html", "book/scoreboard.html", "book/status.html",
+                 "book/cure4rec/table-04-dataset-statistics.html", "book/cure4rec/learn-baselines.html"]:
         assert (html / page).is_file(), f"missing {page}"
     for page in html.rglob("*.html"):  # the book reads offline: no script from a CDN (MathJax is served locally)
         assert "https://cdn" not in page.read_text(), f"{page} loads a script from a CDN"

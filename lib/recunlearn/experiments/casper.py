@@ -126,8 +126,13 @@ def _build(config: CasperConfig, stream: Stream):
                                            device=config.device)
 
 
+def original_key(config: CasperConfig) -> tuple:
+    """What the original model M of a run depends on: runs with equal keys share one trained M per process."""
+    return (config.dataset, config.model, config.seed, config.epochs, config.max_rows, config.id_map, config.device)
+
+
 def _original(config: CasperConfig, stream: Stream):
-    key = (config.dataset, config.model, config.seed, config.epochs, config.max_rows, config.id_map, config.device)
+    key = original_key(config)
     if key not in _ORIGINALS:
         seed_everything(config.seed)
         model = _build(config, stream)

@@ -1,7 +1,8 @@
 """Content-addressed run records, bound to the code that made them.
 
 A record is a small strict-JSON file ``<records>/<experiment>/<key>.json`` holding the config,
-metrics, per-epoch curve, timings, seed, device, library versions, the git commit (``-dirty`` when
+metrics, per-epoch curve, timings, the run's ``cost`` (wall and CPU seconds of the whole runner, which
+the compute plan's cost model reads), seed, device, library versions, the git commit (``-dirty`` when
 ``lib/`` had uncommitted changes), the fingerprint of the library source that ran
 (:func:`recunlearn.provenance.source_fingerprint`) and the dataset checksums. Undefined values are
 ``null``. Records are written atomically (temporary file + rename).
@@ -36,6 +37,7 @@ import os
 import platform
 import shutil
 import tempfile
+import time
 from pathlib import Path
 from typing import Any, Callable
 
@@ -152,12 +154,14 @@ def compute_record(config: Config) -> dict[str, Any]:
         raise KeyError(f"no runner registered for experiment {config.experiment!r}; known: {sorted(RUNNERS)}")
     _config_cls, runner = RUNNERS[config.experiment]
     with cpu_threads():
+        wall, cpu = time.perf_counter(), time.process_time()
         payload = runner(config)
+        cost = {"wall_seconds": time.perf_counter() - wall, "cpu_seconds": time.process_time() - cpu}
         env = environment()
     return strict_json_value({"experiment": config.experiment, "key": record_key(config), "config": config.to_dict(),
             "dataset_sha256": dataset_checksums(config), "results_version": results_version(config),
             "git_commit": git_commit(), "source_fingerprint": source_fingerprint(), "environment": env,
-            "created": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"), **payload})
+            "created": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"), "cost": cost, **payload})
 
 
 def run_or_load(config: Config, records_dir: Path | None = None, recompute: bool | str = False) -> dict[str, Any]:

@@ -112,16 +112,22 @@ def show_claims(claims: pd.DataFrame):
     return shown.style.hide(axis="index").set_properties(**{"text-align": "left", "white-space": "pre-wrap"})
 
 
-def glue_page(claims: pd.DataFrame | None, comparison: pd.DataFrame | None = None):
-    """Glue a page's claims (:func:`glue_claims`), its verdict under ``page_verdict``
-    (:func:`~recunlearn.report.verdicts.page_verdict` of the claims and the paper cells) and the
-    counts behind it under ``page_summary``; returns the claims for display (:func:`show_claims`)."""
+def glue_page(claims: pd.DataFrame | None, comparison: pd.DataFrame | None = None, *, grid=None,
+              runs: pd.DataFrame | None = None, parts: dict[str, str] | None = None):
+    """Glue everything a page publishes: its claims (:func:`glue_claims`), and the page-level texts
+    of :func:`recunlearn.report.glance.page_facts`: ``page_verdict`` (of the claims and the paper
+    cells, or of ``parts``: verdicts of the page's parts, e.g. one per dataset), ``page_summary``,
+    ``page_scale`` (of ``grid``), ``page_pending`` (the paper's datasets not in ``grid`` and the
+    ``runs`` without a record, with why), ``page_coverage``, ``page_difference`` and ``page_claims``
+    (JSON, for the scoreboard). Returns the claims for display (:func:`show_claims`)."""
     from myst_nb import glue
+
+    from .glance import page_facts
 
     if claims is not None:
         glue_claims(claims)
-    glue("page_verdict", page_verdict(claims, comparison), display=False)
-    glue("page_summary", page_summary(claims, comparison), display=False)
+    for name, text in page_facts(claims, comparison, grid=grid, runs=runs, parts=parts).items():
+        glue(name, text, display=False)
     return show_claims(claims) if claims is not None else None
 
 

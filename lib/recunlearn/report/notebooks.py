@@ -100,6 +100,8 @@ def execute(notebook: Path, profile: str, extra_parameters: dict | None = None) 
         for cell in executed.cells:
             cell.metadata.pop("papermill", None)
             cell.metadata.pop("execution", None)
+            if cell.cell_type == "code" and "hide-input" not in cell.metadata.get("tags", []):
+                cell.metadata["tags"] = [*cell.metadata.get("tags", []), "hide-input"]  # papermill's injected cell
         if profile == "paper":
             behind = summarize_ledger([json.loads(line) for line in ledger.read_text().splitlines() if line])
             executed.metadata["recunlearn"] = {

@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 import json
 
+from ..compute.summary import page_text
 from ..io import write_bytes_atomic
 from .notebooks import BOOK_DIR
 
@@ -127,6 +128,27 @@ def audit_table(records_dir=None) -> list[str]:
     return lines
 
 
+def compute_plan_status():
+    """The compute plan on CPU against the committed records (:mod:`recunlearn.compute`)."""
+    from ..compute.command import DEFAULT_PLAN
+    from ..compute.summary import plan_status
+    from ..paths import committed_records_dir
+
+    return plan_status(DEFAULT_PLAN, committed_records_dir(), "cpu")
+
+
+def plan_table(plan) -> list[str]:
+    """Markdown rows of the compute plan's entries (:func:`recunlearn.compute.summary.entry_rows`)."""
+    from ..compute.summary import entry_rows
+
+    lines = ["| entry | pages | runs listed | with a record | runs it computes | pending | CPU-hours left |",
+             "|---|---|---|---|---|---|---|"]
+    for row in entry_rows(plan):
+        lines.append(f"| `{row['entry']}` | {row['pages']} | {row['listed']} | {row['done']} | {row['computes']} | "
+                     f"{row['pending']} | {row['cpu_hours_left']:.1f} |")
+    return lines
+
+
 def render_status_page() -> str:
     """Markdown of the status page."""
     lines = ["# Status of the reproduction", "",
@@ -134,14 +156,24 @@ def render_status_page() -> str:
              "each page's verdict, the settings it was rendered with, and the run records behind it (their",
              "devices and full commits; `-dirty` marks a record made from uncommitted code). \"Runs without a",
              "record\" counts the runs a page needs that have not been computed yet: they are pending, not absent.",
+             "Every claim and its verdict, paper by paper, is on the [scoreboard](scoreboard.md).",
+             "\"To compute\" counts the CPU runs the compute plan (`grids/plan.yml`) lists for the page, with the",
+             "CPU-hours the cost model estimates for the rest and the command that computes them.",
              "",
-             "| paper | item | what | verdict | status | device | commit | pending | page |",
-             "|---|---|---|---|---|---|---|---|---|"]
+             "| paper | item | what | verdict | status | device | commit | pending | to compute | page |",
+             "|---|---|---|---|---|---|---|---|---|---|"]
+    plan = compute_plan_status()
     for item in ITEMS:
         s = item_status(item)
         page = f"[{s['page'].split('/')[-1]}]({s['page']}.ipynb)" if s["page"] else ""
+        to_compute = page_text(plan, item.notebook) if item.notebook else ""
         lines.append(f"| {s['paper']} | {s['item']} | {s['title']} | {s['verdict']} | {s['status']} | "
-                     f"{s['device']} | {s['commit']} | {s['pending']} | {page} |")
+                     f"{s['device']} | {s['commit']} | {s['pending']} | {to_compute} | {page} |")
+    lines += ["", "## Compute plan", "",
+              "Every entry of `grids/plan.yml` in priority order, on CPU: the runs it lists and how many have a",
+              "record, the runs it computes (those it lists first) and the CPU-hours left for them. `python -m",
+              "recunlearn compute` runs them in this order (`--dry-run` shows how each estimate was made).", "",
+              *plan_table(plan)]
     lines += ["", "## Run records", "",
               "`python -m recunlearn audit` checks every committed record: *current* records are the ones",
               "today's code looks up (a *stale* one was made before its experiment's results version changed);",
@@ -153,3 +185,6 @@ def render_status_page() -> str:
 
 def write_status_page() -> None:
     write_bytes_atomic(BOOK_DIR / "status.md", render_status_page().encode())
+    from .scoreboard import write_scoreboard  # the scoreboard and the introduction's summary of it
+
+    write_scoreboard()

@@ -1,0 +1,267 @@
+"""What a run costs: the measured seconds of stored records, and an estimate for any config.
+
+Definitions:
+
+- *seconds of a record* (:func:`record_seconds`): the CPU seconds of its runner (``cost.cpu_seconds``;
+  wall seconds for a GPU record) when the record has a ``cost``; older records are read from their
+  ``timings`` by the experiment's ``legacy`` rule (:data:`COST_RULES`), which for ``cure4rec-exact``
+  covers the unlearning stage only and for ``cure4rec-exact-mio`` nothing. The seconds are those of
+  the run alone: a CASPER run whose original model came from its process's cache gets that training
+  added back;
+- *shared seconds*: the part of a run that the other runs of its batch reuse (CASPER: training the
+  original model), paid once per batch (:meth:`CostModel.batch_seconds`);
+- *data rows* (:func:`data_rows`): lines of the first dataset file a config reads, capped at its
+  ``max_rows``; unknown when the file is not on this machine;
+- *family* of a config: experiment, device and the experiment's ``fields`` that change the run time
+  (model, method, ...); seeds, selections, ratios and the like are assumed not to. Within a family a
+  *point* is (dataset, data rows, epochs).
+
+The estimate of a config is the first that applies: ``measured`` (median over the records of its
+family and point), ``scaled`` (the point of its family with the nearest data rows, times the ratio of
+data rows and, where the experiment has an epoch count, of epochs; a GPU config falls back to CPU
+records), ``proxy`` (the estimate of a related experiment's config, e.g. the exact run inside an
+exact-MIO run), ``sibling`` (the median of the scaled estimates of the other families of its
+experiment, e.g. another model), ``default`` (:data:`DEFAULT_SECONDS`). Nothing here is typed in by
+hand: every measured number comes from a record.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import gzip
+import math
+import statistics
+from typing import Callable, Iterable
+
+from ..data import registry
+from ..experiments.config import Config, ConfigError
+
+DEFAULT_SECONDS = 3600.0
+"""Estimate of a run of which nothing comparable was ever measured: one CPU-hour, a placeholder."""
+
+
+def _timings_sum(*names: str) -> Callable[[dict], float | None]:
+    """Legacy rule: the sum of these timings (None unless all are present)."""
+    def seconds(record: dict) -> float | None:
+        values = [(record.get("timings") or {}).get(name) for name in names]
+        return float(sum(values)) if all(isinstance(v, (int, float)) for v in values) else None
+    return seconds
+
+
+def _first_timing(*names: str) -> Callable[[dict], float | None]:
+    """Legacy rule: the first of these timings present."""
+    def seconds(record: dict) -> float | None:
+        timings = record.get("timings") or {}
+        return next((float(timings[n]) for n in names if isinstance(timings.get(n), (int, float))), None)
+    return seconds
+
+
+def _no_legacy(record: dict) -> None:
+    return None
+
+
+def _alone(record: dict, seconds: float, wall: float) -> tuple[float, float]:
+    return seconds, 0.0
+
+
+def _casper_alone(record: dict, seconds: float, wall: float) -> tuple[float, float]:
+    """(seconds alone, shared) of a CASPER run: one whose wall time is less than its two trainings
+    (wall times) reused a cached original, whose training is added back, converted to the unit of
+    ``seconds`` by the run's ratio of ``seconds`` to wall time."""
+    timings = record.get("timings") or {}
+    original = float(timings.get("train_original_seconds") or 0.0)
+    perturbed = float(timings.get("train_perturbed_seconds") or 0.0)
+    shared = original * (seconds / wall if wall > 0 else 1.0)
+    return (seconds + shared if wall < original + perturbed else seconds), shared
+
+
+@dataclasses.dataclass(frozen=True)
+class CostRule:
+    """How an experiment's records are read for cost (see the module's definitions)."""
+
+    fields: tuple[str, ...] = ()
+    legacy: Callable[[dict], float | None] = _no_legacy
+    alone: Callable[[dict, float, float], tuple[float, float]] = _alone
+    epochs: str | None = None
+    proxy: str | None = None
+
+
+COST_RULES: dict[str, CostRule] = {
+    "casper-rls": CostRule(("model", "id_map"), _timings_sum("wall_seconds"), _casper_alone, epochs="epochs"),
+    "casper-scaling": CostRule(("sizes", "repeats", "idag_max_len", "idag_variant")),
+    "cure4rec-learn": CostRule(("model", "max_epochs"), _timings_sum("wall_seconds")),
+    "cure4rec-scif": CostRule(("model", "max_epochs", "mio_seeds", "mio_epochs"),
+                              _timings_sum("learn_wall_seconds", "retrain_wall_seconds", "scif_seconds",
+                                           "mio_seconds")),
+    "cure4rec-exact": CostRule(("model", "method", "timing", "n_shards", "combiner", "max_epochs"),
+                               _first_timing("unlearn_wall_seconds", "unlearn_sum_seconds")),
+    "cure4rec-exact-mio": CostRule(("model", "method", "timing", "n_shards", "max_epochs", "mio_seeds", "mio_epochs"),
+                                   proxy="cure4rec-exact"),
+}
+
+
+def rule_of(experiment: str) -> CostRule:
+    return COST_RULES.get(experiment, CostRule())
+
+
+def record_seconds(record: dict) -> tuple[float, float] | None:
+    """(seconds of the run alone, shared seconds) of a stored record, or None when it tells neither."""
+    rule = rule_of(record.get("experiment", ""))
+    cost = record.get("cost")
+    if isinstance(cost, dict):
+        wall = cost.get("wall_seconds")
+        seconds = wall if (record.get("config") or {}).get("device") == "cuda" else cost.get("cpu_seconds")
+    else:
+        seconds = wall = rule.legacy(record)
+    if not (isinstance(seconds, (int, float)) and isinstance(wall, (int, float))):
+        return None
+    return rule.alone(record, float(seconds), float(wall))
+
+
+@functools.lru_cache(maxsize=None)
+def file_rows(dataset: str, role: str) -> int | None:
+    """Lines of ``dataset``'s file ``role`` where it lies on this machine (plain or gzipped), else None."""
+    spec = registry.get_file(dataset, role)
+    if spec.pickled:
+        return None
+    for path in registry.candidate_paths(dataset, spec):
+        if path.is_file():
+            opener = gzip.open if path.suffix == ".gz" else open
+            with opener(path, "rb") as handle:
+                return sum(chunk.count(b"\n") for chunk in iter(lambda: handle.read(1 << 20), b""))
+    return None
+
+
+def data_rows(config: Config) -> int | None:
+    """Lines of the first dataset file ``config`` reads, capped at its ``max_rows`` (None: unknown)."""
+    files = config.dataset_files() if hasattr(config, "dataset_files") else {}
+    if not files:
+        return None
+    dataset, roles = next(iter(files.items()))
+    rows = file_rows(dataset, roles[0])
+    limit = getattr(config, "max_rows", None)
+    return min(rows, limit) if rows is not None and limit is not None else rows
+
+
+@dataclasses.dataclass(frozen=True)
+class Estimate:
+    """Seconds of one run alone, of which ``shared_seconds`` a batch pays once; how it was obtained."""
+
+    seconds: float
+    shared_seconds: float
+    basis: str
+    source: str
+
+
+@dataclasses.dataclass(frozen=True)
+class _Point:
+    dataset: str | None
+    rows: int | None
+    epochs: int | None
+
+
+def _family(config: Config, device: str | None = None) -> tuple:
+    values = config.to_dict()
+    fields = tuple((name, _hashable(values.get(name))) for name in rule_of(config.experiment).fields)
+    return (config.experiment, device or values.get("device", "cpu"), fields)
+
+
+def _point(config: Config) -> _Point:
+    epochs = rule_of(config.experiment).epochs
+    return _Point(getattr(config, "dataset", None), data_rows(config), getattr(config, epochs) if epochs else None)
+
+
+def _hashable(value):
+    return tuple(value) if isinstance(value, list) else value
+
+
+def _ratio(target: float | None, measured: float | None) -> float | None:
+    return target / measured if target and measured else None
+
+
+class CostModel:
+    """Measured seconds by family and point, from records; estimates for any config."""
+
+    def __init__(self, records: Iterable[dict]):
+        from ..experiments.records import RUNNERS
+
+        self._table: dict[tuple, dict[_Point, list[tuple[float, float]]]] = {}
+        for record in records:
+            seconds = record_seconds(record) if record else None
+            entry = RUNNERS.get(record.get("experiment", "")) if record else None
+            if seconds is None or entry is None:
+                continue
+            try:
+                config = entry[0].from_dict(record["config"])
+            except (ConfigError, KeyError, TypeError):
+                continue  # a config today's code cannot read: its timing no longer describes a run
+            self._table.setdefault(_family(config), {}).setdefault(_point(config), []).append(seconds)
+
+    def estimate(self, config: Config) -> Estimate:
+        """The estimate of ``config`` (see the module's definitions)."""
+        device = getattr(config, "device", "cpu")
+        for family_device, note in ((device, ""), ("cpu", " (CPU records)")):
+            found = self._from_family(_family(config, family_device), _point(config), note)
+            if found is not None:
+                return found
+            if device == "cpu":
+                break
+        proxy = rule_of(config.experiment).proxy
+        if proxy is not None:
+            proxied = self.estimate(_proxy_config(config, proxy))
+            if proxied.basis != "default":
+                return Estimate(proxied.seconds, proxied.shared_seconds, "proxy",
+                                f"{proxy}: {proxied.basis}, {proxied.source}")
+        return self._from_siblings(config) or Estimate(DEFAULT_SECONDS, 0.0, "default", "nothing comparable measured")
+
+    def _from_siblings(self, config: Config) -> Estimate | None:
+        """The median of the other families' estimates of this experiment and device at ``config``'s point."""
+        experiment, device, _ = _family(config)
+        point = _point(config)
+        found = [self._from_family(family, point, "") for family in self._table
+                 if family[0] == experiment and family[1] in (device, "cpu")]
+        found = [e for e in found if e is not None]
+        if not found:
+            return None
+        return Estimate(statistics.median(e.seconds for e in found), statistics.median(e.shared_seconds for e in found),
+                        "sibling", f"median of {len(found)} other kind(s) of {experiment}")
+
+    def _from_family(self, family: tuple, point: _Point, note: str) -> Estimate | None:
+        points = self._table.get(family)
+        if not points:
+            return None
+        if point in points:
+            values = points[point]
+            return Estimate(statistics.median(v[0] for v in values), statistics.median(v[1] for v in values),
+                            "measured", f"median of {len(values)} record(s){note}")
+        nearest = min(points, key=lambda p: (_log_distance(point.rows, p.rows), -len(points[p])))
+        rows, epochs = _ratio(point.rows, nearest.rows), _ratio(point.epochs, nearest.epochs)
+        factor = (rows or 1.0) * (epochs or 1.0)
+        values = points[nearest]
+        described = f"{nearest.dataset}, {nearest.rows or '?'} rows" + (f", {nearest.epochs} epochs" if nearest.epochs
+                                                                        else "")
+        unscaled = "" if rows is not None else ", data rows unknown: not scaled by data"
+        return Estimate(factor * statistics.median(v[0] for v in values),
+                        factor * statistics.median(v[1] for v in values), "scaled",
+                        f"{len(values)} record(s) on {described}, x {factor:.3g}{unscaled}{note}")
+
+    def batch_seconds(self, configs: Iterable[Config]) -> float:
+        """Seconds of runs computed one after another in one process (shared work paid once)."""
+        estimates = [self.estimate(config) for config in configs]
+        if not estimates:
+            return 0.0
+        return sum(e.seconds - e.shared_seconds for e in estimates) + max(e.shared_seconds for e in estimates)
+
+
+def _log_distance(a: int | None, b: int | None) -> float:
+    return abs(math.log(a / b)) if a and b else math.inf
+
+
+def _proxy_config(config: Config, experiment: str) -> Config:
+    """``experiment``'s config with the fields it shares with ``config``."""
+    from ..experiments.records import RUNNERS
+
+    proxy_cls = RUNNERS[experiment][0]
+    allowed = set(proxy_cls.parameter_names())
+    return proxy_cls.from_dict({k: v for k, v in config.to_dict().items() if k in allowed})

@@ -1,0 +1,161 @@
+"""Running batches on an executor: plan order, progress with an ETA, a deadline and a clean stop.
+
+- Batches start in the order given while the executor has a free slot, no stop was asked for and
+  the deadline has not passed; a run starts only under the same conditions (a batch's later runs
+  are ``skipped`` once they fail).
+- The first SIGINT or SIGTERM (:class:`StopRequest`) or the deadline: no run starts any more; runs in
+  progress finish and write their records, then the command ends. A second SIGINT or SIGTERM ends
+  the runs in progress at once (local workers terminated, Ray tasks cancelled); nothing is written
+  for them.
+- A record is written whole (temporary file + rename) when its run finishes, so a stopped command
+  leaves no partial record, and running it again resumes where it stopped: done runs are not
+  scheduled again.
+- ETA: the estimated seconds of the runs not yet finished (:class:`~recunlearn.compute.costs.CostModel`),
+  divided by the executor's capacity.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import signal
+import time
+from collections import deque
+from typing import Callable
+
+from .costs import CostModel
+from .executors import BatchDone, Outcome
+from .plan import Run
+
+POLL_SECONDS = 1.0
+
+
+class StopRequest:
+    """Stop requests: the first asks for a clean stop, the second forces one."""
+
+    def __init__(self):
+        self.count = 0
+
+    @property
+    def requested(self) -> bool:
+        return self.count >= 1
+
+    @property
+    def forced(self) -> bool:
+        return self.count >= 2
+
+    def ask(self, *_signal_args) -> None:
+        self.count += 1
+
+    @contextlib.contextmanager
+    def on_signals(self, signals=(signal.SIGINT, signal.SIGTERM)):
+        """Count these signals as stop requests while the block runs."""
+        previous = {sig: signal.signal(sig, self.ask) for sig in signals}
+        try:
+            yield self
+        finally:
+            for sig, handler in previous.items():
+                signal.signal(sig, handler)
+
+
+@dataclasses.dataclass
+class Tally:
+    """Runs by what became of them (``lost``: their worker died; ``interrupted``: ended by a second stop
+    request; ``skipped``, ``not_started``: not started after a stop); ``stopped_by``: "signal",
+    "deadline" or "" (every batch ran)."""
+
+    computed: int = 0
+    loaded: int = 0
+    failed: int = 0
+    skipped: int = 0
+    lost: int = 0
+    interrupted: int = 0
+    not_started: int = 0
+    stopped_by: str = ""
+
+    @property
+    def ok(self) -> bool:
+        return not (self.failed or self.lost)
+
+
+def minutes(seconds: float) -> str:
+    return f"{seconds / 60:.1f} min" if seconds < 5400 else f"{seconds / 3600:.1f} h"
+
+
+class _Schedule:
+    """Batches queued and running, and the runs of each not yet reported."""
+
+    def __init__(self, batches: list[list[Run]], costs: CostModel):
+        self.costs = costs
+        self.queued = deque(enumerate(batches))
+        self.unreported: dict[int, dict[str, Run]] = {}
+        self.total = sum(len(batch) for batch in batches)
+
+    def start(self) -> tuple[int, list[Run]]:
+        batch_id, batch = self.queued.popleft()
+        self.unreported[batch_id] = {run.key: run for run in batch}
+        return batch_id, batch
+
+    def seconds_left(self) -> float:
+        waiting = [[run.config for run in batch] for _, batch in self.queued]
+        running = [[run.config for run in runs.values()] for runs in self.unreported.values()]
+        return sum(self.costs.batch_seconds(configs) for configs in waiting + running)
+
+    def runs_left(self) -> int:
+        return sum(len(batch) for _, batch in self.queued) + sum(len(runs) for runs in self.unreported.values())
+
+
+def run_batches(batches: list[list[Run]], executor, costs: CostModel, *, deadline: float | None = None,
+                stop: StopRequest | None = None, out: Callable[[str], None] = print) -> Tally:
+    """Run ``batches`` in order on ``executor`` (see the module's rules); progress lines go to ``out``."""
+    stop = stop or StopRequest()
+    schedule, tally, finished = _Schedule(batches, costs), Tally(), 0
+    stopping = False
+    while schedule.queued or schedule.unreported:
+        if stop.forced:
+            executor.terminate()
+            tally.interrupted += sum(len(runs) for runs in schedule.unreported.values())
+            schedule.unreported.clear()
+            tally.stopped_by = "signal"
+            out("second stop request: runs in progress ended, nothing written for them")
+            break
+        if not stopping and (stop.requested or (deadline is not None and time.time() >= deadline)):
+            stopping = True
+            tally.stopped_by = "signal" if stop.requested else "deadline"
+            executor.stop()
+            out(f"stopping ({'stop requested' if stop.requested else 'deadline reached'}): no new run starts, "
+                f"runs in progress finish (a second SIGINT/SIGTERM ends them now)")
+        while schedule.queued and not stopping and executor.free_slots() > 0:
+            batch_id, batch = schedule.start()
+            executor.submit(batch_id, [run.config for run in batch], deadline)
+        if stopping and not schedule.unreported:
+            break
+        for message in executor.poll(POLL_SECONDS):
+            if isinstance(message, Outcome):
+                run = schedule.unreported.get(message.batch, {}).pop(message.key, None)
+                finished += message.status != "skipped"
+                _count(tally, message)
+                if run is not None and message.status != "skipped":
+                    _report(message, run, schedule, executor.capacity, finished, out)
+            elif isinstance(message, BatchDone):
+                lost = schedule.unreported.pop(message.batch, {})
+                tally.lost += len(lost)
+                if message.lost:
+                    out(f"batch lost ({message.error}): {len(lost)} run(s) did not finish")
+    tally.not_started = sum(len(batch) for _, batch in schedule.queued)
+    return tally
+
+
+def _count(tally: Tally, outcome: Outcome) -> None:
+    setattr(tally, outcome.status, getattr(tally, outcome.status) + 1)
+
+
+def _report(outcome: Outcome, run: Run, schedule: _Schedule, capacity: int, finished: int, out) -> None:
+    """One progress line: the run, its time beside its estimate, what is left and when it should end."""
+    estimate = schedule.costs.estimate(run.config).seconds
+    took = f"{minutes(outcome.seconds)} (estimate {minutes(estimate)})"
+    detail = f"after {took}: {outcome.error}" if outcome.status == "failed" else f"in {took}"
+    left = schedule.seconds_left()
+    out(f"[{finished}/{schedule.total}] {outcome.status} {run.experiment} {run.key} ({run.entry}) {detail}; "
+        f"left: {schedule.runs_left()} runs, ~{left / 3600:.1f} CPU-h, ETA {minutes(left / max(capacity, 1))} "
+        f"on {capacity} worker(s)")

@@ -1,0 +1,268 @@
+"""What a page states at a glance: the scale it was computed at, what is pending and why, how much of
+the paper it covers, how far it is from the paper, and the parameters the render used.
+
+:func:`page_facts` returns every text :func:`recunlearn.report.claims.glue_page` glues for a page's
+"at a glance" box and for the scoreboard (:mod:`recunlearn.report.scoreboard`); the rest are its parts.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import re
+from collections import Counter
+from typing import Any, Mapping
+
+import pandas as pd
+
+DISPLAY_NAMES = {
+    # datasets
+    "ml-100k": "ML-100K", "ml-1m": "ML-1M", "adm": "ADM", "wikipedia": "Wikipedia", "reddit": "Reddit",
+    "foursquare": "Foursquare", "lastfm": "LastFM-10%",
+    # models
+    "wmf": "WMF", "bpr": "BPR", "lightgcn": "LightGCN", "lstm": "LSTM", "tisasrec": "TiSASRec", "jodie": "JODIE",
+    "latentcross": "LatentCross",
+    # methods, CASPER selectors and perturbations
+    "retrain": "Retrain", "sisa": "SISA", "receraser": "RecEraser", "ultrare": "UltraRE", "scif": "SCIF",
+    "none": "control", "random": "Random", "earliest": "Earliest-Random", "latest": "Latest-Random",
+    "casper": "CASPER", "loo": "LOO", "replace": "replacement", "insert": "insertion",
+}
+"""How a code name is written for a reader (LastFM is only its first 10 %, and always labelled so)."""
+
+CURE4REC_DATASETS = ("ml-100k", "ml-1m", "adm")
+NOT_RUN_REASON = "not run yet (need a GPU or many CPU-hours)"
+"""Why a dataset of the paper is missing from a page's grid."""
+PARAMETER_NAME = re.compile(r"^[A-Z][A-Z0-9_]*$")
+
+
+def display_name(name) -> str:
+    """``"lightgcn"`` -> ``"LightGCN"``; unknown names unchanged."""
+    return DISPLAY_NAMES.get(str(name), str(name))
+
+
+def _count(n: int, word: str) -> str:
+    """``"1 seed"``, ``"3 seeds"``."""
+    return f"{n:,} {word}{'' if n == 1 else 's'}"
+
+
+def _names(values) -> str:
+    return ", ".join(display_name(v) for v in values)
+
+
+def _settings(grid) -> dict[str, Any]:
+    """A grid's settings by lower-case name: a config's fields, or a mapping of notebook parameters."""
+    if dataclasses.is_dataclass(grid):
+        return {f.name: getattr(grid, f.name) for f in dataclasses.fields(grid)}
+    return {str(k).lower(): v for k, v in dict(grid or {}).items()}
+
+
+def _listed(value) -> list:
+    if value is None:
+        return []
+    return [value] if isinstance(value, (str, int, float)) else list(value)
+
+
+# --- parameters -------------------------------------------------------------------------------------
+
+def format_parameter(value) -> str:
+    """A parameter value for a reader: lists joined by commas, whole numbers with thousands separators."""
+    if isinstance(value, (list, tuple)):
+        return ", ".join(format_parameter(v) for v in value) if value else "(empty)"
+    if isinstance(value, bool) or value is None:
+        return str(value)
+    if isinstance(value, int):
+        return f"{value:,}"
+    return str(value)
+
+
+def parameters_table(namespace: Mapping[str, Any]) -> pd.DataFrame:
+    """The notebook's parameters (its UPPER_SNAKE names: the values in effect after papermill's
+    injection) as a two-column frame ``parameter | value used``, in the order they were set."""
+    rows = [(name, format_parameter(value)) for name, value in namespace.items()
+            if PARAMETER_NAME.match(name) and isinstance(value, (str, int, float, bool, list, tuple, type(None)))]
+    return pd.DataFrame(rows, columns=["parameter", "value used"])
+
+
+def show_parameters(namespace: Mapping[str, Any]):
+    """:func:`parameters_table` for display, without the row index."""
+    return parameters_table(namespace).style.hide(axis="index").set_properties(**{"text-align": "left"})
+
+
+# --- scale ------------------------------------------------------------------------------------------
+
+def paper_datasets(grid) -> tuple[str, ...]:
+    """The datasets the paper item of ``grid`` covers: CURE4Rec's three for a CURE4Rec grid (its
+    sweeps over shards or ratios are on ML-100K only), the grid's own datasets otherwise (CASPER's
+    paper-profile grids list the paper's datasets)."""
+    settings = _settings(grid)
+    datasets = tuple(_listed(settings.get("datasets")))
+    if "cure4rec" in type(grid).__module__:
+        sweep = len(_listed(settings.get("shard_counts"))) > 1 or len(_listed(settings.get("ratios"))) > 1
+        return ("ml-100k",) if sweep else CURE4REC_DATASETS
+    return datasets
+
+
+def scale_text(grid) -> str:
+    """The scale a grid computes, in a reader's words: ``"ML-100K; WMF, BPR, LightGCN; core, random,
+    edge users; 3 seeds; up to 500 epochs; CPU"``. Accepts a config or a mapping of parameters."""
+    s = _settings(grid)
+    parts = []
+    datasets = _listed(s.get("datasets"))
+    if datasets:
+        rows = s.get("max_rows")
+        parts.append((f"first {rows:,} rows of " if rows else "") + _names(datasets))
+    for name in ("models", "methods"):
+        if _listed(s.get(name)):
+            parts.append(_names(s[name]))
+    if _listed(s.get("selections")):
+        parts.append(f"{', '.join(map(str, s['selections']))} users")
+    if _listed(s.get("selectors")):
+        perturbations = _listed(s.get("perturbations"))
+        parts.append(f"selectors {_names(s['selectors'])}" + (f" ({_names(perturbations)})" if perturbations else ""))
+    ratios = _listed(s.get("ratios"))
+    if len(ratios) > 1:
+        parts.append(f"{', '.join(f'{r:g}' for r in ratios)} % of users unlearned")
+    for name, words in (("shard_counts", "shards"), ("ks", "perturbations per user")):
+        values = _listed(s.get(name))
+        if len(values) > 1:
+            parts.append(f"{', '.join(map(str, values))} {words}")
+    seeds = _listed(s.get("seeds"))
+    if seeds:
+        parts.append(_count(len(seeds), "seed"))
+    if s.get("max_epochs"):
+        parts.append(f"up to {s['max_epochs']} epochs")
+    elif s.get("epochs"):
+        parts.append(_count(s["epochs"], "epoch"))
+    if s.get("device"):
+        parts.append({"cpu": "CPU", "cuda": "GPU"}.get(s["device"], str(s["device"])))
+    sizes = _listed(s.get("scaling_sizes"))
+    if sizes:
+        parts.append(f"timing on {display_name(s.get('scaling_dataset', ''))} prefixes of {min(sizes):,} to "
+                     f"{max(sizes):,} rows, {_count(s.get('scaling_repeats', 1), 'repeat')}")
+    if datasets and not parts[1:]:
+        parts[0] += " (whole files)"
+    return "; ".join(parts) if parts else "not stated"
+
+
+# --- runs: what has a record, what is pending and why ---------------------------------------------
+
+def run_counts(grid, runs: pd.DataFrame | None) -> tuple[int, Counter]:
+    """``(runs the grid needs, pending runs by reason)``. A ``status`` column (CASPER) gives the
+    reason of each pending run; ``runs.attrs["pending"]`` (exact unlearning) lists runs without a
+    record; otherwise every run of ``grid.runs()`` was computed."""
+    if runs is None:
+        return 0, Counter()
+    if "status" in runs:
+        reasons = Counter(str(s) for s in runs["status"] if s != "computed")
+        return len(runs), reasons
+    pending = list(runs.attrs.get("pending", []))
+    total = len(grid.runs()) if hasattr(grid, "runs") else len(runs) + len(pending)
+    if not pending:
+        return total, Counter()
+    device = _settings(grid).get("device")
+    reason = "pending GPU" if device == "cuda" else "without a record yet (CPU-hours)"
+    return total, Counter({reason: len(pending)})
+
+
+def _pending_detail(runs: pd.DataFrame | None) -> str:
+    """Which models (and datasets) the pending runs of an exact-unlearning grid belong to."""
+    pending = pd.DataFrame(runs.attrs.get("pending", [])) if runs is not None and "status" not in runs else None
+    if pending is None or pending.empty or "model" not in pending:
+        return ""
+    counts = pending.groupby("model").size()
+    return ": " + ", ".join(f"{display_name(m)} {n}" for m, n in counts.items())
+
+
+def pending_text(grid, runs: pd.DataFrame | None = None) -> str:
+    """What the page is still missing and why: the paper's datasets not in the grid, and the grid's
+    runs without a record with their reason; ``"nothing"`` when complete."""
+    parts = []
+    if grid is not None:
+        computed = set(_listed(_settings(grid).get("datasets")))
+        missing = [d for d in paper_datasets(grid) if d not in computed]
+        if missing:
+            names = " and ".join([", ".join(map(display_name, missing[:-1])), display_name(missing[-1])]) \
+                if len(missing) > 1 else display_name(missing[0])
+            parts.append(f"{names}: {NOT_RUN_REASON}")
+    total, reasons = run_counts(grid, runs)
+    detail = _pending_detail(runs)
+    for reason, n in reasons.most_common():
+        parts.append(f"{n} of {total} runs {reason}{detail}")
+    return "; ".join(parts) if parts else "nothing"
+
+
+def coverage_text(grid=None, runs: pd.DataFrame | None = None, comparison: pd.DataFrame | None = None) -> str:
+    """How much of the paper the page covers: ``"12 of 36 paper cells computed; 1 of 3 paper
+    datasets; 324 of 324 runs have a record"`` (each part only where it is known)."""
+    parts = []
+    if comparison is not None and len(comparison) and "paper" in comparison:
+        cells = comparison[comparison["paper"].notna()]
+        parts.append(f"{int(cells['ours'].notna().sum())} of {len(cells)} paper cells computed")
+    if grid is not None:
+        paper = paper_datasets(grid)
+        computed = set(_listed(_settings(grid).get("datasets")))
+        if paper:
+            parts.append(f"{sum(d in computed for d in paper)} of {len(paper)} paper datasets")
+    total, reasons = run_counts(grid, runs)
+    if total:
+        parts.append(f"{total - sum(reasons.values())} of {total} runs have a record")
+    return "; ".join(parts) if parts else "not stated"
+
+
+def difference_text(comparison: pd.DataFrame | None) -> str:
+    """How far our numbers are from the paper's: the median absolute difference over the computed
+    paper cells, also relative to the paper's value."""
+    if comparison is None or not len(comparison) or "paper" not in comparison:
+        return "no paper numbers compared on this page"
+    cells = comparison[comparison["paper"].notna() & comparison["ours"].notna()]
+    if cells.empty:
+        return "no paper cell computed yet"
+    delta = (cells["ours"] - cells["paper"]).abs()
+    nonzero = cells["paper"].abs() > 0
+    relative = (delta[nonzero] / cells["paper"].abs()[nonzero]).median() if nonzero.any() else float("nan")
+    text = f"median |ours - paper| {delta.median():.3g}"
+    if pd.notna(relative):
+        text += f" ({'< 0.1' if relative < 1e-3 else f'{100 * relative:.1f}'} % of the paper value)"
+    return text + f" over {len(cells)} computed cells"
+
+
+# --- claims and the page's facts --------------------------------------------------------------------
+
+def claims_json(claims: pd.DataFrame | None) -> str:
+    """The page's claims as a JSON list of ``{id, claim, verdict, holds, p_value, test, evidence}``
+    (``verdict`` as the page shows it), for the scoreboard."""
+    from .claims import claim_text, format_p
+
+    rows = []
+    for _, row in (claims.iterrows() if claims is not None else []):
+        rows.append({"id": str(row["id"]), "claim": str(row["claim"]), "verdict": claim_text(row),
+                     "holds": str(row["holds in"]),
+                     "p_value": format_p(row["p_value"]) if pd.notna(row["p_value"]) else "",
+                     "test": str(row["test"]), "evidence": str(row["evidence"])})
+    return json.dumps(rows, ensure_ascii=False)
+
+
+def parts_summary(parts: Mapping[str, str]) -> str:
+    """``"wikipedia: partly reproduced; lastfm: not reproduced"`` for a page judged part by part."""
+    return "; ".join(f"{display_name(name)}: {verdict}" for name, verdict in parts.items())
+
+
+def page_facts(claims: pd.DataFrame | None, comparison: pd.DataFrame | None = None, grid=None,
+               runs: pd.DataFrame | None = None, parts: Mapping[str, str] | None = None) -> dict[str, str]:
+    """Every page-level text a page publishes, by glue name: ``page_verdict`` and ``page_summary``
+    (:func:`~recunlearn.report.verdicts.page_verdict` of the claims and paper cells, or of ``parts``,
+    verdicts of the page's parts such as one per dataset), ``page_scale``, ``page_pending``,
+    ``page_coverage``, ``page_difference`` and ``page_claims`` (JSON, :func:`claims_json`)."""
+    from .verdicts import page_summary, page_verdict
+
+    if parts is not None:
+        verdict = page_verdict(pd.DataFrame({"id": list(parts), "verdict": list(parts.values())}), comparison)
+        summary = parts_summary(parts)
+    else:
+        verdict, summary = page_verdict(claims, comparison), page_summary(claims, comparison)
+    return {"page_verdict": verdict, "page_summary": summary,
+            "page_scale": scale_text(grid) if grid is not None else "not stated",
+            "page_pending": pending_text(grid, runs),
+            "page_coverage": coverage_text(grid, runs, comparison),
+            "page_difference": difference_text(comparison),
+            "page_claims": claims_json(claims)}

@@ -1,0 +1,275 @@
+"""The book's scoreboard: every paper item, its claims and verdicts, the scale computed and the
+coverage of the paper, on one page, read from the rendered paper-profile notebooks ``book/*/*.ipynb``.
+
+A page publishes its facts by glue (:func:`recunlearn.report.claims.glue_page`): ``page_verdict``,
+``page_summary``, ``page_scale``, ``page_coverage``, ``page_difference``, ``page_pending`` and
+``page_claims`` (JSON: id, claim, verdict, holds, p-value, test, evidence). Pages rendered before
+``page_claims`` existed still count: their claims are the glued ``claim_<id>`` verdicts (``claims_<n>``
+on the oldest renders), listed by id with "statement not published". The scale and the run records
+come from the notebook's ``metadata.recunlearn``.
+
+``python -m recunlearn status`` writes ``book/scoreboard.md`` and ``book/scoreboard-summary.md`` (the
+one line per paper that the introduction includes) with :func:`write_scoreboard`.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import re
+from collections import Counter
+from pathlib import Path
+
+from .glance import display_name, scale_text
+from .verdicts import PENDING, VERDICTS, base_verdict
+
+SCOREBOARD = "scoreboard.md"
+SUMMARY = "scoreboard-summary.md"
+PAPERS = ("CURE4Rec", "CASPER", "SRU")
+NOT_PUBLISHED = "statement not published"
+_LEGACY_CLAIM = re.compile(r"^claims?_(?P<id>.+)$")
+
+
+def glued_texts(notebook: dict) -> dict[str, str]:
+    """Every value a notebook glued (``myst_nb.glue``), by name, as the text it glued (the ``repr``
+    in the notebook read back, so quotes and escapes inside a text survive)."""
+    out = {}
+    for cell in notebook.get("cells", []):
+        for output in cell.get("outputs", []):
+            name = output.get("metadata", {}).get("scrapbook", {}).get("name")
+            text = output.get("data", {}).get("application/papermill.record/text/plain")
+            if not name or text is None:
+                continue
+            text = "".join(text) if isinstance(text, list) else text
+            try:
+                value = ast.literal_eval(text)
+            except (ValueError, SyntaxError):
+                value = text.strip("'\"")
+            out[name] = value if isinstance(value, str) else str(value)
+    return out
+
+
+def _verdict_word(text: str) -> str | None:
+    try:
+        return base_verdict(text)
+    except ValueError:
+        return None
+
+
+def page_claims(glued: dict[str, str]) -> list[dict]:
+    """A page's claims: its ``page_claims`` JSON, else (older renders) one claim per glued verdict
+    named ``claim_<id>`` or ``claims_<id>``, with the id as statement."""
+    if "page_claims" in glued:
+        claims = json.loads(glued["page_claims"])
+        return [{**c, "published": True} for c in claims]
+    out = []
+    for name, text in glued.items():
+        match = _LEGACY_CLAIM.match(name)
+        if match and not name.endswith("_evidence") and _verdict_word(text):
+            out.append({"id": match["id"], "claim": "", "verdict": text, "holds": "", "p_value": "", "test": "",
+                        "evidence": glued.get(f"{name}_evidence", ""), "published": False})
+    return out
+
+
+def page_title(notebook: dict, fallback: str) -> str:
+    """The page's title after its paper and item (``# CURE4Rec Table 2 — utility of ...``)."""
+    for cell in notebook.get("cells", []):
+        if cell.get("cell_type") == "markdown":
+            source = "".join(cell.get("source", ""))
+            for line in source.splitlines():
+                if line.startswith("# "):
+                    title = line[2:].strip()
+                    return title.split(" — ", 1)[1].strip() if " — " in title else title
+    return fallback
+
+
+def _records_text(meta: dict) -> str:
+    behind = meta.get("run_records")
+    if behind is None:
+        return "run records not traced (rendered before they were)"
+    if not behind.get("records"):
+        return "no run record (nothing trained)"
+    text = f"{behind['records']} run records ({', '.join(behind.get('devices', [])) or 'device unknown'})"
+    return text + (f", {behind['pending']} runs without a record" if behind.get("pending") else "")
+
+
+def _pending_fallback(datasets: list[str], computed: list[str], meta: dict) -> str:
+    """What a page rendered before ``page_pending`` existed is missing: the paper's datasets it did
+    not run and the runs its record summary counts as pending."""
+    parts = [f"{display_name(d)}: not run" for d in datasets if d not in computed]
+    behind = meta.get("run_records") or {}
+    if behind.get("pending"):
+        parts.append(f"{behind['pending']} runs without a record")
+    return "; ".join(parts) if parts else "none listed"
+
+
+def page_entry(page: dict) -> dict:
+    """What the scoreboard shows of one page. ``page`` has ``paper``, ``item``, ``title``, ``link``
+    (the page, relative to ``book/``), ``datasets`` (the paper item's) and ``notebook`` (the executed
+    notebook as a dict, or None when the page is not rendered)."""
+    notebook = page.get("notebook")
+    base = {**{k: page.get(k) for k in ("paper", "item", "title", "link")}, "rendered": notebook is not None,
+            "claims": [], "reduced": False}
+    if notebook is None:
+        return {**base, "verdict": f"{PENDING} (not started)", "summary": "", "scale": "not started",
+                "coverage": "0 paper cells computed", "difference": "", "pending": "everything"}
+    glued = glued_texts(notebook)
+    meta = notebook.get("metadata", {}).get("recunlearn", {})
+    params = meta.get("parameters", {})
+    datasets = list(page.get("datasets") or [])
+    computed = params.get("DATASETS", params.get("DATASET", datasets))
+    computed = [computed] if isinstance(computed, str) else list(computed or [])
+    scale = glued.get("page_scale") or scale_text({**params, "DATASETS": computed})
+    reduced = bool(params.get("MAX_ROWS")) and meta.get("profile") == "paper"
+    if meta.get("profile") != "paper":
+        scale = f"smoke profile only: {scale}"
+    if reduced:
+        scale = f"reduced scale, not the paper's: {scale}"
+    coverage = glued.get("page_coverage") or (
+        f"{sum(d in computed for d in datasets)} of {len(datasets)} paper datasets (paper cells not published)"
+        if datasets and computed else "not published")
+    pending = glued.get("page_pending") or _pending_fallback(datasets, computed, meta)
+    return {**base, "title": page_title(notebook, page.get("title") or ""), "reduced": reduced,
+            "verdict": glued.get("page_verdict", "not published (rendered before page verdicts)"),
+            "summary": glued.get("page_summary", ""), "scale": f"{scale}; {_records_text(meta)}",
+            "coverage": coverage, "difference": glued.get("page_difference", ""),
+            "pending": pending, "claims": page_claims(glued)}
+
+
+def paper_totals(entries: list[dict]) -> dict:
+    """Per paper: pages, pages rendered, claims by verdict word, claims at a reduced scale."""
+    totals = {}
+    for entry in entries:
+        t = totals.setdefault(entry["paper"], {"pages": 0, "rendered": 0, "claims": 0, "reduced": 0,
+                                               "verdicts": Counter()})
+        t["pages"] += 1
+        t["rendered"] += entry["rendered"]
+        for claim in entry["claims"]:
+            t["claims"] += 1
+            t["reduced"] += entry["reduced"]
+            t["verdicts"][_verdict_word(claim["verdict"]) or claim["verdict"]] += 1
+    return totals
+
+
+def totals_text(total: dict | None) -> str:
+    """``"26 claims: 10 reproduced, 4 partly reproduced, 12 not reproduced, 0 inconclusive, 0 pending
+    (10 of 10 pages rendered)"``."""
+    if total is None or total["rendered"] == 0:
+        return "not started"
+    counts = ", ".join(f"{total['verdicts'][v]} {v}" for v in VERDICTS)
+    text = f"{total['claims']} claim{'s' if total['claims'] != 1 else ''}: {counts}"
+    if total["reduced"]:
+        text += f" ({total['reduced']} of them at a reduced scale, not the paper's)"
+    return text + f"; {total['rendered']} of {total['pages']} pages rendered"
+
+
+def _cell(text) -> str:
+    """Text safe inside a markdown table cell."""
+    return " ".join(str(text or "").split()).replace("|", "\\|")
+
+
+def _link(entry: dict) -> str:
+    return f"[{_cell(entry['item'])}]({entry['link']})" if entry["rendered"] else _cell(entry["item"])
+
+
+def _evidence(claim: dict) -> str:
+    parts = [p for p in (claim.get("test"), claim.get("p_value")) if p]
+    if not parts and not claim.get("published"):
+        return claim.get("evidence") or "not published"
+    return "; ".join(parts)
+
+
+def _statement(claim: dict) -> str:
+    text = f"`{claim['id']}`"
+    return f"{text} {claim['claim']}" if claim.get("claim") else f"{text} ({NOT_PUBLISHED})"
+
+
+def render_scoreboard_from(entries: list[dict]) -> str:
+    """Markdown of the scoreboard for :func:`page_entry` results."""
+    totals = paper_totals(entries)
+    lines = ["# Scoreboard", "",
+             "What reproduces, paper by paper, read from the rendered pages (generated by `python -m recunlearn",
+             "status`). Every verdict uses one vocabulary: *reproduced*, *partly reproduced*, *not reproduced*,",
+             "*inconclusive* (within noise) and *pending* (not computed yet); the [introduction](intro.md) says",
+             "how claims are tested and pages judged, and the [status page](status.md) lists the devices, commits",
+             "and compute plan behind each page.", "",
+             "| paper | claims | " + " | ".join(VERDICTS) + " | pages rendered |",
+             "|---|---|" + "---|" * len(VERDICTS) + "---|"]
+    papers = [p for p in PAPERS if any(e["paper"] == p for e in entries)]
+    papers += sorted({e["paper"] for e in entries} - set(papers))
+    for paper in papers:
+        t = totals[paper]
+        lines.append(f"| {paper} | {t['claims']} | " + " | ".join(str(t["verdicts"][v]) for v in VERDICTS)
+                     + f" | {t['rendered']} of {t['pages']} |")
+    for paper in papers:
+        part = [e for e in entries if e["paper"] == paper]
+        lines += ["", f"## {paper}", "", f"**{totals_text(totals[paper])}.**"]
+        if not any(e["rendered"] for e in part):
+            continue
+        lines += ["", "### Pages", "",
+                  "| item | page verdict | scale computed | coverage of the paper; difference from it "
+                  "| pending, and why |",
+                  "|---|---|---|---|---|"]
+        for e in part:
+            verdict = f"**{_cell(e['verdict'])}**" + (f"<br>{_cell(e['summary'])}" if e["summary"] else "")
+            coverage = _cell(e["coverage"]) + (f"<br>{_cell(e['difference'])}" if e["difference"] else "")
+            lines.append(f"| {_link(e)}<br>{_cell(e['title'])} | {verdict} | {_cell(e['scale'])} | {coverage} | "
+                         f"{_cell(e['pending'])} |")
+        claimed = [(e, c) for e in part for c in e["claims"]]
+        if claimed:
+            lines += ["", "### Claims", "", "| item | claim | verdict | evidence |", "|---|---|---|---|"]
+            for e, c in claimed:
+                lines.append(f"| {_link(e)} | {_cell(_statement(c))} | **{_cell(c['verdict'])}** | "
+                             f"{_cell(_evidence(c))} |")
+    return "\n".join(lines) + "\n"
+
+
+def render_summary_from(entries: list[dict]) -> str:
+    """The introduction's lead: one line per paper from the scoreboard's totals."""
+    totals = paper_totals(entries)
+    papers = [p for p in PAPERS if p in totals] + sorted(set(totals) - set(PAPERS))
+    lines = ["**What reproduces so far** (the [scoreboard](scoreboard.md) has every claim and page):", ""]
+    lines += [f"- **{paper}**: {totals_text(totals[paper])}." for paper in papers]
+    return "\n".join(lines) + "\n"
+
+
+def book_pages(book_dir: Path | None = None, items=None) -> list[dict]:
+    """One :func:`page_entry` input per page: the paper items of :data:`recunlearn.report.status.ITEMS`
+    (items sharing a notebook make one page), then any other rendered notebook under ``book_dir``."""
+    from .notebooks import BOOK_DIR
+    from .status import ITEMS
+
+    book_dir = Path(book_dir or BOOK_DIR)
+    pages: dict[str, dict] = {}
+    for n, item in enumerate(ITEMS if items is None else items):
+        key = item.notebook or f"not-started-{n}"
+        if key in pages:
+            pages[key]["item"] += f", {item.item}"
+            continue
+        path = book_dir / f"{item.notebook}.ipynb" if item.notebook else None
+        pages[key] = {"paper": item.paper, "item": item.item, "title": item.title, "datasets": item.datasets,
+                      "link": f"{item.notebook}.ipynb" if item.notebook else "",
+                      "notebook": json.loads(path.read_text()) if path and path.is_file() else None}
+    for path in sorted(book_dir.glob("*/*.ipynb")):
+        key = f"{path.parent.name}/{path.stem}"
+        if key not in pages and not path.name.startswith("."):
+            paper = next((p for p in PAPERS if p.lower() == path.parent.name), path.parent.name)
+            pages[key] = {"paper": paper, "item": path.stem, "title": path.stem, "datasets": (),
+                          "link": f"{key}.ipynb", "notebook": json.loads(path.read_text())}
+    return list(pages.values())
+
+
+def render_scoreboard(book_dir: Path | None = None, items=None) -> str:
+    """Markdown of ``book/scoreboard.md`` from the rendered notebooks in ``book_dir`` (default ``book/``)."""
+    return render_scoreboard_from([page_entry(p) for p in book_pages(book_dir, items)])
+
+
+def write_scoreboard(book_dir: Path | None = None, items=None) -> None:
+    """Write ``scoreboard.md`` and the introduction's ``scoreboard-summary.md`` into ``book_dir``."""
+    from ..io import write_bytes_atomic
+    from .notebooks import BOOK_DIR
+
+    book_dir = Path(book_dir or BOOK_DIR)
+    entries = [page_entry(p) for p in book_pages(book_dir, items)]
+    write_bytes_atomic(book_dir / SCOREBOARD, render_scoreboard_from(entries).encode())
+    write_bytes_atomic(book_dir / SUMMARY, render_summary_from(entries).encode())

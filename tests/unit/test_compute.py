@@ -1,0 +1,464 @@
+"""The compute plan, the cost model and the ``compute`` command (known answers on small, fake or synthetic
+runs; the fake experiment ``fake-sleep`` lives in ``compute_fakes.py`` so that spawned workers can import it)."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+import yaml
+
+from compute_fakes import FAKE, SleepConfig, run_sleep
+from recunlearn import paths
+from recunlearn.cli import main
+from recunlearn.compute import costs as costs_module
+from recunlearn.compute.command import ComputeOptions, check_options, compute, fit_in
+from recunlearn.compute.costs import DEFAULT_SECONDS, CostModel, record_seconds
+from recunlearn.compute.executors import BatchDone, Outcome, run_batch
+from recunlearn.compute.plan import ComputeError, batches, load_plan
+from recunlearn.compute.scheduler import StopRequest, run_batches
+from recunlearn.compute.summary import page_text, plan_status
+from recunlearn.experiments.records import RUNNERS, record_key
+from recunlearn.io import read_json_strict, write_json_atomic
+from recunlearn.provenance import source_fingerprint
+
+RUNNERS.pop(FAKE)  # registered for each test by the fixture below, so no other test sees it
+HERE = Path(__file__).resolve().parent
+CLEAN = "0" * 40  # a clean commit as a record names it
+
+
+@pytest.fixture(autouse=True)
+def fake_experiment(monkeypatch):
+    monkeypatch.setitem(RUNNERS, FAKE, (SleepConfig, run_sleep))
+
+
+def write_plan(path: Path, entries: list[dict]) -> Path:
+    path.write_text(yaml.safe_dump({"entries": entries}, sort_keys=False))
+    return path
+
+
+def fake_entry(name: str, pages=("fake/page",), **params) -> dict:
+    return {"name": name, "title": name, "pages": list(pages), "grids": [{"experiment": FAKE, "params": params}]}
+
+
+def fake_record(config, commit=CLEAN, fingerprint="other", **extra) -> dict:
+    return {"experiment": config.experiment, "key": record_key(config), "config": config.to_dict(),
+            "git_commit": commit, "source_fingerprint": fingerprint, "metrics": {}, **extra}
+
+
+def store(records: Path, record: dict) -> None:
+    write_json_atomic(records / record["experiment"] / f"{record['key']}.json", record)
+
+
+# --- the plan -------------------------------------------------------------------------------------------
+
+def test_runs_are_in_plan_order_and_a_shared_run_is_one_run(tmp_path):
+    plan = load_plan(write_plan(tmp_path / "plan.yml", [fake_entry("first", seed=[0, 1]),
+                                                        fake_entry("second", pages=["fake/other"], seed=[1, 2])]))
+    assert [run.config.seed for run in plan.runs] == [0, 1, 2]
+    assert [run.entries for run in plan.runs] == [("first",), ("first", "second"), ("second",)]
+    assert [run.config.seed for run in plan.runs_of(["second"])] == [1, 2]
+    assert plan.entries_of_page("fake/other") == ["second"]
+
+
+@pytest.mark.parametrize("entries, message", [
+    ([fake_entry("a", seed=-1)], "entry a: parameter SEED = -1: must be >= 0"),
+    ([fake_entry("a"), fake_entry("a")], "entry names must be unique; repeated: ['a']"),
+    ([fake_entry("a", device="cpu")], "must not set the device"),
+    ([{"name": "a", "pages": [], "grids": []}], "expected the fields"),
+    ([{**fake_entry("a"), "grids": [{"experiment": "nope", "params": {}}]}], "unknown experiment 'nope'"),
+])
+def test_a_bad_plan_is_refused_naming_the_entry(tmp_path, entries, message):
+    with pytest.raises(ComputeError) as error:
+        load_plan(write_plan(tmp_path / "plan.yml", entries))
+    assert message in str(error.value)
+
+
+def test_unknown_entry_in_only_is_an_error_line(tmp_path, capsys):
+    plan = write_plan(tmp_path / "plan.yml", [fake_entry("a")])
+    status = main(["compute", "--plan", str(plan), "--records", str(tmp_path / "r"), "--only", "b", "--dry-run"])
+    assert status == 2
+    assert "error: unknown plan entry ['b']; entries of" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("options, message", [
+    (ComputeOptions(gpu_minutes=10), "--gpu-minutes needs --device cuda"),
+    (ComputeOptions(address="auto"), "--address needs --executor ray"),
+    (ComputeOptions(workers=0), "--workers must be at least 1"),
+    (ComputeOptions(hours=0), "--hours must be positive"),
+    (ComputeOptions(executor="ray", gpus_per_run=0.5), "--gpus-per-run needs --executor ray and --device cuda"),
+])
+def test_a_wrong_option_fails_before_anything_runs(options, message):
+    with pytest.raises(ComputeError, match=message):
+        check_options(options)
+
+
+def test_batches_group_the_runs_sharing_an_original_model_within_an_entry(tmp_path):
+    casper = {"dataset": "foursquare", "model": ["lstm", "jodie"], "selector": ["none", "random"], "epochs": 50}
+    later = {"dataset": "foursquare", "model": "lstm", "selector": "latest", "epochs": 50}
+    plan = load_plan(write_plan(tmp_path / "plan.yml", [
+        {"name": "a", "title": "", "pages": [], "grids": [{"experiment": "casper-rls", "params": casper}]},
+        {"name": "b", "title": "", "pages": [], "grids": [{"experiment": "casper-rls", "params": later},
+                                                          {"experiment": FAKE, "params": {"seed": [0, 1]}}]}]))
+    grouped = [[(run.config.experiment, getattr(run.config, "model", None), getattr(run.config, "selector", None))
+                for run in batch] for batch in batches(plan.runs)]
+    assert grouped == [[("casper-rls", "lstm", "none"), ("casper-rls", "lstm", "random")],
+                       [("casper-rls", "jodie", "none"), ("casper-rls", "jodie", "random")],
+                       [("casper-rls", "lstm", "latest")], [(FAKE, None, None)], [(FAKE, None, None)]]
+
+
+def test_done_means_strict_and_clean_or_made_by_this_code(tmp_path):
+    plan_file = write_plan(tmp_path / "plan.yml", [fake_entry("a", seed=[0, 1, 2, 3, 4])])
+    records = tmp_path / "records"
+    configs = [SleepConfig(seed=s) for s in range(5)]
+    store(records, fake_record(configs[0]))                                             # clean: done
+    store(records, fake_record(configs[1], commit=CLEAN + "-dirty"))                   # dirty, other code
+    store(records, fake_record(configs[2], commit=CLEAN + "-dirty", fingerprint=source_fingerprint()))  # this code
+    bad = records / FAKE / f"{record_key(configs[3])}.json"
+    bad.write_text('{"value": NaN}')                                                    # not strict JSON
+    status = plan_status(plan_file, records)
+    assert [run.config.seed for run in status.pending(status.plan.runs)] == [1, 3, 4]
+    assert page_text(status, "fake/page").startswith("2 of 5 runs, ~")
+    assert "`python -m recunlearn compute --only a`" in page_text(status, "fake/page")
+
+
+# --- the cost model -------------------------------------------------------------------------------------
+
+@pytest.fixture
+def known_rows(monkeypatch):
+    """Data rows by dataset, without reading data files."""
+    rows = {"ml-100k": 100, "ml-1m": 1000, "foursquare": 2000}
+    monkeypatch.setattr(costs_module, "file_rows", lambda dataset, role: rows.get(dataset))
+
+
+def _learn(**values):
+    return RUNNERS["cure4rec-learn"][0](**values)
+
+
+def _casper(**values):
+    return RUNNERS["casper-rls"][0](**values)
+
+
+def test_estimates_from_a_synthetic_record_set(known_rows):
+    learn = [fake_record(_learn(model="wmf", seed=s), cost={"cpu_seconds": 10.0 * (s + 1), "wall_seconds": 99.0})
+             for s in range(3)]
+    legacy = fake_record(_learn(model="bpr"), timings={"wall_seconds": 7.0})  # no cost: read from its timings
+    exact = fake_record(RUNNERS["cure4rec-exact"][0](model="wmf", method="sisa"), timings={"unlearn_wall_seconds": 5.0})
+    model = CostModel([*learn, legacy, exact])
+
+    measured = model.estimate(_learn(model="wmf", seed=7))
+    assert (measured.seconds, measured.basis) == (20.0, "measured")  # median; seeds do not change the cost
+    assert model.estimate(_learn(model="bpr")).seconds == 7.0
+    scaled = model.estimate(_learn(model="wmf", dataset="ml-1m"))
+    assert (scaled.seconds, scaled.basis) == (200.0, "scaled")  # x 1000 / 100 data rows
+    gpu = model.estimate(_learn(model="wmf", device="cuda"))
+    assert (gpu.seconds, gpu.source) == (20.0, "median of 3 record(s) (CPU records)")
+    proxied = model.estimate(RUNNERS["cure4rec-exact-mio"][0](model="wmf", method="sisa", dataset="ml-1m"))
+    assert (proxied.seconds, proxied.basis) == (50.0, "proxy")
+    sibling = model.estimate(_learn(model="lightgcn"))
+    assert (sibling.seconds, sibling.basis) == (13.5, "sibling")  # median of wmf's 20 and bpr's 7
+    assert model.estimate(SleepConfig()).seconds == DEFAULT_SECONDS
+
+
+def test_casper_costs_count_the_original_once_per_batch(known_rows):
+    trainings = {"train_original_seconds": 10.0, "train_perturbed_seconds": 15.0}
+    trained = fake_record(_casper(selector="none", epochs=10, max_rows=1000),
+                          timings={"wall_seconds": 30.0, **trainings})
+    cached = fake_record(_casper(selector="random", epochs=10, max_rows=1000),  # its original came from the cache
+                         timings={"wall_seconds": 18.0, **trainings})
+    model = CostModel([trained, cached])
+    estimate = model.estimate(_casper(selector="latest", epochs=10, max_rows=1000))
+    assert (estimate.seconds, estimate.shared_seconds) == (29.0, 10.0)  # median of 30 and 18 + 10
+    paper = model.estimate(_casper(selector="latest", epochs=50))
+    assert (paper.seconds, paper.shared_seconds) == (290.0, 100.0)  # x 2000 / 1000 rows x 50 / 10 epochs
+    three = [_casper(selector=s, epochs=50) for s in ("none", "random", "latest")]
+    assert model.batch_seconds(three) == 3 * (290.0 - 100.0) + 100.0
+
+
+def test_a_record_cost_is_cpu_seconds_and_a_cached_original_is_added_back_in_cpu_seconds():
+    timings = {"wall_seconds": 17.0, "train_original_seconds": 10.0, "train_perturbed_seconds": 15.0}
+    cached = fake_record(_casper(selector="random"), cost={"cpu_seconds": 12.0, "wall_seconds": 24.0}, timings=timings)
+    assert record_seconds(cached) == (17.0, 5.0)  # 12 CPU s + the original's 10 s at the run's CPU/wall ratio 0.5
+    trained = fake_record(_casper(selector="random"), cost={"cpu_seconds": 30.0, "wall_seconds": 40.0}, timings=timings)
+    assert record_seconds(trained) == (30.0, 7.5)
+    on_gpu = fake_record(_learn(device="cuda"), cost={"cpu_seconds": 30.0, "wall_seconds": 40.0})
+    assert record_seconds(on_gpu) == (40.0, 0.0)  # a GPU record counts wall seconds
+
+
+def test_gpu_minutes_keep_the_batches_that_fit_in_plan_order(tmp_path):
+    plan = load_plan(write_plan(tmp_path / "plan.yml", [fake_entry("a", seconds=[1800.0, 3000.0, 1200.0])]))
+
+    class Seconds:
+        def batch_seconds(self, configs):
+            return sum(config.seconds for config in configs)
+
+    chosen = fit_in(batches(plan.runs), Seconds(), 60 * 60)
+    assert [[run.config.seconds for run in batch] for batch in chosen] == [[1800.0], [1200.0]]
+
+
+# --- running: scheduler rules on an in-process executor -----------------------------------------------------
+
+class InlineExecutor:
+    """Runs one submitted batch at a time inside the test process, through the same ``run_batch``."""
+
+    capacity = 1
+
+    def __init__(self, records: Path):
+        self.records, self.waiting, self.stopped = records, [], False
+
+    def free_slots(self):
+        return 0 if self.waiting else 1
+
+    def submit(self, batch_id, configs, deadline):
+        self.waiting.append((batch_id, configs, deadline))
+
+    def poll(self, timeout):
+        if not self.waiting:
+            return []
+        batch_id, configs, deadline = self.waiting.pop(0)
+        messages = []
+        run_batch(batch_id, configs, self.records,
+                  lambda: self.stopped or (deadline is not None and time.time() >= deadline), messages.append)
+        return messages + [BatchDone(batch_id)]
+
+    def stop(self):
+        self.stopped = True
+
+    def terminate(self):
+        self.waiting.clear()
+
+
+def _plan_batches(tmp_path, **params):
+    return batches(load_plan(write_plan(tmp_path / "plan.yml", [fake_entry("a", **params)])).runs)
+
+
+def test_a_deadline_stops_new_runs_and_lets_the_running_one_finish(tmp_path):
+    records, lines = tmp_path / "records", []
+    todo = _plan_batches(tmp_path, seed=[0, 1, 2, 3], seconds=2.0)  # runs start at about 0 and 2 s
+    tally = run_batches(todo, InlineExecutor(records), CostModel([]), deadline=time.time() + 3.0, out=lines.append)
+    assert (tally.computed, tally.not_started, tally.stopped_by) == (2, 2, "deadline")
+    assert len(list((records / FAKE).glob("*.json"))) == 2
+    assert any(line.startswith("stopping (deadline reached)") for line in lines)
+
+
+def test_a_stop_request_starts_no_new_run(tmp_path):
+    records, stop = tmp_path / "records", StopRequest()
+    todo = _plan_batches(tmp_path, seed=[0, 1], seconds=0.0)
+    lines = []
+
+    def out(line):  # the first progress line stands for a SIGTERM arriving during the first run
+        lines.append(line)
+        stop.ask()
+
+    tally = run_batches(todo, InlineExecutor(records), CostModel([]), stop=stop, out=out)
+    assert (tally.computed, tally.not_started, tally.stopped_by) == (1, 1, "signal")
+
+
+def test_failed_runs_are_reported_and_the_others_go_on(tmp_path):
+    records, lines = tmp_path / "records", []
+    todo = _plan_batches(tmp_path, seed=0, fail=[True, False])
+    tally = run_batches(todo, InlineExecutor(records), CostModel([]), out=lines.append)
+    assert (tally.failed, tally.computed, tally.ok) == (1, 1, False)
+    assert "RuntimeError: asked to fail" in lines[0]
+
+
+# --- running: the command with local worker processes --------------------------------------------------------
+
+def test_compute_writes_each_record_and_resumes_where_it_stopped(tmp_path):
+    plan = write_plan(tmp_path / "plan.yml", [fake_entry("a", seed=[0, 1, 2], label="abc")])
+    records, lines = tmp_path / "records", []
+    assert compute(ComputeOptions(plan=plan, records=records, workers=2), out=lines.append) == 0
+    stored = [read_json_strict(p) for p in sorted((records / FAKE).glob("*.json"))]
+    assert sorted(r["metrics"]["value"] for r in stored) == [3.0, 4.0, 5.0]
+    assert all(r["cost"]["cpu_seconds"] >= 0 for r in stored)
+    assert sum(line.startswith("[") and " computed fake-sleep " in line for line in lines) == 3
+    again = []
+    assert compute(ComputeOptions(plan=plan, records=records), out=again.append) == 0
+    assert again == [f"nothing to compute: all 3 runs of {plan} on cpu are done"]
+
+
+def _compute_process(plan: Path, records: Path) -> subprocess.Popen:
+    script = textwrap.dedent(f"""
+        import sys
+        import compute_fakes  # registers the fake experiment
+        from recunlearn.cli import main
+        sys.exit(main(["compute", "--plan", {str(plan)!r}, "--records", {str(records)!r}, "--workers", "1"]))
+    """)
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(HERE), os.environ.get("PYTHONPATH", "")])}
+    return subprocess.Popen([sys.executable, "-c", script], env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                            text=True)
+
+
+def _wait_for_records(folder: Path, count: int, process: subprocess.Popen, timeout: float = 120.0) -> None:
+    end = time.time() + timeout
+    while len(list(folder.glob("*.json"))) < count:
+        assert process.poll() is None, process.communicate()[0]
+        assert time.time() < end, "no record appeared in time"
+        time.sleep(0.1)
+
+
+def _assert_whole_records(folder: Path) -> list[dict]:
+    stored = [read_json_strict(p) for p in folder.glob("*.json")]
+    assert all(r["key"] and "metrics" in r and "cost" in r for r in stored)
+    return stored
+
+
+@pytest.mark.parametrize("signals", [1, 2], ids=["one SIGTERM: the running run finishes", "two: it ends now"])
+def test_sigterm_stops_cleanly_and_leaves_no_partial_record(tmp_path, signals):
+    plan = write_plan(tmp_path / "plan.yml", [fake_entry("a", seed=[0, 1, 2, 3], seconds=3.0)])
+    records = tmp_path / "records"
+    process = _compute_process(plan, records)
+    _wait_for_records(records / FAKE, 1, process)
+    time.sleep(1.0)  # the second run (3 s) is in progress
+    for _ in range(signals):
+        process.send_signal(signal.SIGTERM)
+        time.sleep(0.3)
+    output, _ = process.communicate(timeout=120)
+    assert process.returncode == 0, output
+    stored = _assert_whole_records(records / FAKE)
+    if signals == 1:  # the run in progress when the signal came finished and was written; none started after it
+        assert len(stored) == 2 and "2 computed" in output and "stopping (stop requested)" in output
+    else:
+        assert len(stored) == 1 and "second stop request" in output
+    assert "run the same command to resume" in output
+
+
+# --- the book's plan ---------------------------------------------------------------------------------------------
+
+BOOK_PLAN = paths.REPO_ROOT / "grids" / "plan.yml"
+PARAMS = paths.REPO_ROOT / "notebooks" / "params"
+CURE4REC_DATASETS = ["ml-100k", "ml-1m", "adm"]
+
+
+def page_configs(page: str, params: dict) -> list:
+    """The configs a page reads at ``params``, expanded the way its notebook does (on CPU)."""
+    from recunlearn.experiments.casper import CasperGrid, Figure8Grid
+    from recunlearn.experiments.cure4rec import LearnGrid
+    from recunlearn.experiments.cure4rec_exact import COMBINERS, ExactGrid
+    from recunlearn.experiments.cure4rec_scif import (DAMPING_SWEEP_FRACTIONS, ExactMioConfig, ScifConfig,
+                                                      ScifGrid)
+
+    paper, stem = page.split("/")
+    params = {**params, **({"DEVICE": "cpu"} if "DEVICE" in params else {})}
+    if stem.startswith("figure-08") and paper == "casper":
+        grid = Figure8Grid.from_params(params)
+        return grid.runs() + [grid.scaling_config()]
+    if paper == "casper":
+        return CasperGrid.from_params(params).runs()
+    if stem == "learn-baselines":
+        return LearnGrid.from_params(params).runs()
+    if stem in ("table-01-05-scif-completeness", "figure-02-05-overview"):
+        grid = ScifGrid.from_params(params)
+        mio = [ExactMioConfig(dataset=d, model=m, method=method, selection=s, seed=seed, validation=grid.validation,
+                              max_epochs=grid.max_epochs, mio_seeds=grid.mio_seeds, mio_epochs=grid.mio_epochs,
+                              device=grid.device)
+               for d in grid.datasets for m in grid.exact_mio_models or grid.models
+               for method in ("retrain", "sisa", "receraser", "ultrare") for s in grid.selections
+               for seed in grid.seeds]
+        configs = grid.runs() + mio
+        if stem == "figure-02-05-overview":
+            configs += ExactGrid(datasets=grid.datasets, models=grid.models, selections=grid.selections,
+                                 seeds=grid.seeds, max_epochs=grid.max_epochs, device=grid.device).runs()
+        sweep = grid.damping_sweep_grid()
+        variants = [{"damping_rule": "relative", "damping_fraction": f} for f in DAMPING_SWEEP_FRACTIONS]
+        variants += [{"damping_rule": "absolute", "damping": 1e-3}]
+        return configs + ([c.replace(**v) for c in sweep.runs() for v in variants] if sweep else [])
+    grid = ExactGrid.from_params(params)
+    configs = grid.runs()
+    if stem == "table-02-eu-utility":  # combiner_variants
+        base = grid.replace(methods=("receraser", "ultrare"), selections=("random",), seeds=grid.seeds[:1],
+                            models=tuple(m for m in grid.models if m != "lightgcn") or ("wmf",))
+        configs += [c for combiner in COMBINERS for c in base.replace(combiner=combiner).runs()]
+    if stem == "table-03-unlearning-time":  # stored_scif_times
+        configs += [ScifConfig(dataset=d, model=m, selection=s, seed=seed, max_epochs=grid.max_epochs,
+                               device=grid.device)
+                    for d in grid.datasets for m in grid.models for s in grid.selections for seed in grid.seeds]
+    return configs
+
+
+def paper_pages() -> list[tuple[str, dict]]:
+    """Every page with runs and its paper-profile parameters, CURE4Rec pages with all of the paper's datasets."""
+    pages = []
+    for path in sorted(PARAMS.glob("*/*.paper.yml")):
+        page = f"{path.parent.name}/{path.name.removesuffix('.paper.yml')}"
+        params = yaml.safe_load(path.read_text())
+        if "statistics" in page:
+            continue  # dataset statistics: no run records
+        if path.parent.name == "cure4rec" and "DATASETS" in params:
+            params["DATASETS"] = CURE4REC_DATASETS
+        pages.append((page, params))
+    return pages
+
+
+def test_the_book_plan_validates_and_each_page_gets_exactly_its_runs():
+    plan = load_plan(BOOK_PLAN)
+    by_page = {}
+    for entry in plan.entries:
+        for page in entry.pages:
+            assert (paths.REPO_ROOT / "notebooks" / f"{page}.ipynb").is_file(), page
+            by_page.setdefault(page, set())
+    pages = paper_pages()
+    assert sorted(by_page) == sorted(page for page, _ in pages)
+    for page, params in pages:
+        wanted = {record_key(config) for config in page_configs(page, params)}
+        listed = {run.key for run in plan.runs_of(plan.entries_of_page(page))}
+        assert listed == wanted, (page, len(listed - wanted), len(wanted - listed))
+    first = [entry.name for entry in plan.entries if entry.name.startswith("casper-")]
+    assert first[first.index("casper-table-3a"):first.index("casper-table-3a") + 6] == [
+        "casper-table-3a", "casper-figure-2", "casper-figure-3", "casper-figure-4a", "casper-figures-5-6",
+        "casper-figure-8a"]
+
+
+# --- Ray ----------------------------------------------------------------------------------------------------------
+
+VOLATILE = {"created", "environment", "cost", "timings"}
+"""Record fields that differ between two computations of the same run (when, where, how long)."""
+
+
+def without_volatile(value):
+    """A record without ``VOLATILE`` fields and without any ``*_seconds`` value (e.g. in its curve)."""
+    if isinstance(value, dict):
+        return {k: without_volatile(v) for k, v in value.items() if k not in VOLATILE and not k.endswith("_seconds")}
+    if isinstance(value, list):
+        return [without_volatile(v) for v in value]
+    return value
+
+
+def test_without_ray_the_ray_executor_is_an_error_line_and_the_rest_works(tmp_path, monkeypatch):
+    monkeypatch.setitem(sys.modules, "ray", None)  # as if Ray were not installed
+    plan = write_plan(tmp_path / "plan.yml", [fake_entry("a")])
+    with pytest.raises(ComputeError, match=r"pip install -e '\.\[ray\]'"):
+        check_options(ComputeOptions(plan=plan, executor="ray"))
+    check_options(ComputeOptions(plan=plan, executor="ray", dry_run=True))  # planning needs no Ray
+
+
+def test_ray_tasks_write_the_same_records_as_local_workers(tmp_path, need_local, monkeypatch):
+    ray = pytest.importorskip("ray", reason="Ray is an optional extra: pip install -e '.[ray]'")
+    need_local("ml-100k", "released_ratings", "released_train", "released_test")
+    grid = {"experiment": "cure4rec-learn", "params": {"dataset": "ml-100k", "model": "bpr", "max_epochs": 1,
+                                                       "seed": [0, 1, 2]}}
+    plan = write_plan(tmp_path / "plan.yml", [{"name": "tiny", "title": "", "pages": [], "grids": [grid]}])
+    local, on_ray, lines = tmp_path / "local", tmp_path / "ray", []
+    assert compute(ComputeOptions(plan=plan, records=local, workers=2), out=lines.append) == 0
+    monkeypatch.setenv("RAY_AUTH_MODE", "disabled")  # a private test instance: no token written to ~/.ray
+    ray_dir = tempfile.mkdtemp(prefix="ray-", dir="/tmp")  # short: Ray's socket paths must stay short
+    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, _temp_dir=ray_dir)
+    try:
+        assert compute(ComputeOptions(plan=plan, records=on_ray, executor="ray"), out=lines.append) == 0
+    finally:
+        ray.shutdown()
+        shutil.rmtree(ray_dir, ignore_errors=True)
+    names = sorted(p.relative_to(local) for p in local.glob("*/*.json"))
+    assert len(names) == 3 and names == sorted(p.relative_to(on_ray) for p in on_ray.glob("*/*.json"))
+    for name in names:
+        mine, theirs = read_json_strict(local / name), read_json_strict(on_ray / name)
+        assert mine["metrics"] == theirs["metrics"], name
+        assert without_volatile(mine) == without_volatile(theirs), name

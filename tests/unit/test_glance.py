@@ -1,0 +1,110 @@
+"""The "at a glance" facts of a page (scale, pending, coverage, difference, claims JSON), the
+parameters table, and the page checks that every study notebook must pass."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from recunlearn.experiments.casper import CasperGrid
+from recunlearn.experiments.cure4rec_exact import ExactGrid
+from recunlearn.report.claims import claim_row, claims_frame
+from recunlearn.report.glance import (coverage_text, difference_text, page_facts, paper_datasets, parameters_table,
+                                      pending_text, scale_text)
+from recunlearn.report.page_check import glue_references, missing_glue, problems
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def test_parameters_table_lists_upper_snake_names_in_order_with_readable_values():
+    namespace = {"In": [], "DATASETS": ["ml-100k", "ml-1m"], "MAX_ROWS": 20000, "grid": object(), "DEVICE": "cpu",
+                 "EXACT_MIO_MODELS": None, "COMPUTE_MISSING": False, "pd": pd}
+    table = parameters_table(namespace)
+    assert list(table.columns) == ["parameter", "value used"]
+    assert table.values.tolist() == [["DATASETS", "ml-100k, ml-1m"], ["MAX_ROWS", "20,000"], ["DEVICE", "cpu"],
+                                     ["EXACT_MIO_MODELS", "None"], ["COMPUTE_MISSING", "False"]]
+
+
+def test_scale_of_a_grid_and_of_recorded_parameters():
+    grid = ExactGrid(models=("wmf", "lightgcn"), selections=("core", "random"), seeds=(0, 1, 2), methods=("sisa",))
+    assert scale_text(grid) == "ML-100K; WMF, LightGCN; SISA; core, random users; 3 seeds; up to 500 epochs; CPU"
+    assert scale_text({"DATASETS": ["foursquare"], "MAX_ROWS": 20000, "EPOCHS": 10, "SEEDS": [0]}) == \
+        "first 20,000 rows of Foursquare; 1 seed; 10 epochs"
+    assert scale_text({"DATASETS": ["ml-100k", "adm"]}) == "ML-100K, ADM (whole files)"
+
+
+def test_paper_datasets_and_pending_name_what_is_missing_and_why():
+    grid = ExactGrid(seeds=(0,), selections=("random",), compute_missing=False)
+    assert paper_datasets(grid) == ("ml-100k", "ml-1m", "adm")
+    assert paper_datasets(ExactGrid(shard_counts=(5, 10))) == ("ml-100k",)  # the sweeps are on ML-100K only
+    runs = pd.DataFrame({"model": ["wmf"]})
+    runs.attrs["pending"] = [c.to_dict() for c in grid.runs()[:2]]
+    assert pending_text(grid, runs) == ("ML-1M and ADM: not run yet (need a GPU or many CPU-hours); "
+                                        "2 of 4 runs without a record yet (CPU-hours): WMF 2")
+    assert coverage_text(grid, runs) == "1 of 3 paper datasets; 2 of 4 runs have a record"
+    casper = CasperGrid(datasets=("foursquare",), device="cuda", only_cached=True)
+    statuses = pd.DataFrame({"status": ["computed", "pending GPU", "pending GPU"]})
+    assert pending_text(casper, statuses) == "2 of 3 runs pending GPU"
+    assert pending_text(casper, statuses.iloc[:1]) == "nothing"
+
+
+def test_difference_and_coverage_from_a_comparison():
+    comparison = pd.DataFrame({"paper": [0.5, 0.2, 1.0, np.nan], "ours": [0.45, 0.2, np.nan, 0.3]})
+    assert coverage_text(comparison=comparison) == "2 of 3 paper cells computed"
+    assert difference_text(comparison) == "median |ours - paper| 0.025 (5.0 % of the paper value) over 2 computed cells"
+    assert difference_text(None) == "no paper numbers compared on this page"
+
+
+def test_page_facts_publish_claims_as_json_and_parts_verdicts():
+    claims = claims_frame([claim_row("a_above_b", "A above B", "reproduced", "3 of 3 cells", 0.004, "Wilcoxon", "e"),
+                           claim_row("c", "C", "pending")])
+    facts = page_facts(claims, grid=ExactGrid(seeds=(0,)))
+    assert set(facts) == {"page_verdict", "page_summary", "page_scale", "page_pending", "page_coverage",
+                          "page_difference", "page_claims"}
+    published = json.loads(facts["page_claims"])
+    assert published[0] == {"id": "a_above_b", "claim": "A above B", "verdict": "reproduced (3 of 3 cells; p = 0.004)",
+                            "holds": "3 of 3 cells", "p_value": "p = 0.004", "test": "Wilcoxon", "evidence": "e"}
+    assert published[1]["verdict"] == "pending" and published[1]["p_value"] == ""
+    assert facts["page_verdict"] == "partly reproduced (1 of 2 claims pending)"  # pending: not reproduced yet
+    parts = page_facts(None, parts={"wikipedia": "partly reproduced", "lastfm": "not reproduced"})
+    assert parts["page_verdict"] == "partly reproduced"
+    assert parts["page_summary"] == "Wikipedia: partly reproduced; LastFM-10%: not reproduced"
+    assert parts["page_claims"] == "[]" and parts["page_scale"] == "not stated"
+
+
+def _glued(name):
+    return {"output_type": "display_data", "data": {"application/papermill.record/text/plain": "'x'"},
+            "metadata": {"scrapbook": {"name": name}}}
+
+
+def test_page_check_finds_glue_names_that_are_used_but_not_glued():
+    notebook = {"cells": [
+        {"cell_type": "markdown", "source": "# Title"},
+        {"cell_type": "markdown", "source": ":::{admonition} At a glance\n{glue:text}`page_verdict` "
+                                            "{glue}`n:.0f`\n```{glue:figure} fig\n```\n:::"},
+        {"cell_type": "code", "metadata": {"tags": ["nbval-check-output", "hide-input"]},
+         "outputs": [_glued("page_verdict")], "source": ""},
+        {"cell_type": "code", "metadata": {}, "outputs": [_glued("n")], "source": ""}]}
+    assert glue_references(notebook) == {"page_verdict", "n", "fig"}
+    assert missing_glue(notebook) == ["fig"]
+    assert problems(notebook) == ["glue name used in markdown but not glued: fig", "code cells without hide-input: [3]"]
+
+
+STUDY_NOTEBOOKS = sorted(p for p in (REPO / "notebooks").glob("*/*.ipynb") if not p.name.startswith("."))
+
+
+@pytest.mark.parametrize("path", STUDY_NOTEBOOKS, ids=lambda p: f"{p.parent.name}/{p.stem}")
+def test_study_notebooks_open_with_the_box_and_fold_their_code(path):
+    """The smoke outputs glue every name of the box; other glue names may be paper-profile only
+    (e.g. the Learn page's ``test`` validation), which the book's renders are checked for by
+    ``python -m recunlearn.report.page_check``."""
+    notebook = json.loads(path.read_text())
+    assert [p for p in problems(notebook) if not p.startswith("glue name used")] == []
+    box = glue_references({"cells": [notebook["cells"][1]]})
+    assert {"page_verdict", "page_summary", "page_scale", "page_coverage", "page_pending"} <= box
+    assert sorted(box & set(missing_glue(notebook))) == []
+    assert any("show_parameters(globals())" in "".join(c["source"]) for c in notebook["cells"])

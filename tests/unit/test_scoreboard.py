@@ -1,0 +1,139 @@
+"""The scoreboard on synthetic executed notebooks: totals by verdict, pending claims and pages,
+links, pages rendered before ``page_claims`` existed, and texts that survive the glue round trip."""
+
+from __future__ import annotations
+
+import json
+
+from recunlearn.report.scoreboard import (book_pages, glued_texts, page_claims, page_entry, paper_totals,
+                                          render_scoreboard, render_scoreboard_from, render_summary_from,
+                                          totals_text, write_scoreboard)
+from recunlearn.report.status import PaperItem
+
+
+def glue_output(name: str, value: str) -> dict:
+    """An output as ``myst_nb.glue(name, value, display=False)`` writes it."""
+    return {"output_type": "display_data", "data": {"application/papermill.record/text/plain": repr(value)},
+            "metadata": {"scrapbook": {"name": name, "mime_prefix": "application/papermill.record/"}}}
+
+
+def notebook(title: str, glued: dict[str, str], parameters: dict | None = None, records: dict | None = None,
+             profile: str = "paper") -> dict:
+    meta = {"profile": profile, "parameters": parameters or {"DATASETS": ["ml-100k"], "SEEDS": [0, 1, 2]}}
+    if records is not None:
+        meta["run_records"] = records
+    return {"cells": [{"cell_type": "markdown", "source": f"# {title}"},
+                      {"cell_type": "code", "outputs": [glue_output(k, v) for k, v in glued.items()]}],
+            "metadata": {"recunlearn": meta}}
+
+
+def claim(id: str, verdict: str, statement: str = "A is above B") -> dict:
+    return {"id": id, "claim": statement, "verdict": verdict, "holds": "3 of 3 cells", "p_value": "p = 0.004",
+            "test": "one-sided Wilcoxon signed-rank", "evidence": "pooled over cells"}
+
+
+CLAIMS = [claim("a_above_b", "reproduced (3 of 3 cells; p = 0.004)"),
+          claim("b_above_c", "not reproduced (0 of 3 cells; p = 0.9)"),
+          claim("c_on_core", "pending")]
+NEW = notebook("CURE4Rec Table 2 — utility of exact unlearning",
+               {"page_verdict": "partly reproduced (1 of 3 claims pending)", "page_summary": "claims: ...",
+                "page_scale": "ML-100K; WMF; 3 seeds", "page_coverage": "8 of 216 paper cells computed",
+                "page_difference": "median |ours - paper| 0.01", "page_pending": "ML-1M and ADM: not run yet",
+                "page_claims": json.dumps(CLAIMS)},
+               records={"records": 324, "computed": 0, "pending": 0, "devices": ["cpu"], "commits": {}})
+OLD = notebook("CURE4Rec Figure 4 — the number of shards",  # rendered before page verdicts and page_claims
+               {"claims_0": "partly reproduced (1 of 2 cells)", "claim_trend": "inconclusive",
+                "claim_trend_evidence": "rho = 0.1", "within_tol": "3 of 4", "verdict_ml-100k": "reproduced"},
+               parameters={"SEEDS": [0, 1, 2]})
+
+
+def pages() -> list[dict]:
+    return [{"paper": "CURE4Rec", "item": "Table 2", "title": "Utility", "link": "cure4rec/table-02.ipynb",
+             "datasets": ("ml-100k", "ml-1m", "adm"), "notebook": NEW},
+            {"paper": "CURE4Rec", "item": "Figure 4", "title": "Shards", "link": "cure4rec/figure-04.ipynb",
+             "datasets": ("ml-100k",), "notebook": OLD},
+            {"paper": "SRU", "item": "-", "title": "Session-based", "link": "", "datasets": (), "notebook": None}]
+
+
+def test_totals_count_every_claim_by_verdict_pending_included():
+    entries = [page_entry(p) for p in pages()]
+    totals = paper_totals(entries)
+    cure = totals["CURE4Rec"]
+    assert cure["claims"] == 5 and cure["pages"] == 2 and cure["rendered"] == 2
+    assert dict(cure["verdicts"]) == {"reproduced": 1, "not reproduced": 1, "pending": 1, "partly reproduced": 1,
+                                      "inconclusive": 1}
+    assert totals_text(cure) == ("5 claims: 1 reproduced, 1 partly reproduced, 1 not reproduced, 1 inconclusive, "
+                                 "1 pending; 2 of 2 pages rendered")
+    assert totals_text(totals["SRU"]) == "not started"
+
+
+def test_scoreboard_has_totals_rows_links_and_verdicts():
+    text = render_scoreboard_from([page_entry(p) for p in pages()])
+    assert text.startswith("# Scoreboard")
+    assert "| CURE4Rec | 5 | 1 | 1 | 1 | 1 | 1 | 2 of 2 |" in text
+    assert "| SRU | 0 | 0 | 0 | 0 | 0 | 0 | 0 of 1 |" in text
+    claim_row = ("| [Table 2](cure4rec/table-02.ipynb) | `a_above_b` A is above B | **reproduced (3 of 3 cells; "
+                 "p = 0.004)** | one-sided Wilcoxon signed-rank; p = 0.004 |")
+    assert claim_row in text
+    assert "| [Table 2](cure4rec/table-02.ipynb) | `c_on_core` A is above B | **pending** |" in text
+    page_row = next(line for line in text.splitlines() if line.startswith("| [Table 2]") and "page verdict" not in line
+                    and "8 of 216" in line)
+    assert "**partly reproduced (1 of 3 claims pending)**" in page_row
+    assert "ML-100K; WMF; 3 seeds; 324 run records (cpu)" in page_row
+    assert "ML-1M and ADM: not run yet" in page_row
+    assert "## SRU" in text and "**not started.**" in text
+
+
+def test_pages_rendered_before_page_claims_fall_back_to_glued_claim_verdicts():
+    entry = page_entry(pages()[1])
+    assert [c["id"] for c in entry["claims"]] == ["0", "trend"]
+    assert entry["verdict"].startswith("not published")
+    text = render_scoreboard_from([entry])
+    assert ("| [Figure 4](cure4rec/figure-04.ipynb) | `0` (statement not published) "
+            "| **partly reproduced (1 of 2 cells)**") in text
+    assert "`trend` (statement not published) | **inconclusive** | rho = 0.1 |" in text
+    assert "ML-100K; 3 seeds" in text  # the item's dataset when the render's parameters do not name one
+    assert "run records not traced" in text
+
+
+def test_summary_has_one_line_per_paper_with_a_link_to_the_scoreboard():
+    summary = render_summary_from([page_entry(p) for p in pages()])
+    lines = [line for line in summary.splitlines() if line.startswith("- ")]
+    assert lines == ["- **CURE4Rec**: 5 claims: 1 reproduced, 1 partly reproduced, 1 not reproduced, 1 inconclusive, "
+                     "1 pending; 2 of 2 pages rendered.", "- **SRU**: not started."]
+    assert "(scoreboard.md)" in summary
+
+
+def test_glued_texts_survive_quotes_escapes_and_pipes():
+    tricky = [claim("x", "reproduced", statement="CASPER's \"RBO\" | AO\nstays\\high")]
+    entry = page_entry({**pages()[0], "notebook": notebook("T", {"page_claims": json.dumps(tricky)})})
+    assert entry["claims"][0]["claim"] == "CASPER's \"RBO\" | AO\nstays\\high"
+    assert "CASPER's \"RBO\" \\| AO stays\\high" in render_scoreboard_from([entry])
+    assert glued_texts(notebook("T", {"n": "it's"})) == {"n": "it's"}
+    assert page_claims({"page_claims": "[]", "claim_x": "reproduced"}) == []  # page_claims wins over legacy names
+
+
+def test_reduced_scale_and_smoke_renders_are_labelled():
+    reduced = notebook("CASPER claims", {"claim_a": "reproduced"}, parameters={"DATASETS": ["foursquare"],
+                                                                               "MAX_ROWS": 20000, "EPOCHS": 10})
+    entry = page_entry({**pages()[0], "paper": "CASPER", "notebook": reduced})
+    assert entry["reduced"] and entry["scale"].startswith("reduced scale, not the paper's: first 20,000 rows")
+    assert "(1 of them at a reduced scale, not the paper's)" in totals_text(paper_totals([entry])["CASPER"])
+    smoke = page_entry({**pages()[0], "notebook": notebook("T", {}, profile="smoke")})
+    assert smoke["scale"].startswith("smoke profile only")
+
+
+def test_book_pages_merge_items_of_one_notebook_and_write_both_files(tmp_path):
+    (tmp_path / "cure4rec").mkdir()
+    (tmp_path / "cure4rec" / "table-01.ipynb").write_text(json.dumps(NEW))
+    (tmp_path / "cure4rec" / "extra.ipynb").write_text(json.dumps(OLD))
+    items = [PaperItem("CURE4Rec", "Table 1", "WMF", "cure4rec/table-01", ("ml-100k",), 0),
+             PaperItem("CURE4Rec", "Table 5", "BPR", "cure4rec/table-01", ("ml-100k",), 0),
+             PaperItem("SRU", "-", "SRU", None, (), 0)]
+    found = book_pages(tmp_path, items)
+    assert [p["item"] for p in found] == ["Table 1, Table 5", "-", "extra"]
+    assert found[2]["paper"] == "CURE4Rec" and found[2]["link"] == "cure4rec/extra.ipynb"
+    write_scoreboard(tmp_path, items)
+    assert "[Table 1, Table 5](cure4rec/table-01.ipynb)" in (tmp_path / "scoreboard.md").read_text()
+    assert "- **SRU**: not started." in (tmp_path / "scoreboard-summary.md").read_text()
+    assert render_scoreboard(tmp_path, items) == (tmp_path / "scoreboard.md").read_text()
