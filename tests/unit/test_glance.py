@@ -69,7 +69,8 @@ def test_page_facts_publish_claims_as_json_and_parts_verdicts():
     assert published[0] == {"id": "a_above_b", "claim": "A above B", "verdict": "reproduced (3 of 3 cells; p = 0.004)",
                             "holds": "3 of 3 cells", "p_value": "p = 0.004", "test": "Wilcoxon", "evidence": "e"}
     assert published[1]["verdict"] == "pending" and published[1]["p_value"] == ""
-    assert facts["page_verdict"] == "partly reproduced (1 of 2 claims pending)"  # pending: not reproduced yet
+    # pending claims and paper datasets not run are not reproduced yet
+    assert facts["page_verdict"] == "partly reproduced (1 of 2 claims pending; 2 paper datasets not run)"
     parts = page_facts(None, parts={"wikipedia": "partly reproduced", "lastfm": "not reproduced"})
     assert parts["page_verdict"] == "partly reproduced"
     assert parts["page_summary"] == "Wikipedia: partly reproduced; LastFM-10%: not reproduced"

@@ -337,3 +337,17 @@ def test_scif_claims_include_scif_slower_on_core():
     assert list(claims.index) == ["mio_well_below_learn", "scif_mio_gap_about_4pc", "scif_worst_on_edge",
                                   "scif_most_utility_loss_on_core", "scif_slower_on_core"]
     assert (claims["verdict"] == "reproduced").all(), claims[["verdict", "evidence"]]
+
+
+def test_paper_datasets_not_run_keep_a_page_from_reproduced():
+    from recunlearn.experiments.cure4rec_exact import ExactGrid
+    from recunlearn.report.glance import datasets_not_run
+    from recunlearn.report.verdicts import page_verdict
+
+    claims = pd.DataFrame({"id": ["a"], "verdict": ["reproduced (3 of 3 cells; p = 0.002)"]})
+    assert page_verdict(claims) == "reproduced"
+    assert page_verdict(claims, datasets_not_run=2) == "partly reproduced (2 paper datasets not run)"
+    grid = ExactGrid(datasets=("ml-100k",))
+    assert datasets_not_run(grid) == ["ml-1m", "adm"]
+    listed = pd.DataFrame({"dataset": ["ml-1m"], "paper": [0.1], "ours": [float("nan")]})
+    assert datasets_not_run(grid, listed) == ["adm"]  # ML-1M's cells are already counted as pending

@@ -102,6 +102,14 @@ def paper_datasets(grid) -> tuple[str, ...]:
     return datasets
 
 
+def datasets_not_run(grid, comparison: pd.DataFrame | None = None) -> list[str]:
+    """The paper's datasets (:func:`paper_datasets`) that ``grid`` does not run and whose paper cells
+    ``comparison`` does not already list (as pending)."""
+    computed = set(_listed(_settings(grid).get("datasets")))
+    listed = set(comparison["dataset"]) if comparison is not None and "dataset" in comparison else set()
+    return [d for d in paper_datasets(grid) if d not in computed and d not in listed]
+
+
 def scale_text(grid) -> str:
     """The scale a grid computes, in a reader's words: ``"ML-100K; WMF, BPR, LightGCN; core, random,
     edge users; 3 seeds; up to 500 epochs; CPU"``. Accepts a config or a mapping of parameters."""
@@ -255,11 +263,13 @@ def page_facts(claims: pd.DataFrame | None, comparison: pd.DataFrame | None = No
     ``page_coverage``, ``page_difference`` and ``page_claims`` (JSON, :func:`claims_json`)."""
     from .verdicts import page_summary, page_verdict
 
+    not_run = len(datasets_not_run(grid, comparison)) if grid is not None else 0
     if parts is not None:
-        verdict = page_verdict(pd.DataFrame({"id": list(parts), "verdict": list(parts.values())}), comparison)
+        verdict = page_verdict(pd.DataFrame({"id": list(parts), "verdict": list(parts.values())}), comparison,
+                               not_run)
         summary = parts_summary(parts)
     else:
-        verdict, summary = page_verdict(claims, comparison), page_summary(claims, comparison)
+        verdict, summary = page_verdict(claims, comparison, not_run), page_summary(claims, comparison)
     return {"page_verdict": verdict, "page_summary": summary,
             "page_scale": scale_text(grid) if grid is not None else "not stated",
             "page_pending": pending_text(grid, runs),

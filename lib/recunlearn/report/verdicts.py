@@ -93,7 +93,8 @@ def claim_outcomes(claims: pd.DataFrame | None) -> list[str]:
     return [CLAIM_OUTCOME[base_verdict(v)] for v in claims["verdict"]]
 
 
-def page_verdict(claims: pd.DataFrame | None, comparison: pd.DataFrame | None = None) -> str:
+def page_verdict(claims: pd.DataFrame | None, comparison: pd.DataFrame | None = None,
+                 datasets_not_run: int = 0) -> str:
     """The verdict of a page from its claims (rows with a ``verdict``) and its numeric cells (a
     :func:`~recunlearn.report.compare.compare` frame; only cells with a paper value count).
 
@@ -102,11 +103,16 @@ def page_verdict(claims: pd.DataFrame | None, comparison: pd.DataFrame | None = 
     every paper cell is computed and within tolerance; ``not reproduced`` when nothing passes and
     something fails; ``inconclusive`` when nothing passes or fails (all within noise); ``pending``
     when nothing is computed; ``partly reproduced`` otherwise. Pending parts are named:
-    ``"partly reproduced (12 of 36 cells pending)"``, ``"… (1 of 4 claims pending)"``."""
+    ``"partly reproduced (12 of 36 cells pending)"``, ``"… (1 of 4 claims pending)"``.
+    ``datasets_not_run`` counts the paper's datasets the page has not run and whose cells are not in
+    ``comparison``: each is one pending part ("2 datasets not run"), so a page whose claims hold on
+    one of the paper's three datasets is never ``reproduced``."""
     cells, said = cell_outcomes(comparison), claim_outcomes(claims)
-    verdict = combine(cells + said)
+    verdict = combine(cells + said + ["pending"] * datasets_not_run)
     notes = [f"{n} of {len(parts)} {unit} pending" for parts, unit in ((cells, "cells"), (said, "claims"))
              if (n := parts.count("pending"))]
+    if datasets_not_run:
+        notes.append(f"{datasets_not_run} paper dataset{'s' if datasets_not_run > 1 else ''} not run")
     return f"{verdict} ({'; '.join(notes)})" if notes and verdict != PENDING else verdict
 
 
