@@ -9,10 +9,30 @@ import seaborn as sns
 
 from ..data.sequences import DATASET_LABELS, Stream
 from ..perturb.idag import IDAG, build_idag, cascade_scores
-from .plots import FIGURE_DIR
+from .names import display_name, paper_sorted
+from .plots import FIGURE_DIR, PAGE_WIDTH_IN, legend_below, panel_grid, rotate_if_crowded, save, set_theme  # noqa: F401
 from .verdicts import NOT_REPRODUCED, PARTLY, REPRODUCED
 
-RLS_LABELS = {"ao": "AO (paper's \"RBO\")", "rbo_min": "RBO(0.9)", "rbo_ext": "RBO_ext(0.9)", "jaccard": "Jaccard@10"}
+RLS_LABELS = {m: display_name(m) for m in ("ao", "rbo_min", "rbo_ext", "jaccard")}
+"""AO (the paper's "RBO"), RBO(0.9), RBO_ext(0.9), Jaccard@10: from :data:`recunlearn.report.names.DISPLAY_NAMES`."""
+
+
+def zoomed_limits(low: float, high: float, pad: float = 0.1, floor: float = 0.0, ceiling: float = 1.0):
+    """Axis limits around the data range [``low``, ``high``] (``pad`` of the span each side, at least
+    0.001), kept within [``floor``, ``ceiling``] plus the padding: an RLS axis shows where the values
+    lie instead of a fixed 0-1."""
+    if not np.isfinite(low) or not np.isfinite(high):
+        return floor, ceiling
+    margin = max((high - low) * pad, 0.001)
+    return max(floor, low - margin), min(ceiling + margin / 2, high + margin)
+
+
+def range_text(low: float, high: float, floor: float = 0.0, ceiling: float = 1.0) -> str:
+    """``"zoomed: 0.970–1.000"``: the range shown (within [``floor``, ``ceiling``]), stated on the
+    axis, which does not start at 0."""
+    low, high = max(low, floor), min(high, ceiling)
+    digits = 3 if high - low >= 0.01 else 4
+    return f"zoomed: {low:.{digits}f}–{high:.{digits}f}"
 
 
 def statistics_verdicts(ours: pd.DataFrame, paper: pd.DataFrame) -> dict[str, str]:
@@ -59,25 +79,24 @@ def idag_figure(stream: Stream, graph: IDAG, highlight: int, title: str, save_as
     chosen = set(table.loc[highlight, "set"].split())
     x = stream.timestamp[graph.nodes]
     y = -stream.user[graph.nodes].astype(float)
-    fig, ax = plt.subplots(figsize=(8, 3.4))
+    set_theme()
+    fig, ax = plt.subplots(figsize=(8, 3.6))
     for pred, color in ((graph.pred_user, "#1f77b4"), (graph.pred_item, "#d62728")):
         for v in np.flatnonzero(pred >= 0):
             ax.annotate("", xy=(x[v], y[v]), xytext=(x[pred[v]], y[pred[v]]),
                         arrowprops=dict(arrowstyle="->", color=color, lw=1.4, shrinkA=11, shrinkB=11))
     for v, row in table.iterrows():
         ax.scatter(x[v], y[v], s=520, color="#2ca02c" if row["node"] in chosen else "#dddddd", edgecolor="black", zorder=3)
-        ax.text(x[v], y[v], row["node"], ha="center", va="center", fontsize=8, zorder=4)
+        ax.text(x[v], y[v], row["node"], ha="center", va="center", fontsize=9, zorder=4)
     ax.set_yticks(sorted(set(y)), [f"user {stream.user_ids[int(-u)]}" for u in sorted(set(y))])
     ax.set_xlabel("time")
     ax.set_title(title)
     ax.plot([], [], color="#1f77b4", label="same user")
     ax.plot([], [], color="#d62728", label="same item")
-    ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize="small")
+    ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False)
     ax.margins(x=0.06, y=0.18)
     fig.tight_layout()
-    if save_as:
-        FIGURE_DIR.mkdir(parents=True, exist_ok=True)
-        fig.savefig(FIGURE_DIR / save_as, dpi=110)
+    save(fig, save_as)
     return fig
 
 
@@ -119,37 +138,55 @@ def figure_4b_claims(stream: Stream, graph: IDAG, root_scores: pd.DataFrame) -> 
 
 def rls_bars(summary: pd.DataFrame, x: str, hue: str | None, metrics: list[str], title: str,
              paper: pd.DataFrame | None = None, save_as: str | None = None):
-    """One panel per RLS metric: mean ± std over seeds, bars by ``x`` (grouped by ``hue``); the
-    paper's values (``x``, ``metric``, ``paper``; only without ``hue``) as diamonds. The dotted line
-    at 0.5 is AO's value for randomly shuffled lists."""
-    sns.set_theme(style="whitegrid", context="notebook")
-    fig, axes = plt.subplots(1, len(metrics), figsize=(4.4 * len(metrics), 3.6), squeeze=False)
-    for ax, metric in zip(axes[0], metrics):
+    """One panel per RLS metric: mean (dot) ± std over seeds (bar), by ``x`` (grouped by ``hue``),
+    display names in the paper's order; the paper's values (``x``, ``metric``, ``paper``; only
+    without ``hue``) as diamonds. Each value axis is zoomed to the range the values lie in (stated
+    in the axis label) rather than a fixed 0-1; the dotted line at 0.5, AO's value for randomly
+    shuffled lists, is drawn where that range includes it. One legend, below the panels."""
+    set_theme()
+    fig, axes = panel_grid(len(metrics), height=3.2)
+    hue_values = paper_sorted(hue, summary[hue]) if hue and hue in summary else [None]
+    palette = dict(zip(hue_values, sns.color_palette(n_colors=max(len(hue_values), 1))))
+    for ax, metric in zip(axes, metrics):
         part = summary[summary["metric"] == metric]
+        ax.set_title(RLS_LABELS.get(metric, display_name(metric)))
+        ax.set_xlabel(display_name(x))
         if part.empty:
             ax.text(0.5, 0.5, "pending", ha="center", va="center", transform=ax.transAxes)
-        else:
-            columns = hue if hue else "metric"
-            mean = part.pivot_table(index=x, columns=columns, values="mean", sort=False)
-            std = part.pivot_table(index=x, columns=columns, values="std", sort=False).reindex_like(mean)
-            mean.plot.bar(yerr=std, ax=ax, capsize=3, rot=0, legend=bool(hue), alpha=0.85)
-            if paper is not None and not hue:
-                ref = paper[paper["metric"] == metric].set_index(x)["paper"]
-                positions = [i for i, v in enumerate(mean.index) if v in ref.index]
-                ax.scatter(positions, [ref[mean.index[i]] for i in positions], marker="D", color="#DD8452",
-                           zorder=3, label="paper")
-                if positions:
-                    ax.legend(fontsize="small")
-        if metric == "ao":
+            ax.set_yticks([])
+            ax.set_xticks([])
+            continue
+        x_values = paper_sorted(x, part[x])
+        width = 0.7 / len(hue_values)
+        values = []
+        for j, h in enumerate(hue_values):
+            sub = part if h is None else part[part[hue] == h]
+            sub = sub.groupby(x, sort=False)[["mean", "std"]].first()
+            positions = [i - 0.35 + width * (j + 0.5) for i, v in enumerate(x_values) if v in sub.index]
+            rows = sub.reindex([v for v in x_values if v in sub.index])
+            ax.errorbar(positions, rows["mean"], yerr=rows["std"].fillna(0), fmt="o", capsize=3, markersize=6,
+                        color=palette[h], label=display_name(h) if h is not None else "ours (mean ± std)")
+            values += list(rows["mean"] - rows["std"].fillna(0)) + list(rows["mean"] + rows["std"].fillna(0))
+        if paper is not None and not hue:
+            ref = paper[paper["metric"] == metric].set_index(x)["paper"]
+            positions = [i for i, v in enumerate(x_values) if v in ref.index]
+            ax.scatter(positions, [ref[x_values[i]] for i in positions], marker="D", color="#DD8452",
+                       zorder=3, label="paper")
+            values += [ref[x_values[i]] for i in positions]
+        low, high = zoomed_limits(np.nanmin(values), np.nanmax(values))
+        ax.set_ylim(low, high)
+        if metric == "ao" and low <= 0.5 <= high:
             ax.axhline(0.5, color="grey", linestyle=":", linewidth=1)
-        ax.set_title(RLS_LABELS.get(metric, metric))
-        ax.set_ylim(0, 1.05)
-        ax.set_xlabel(x)
+        ax.set_ylabel(range_text(low, high))
+        ax.set_xticks(range(len(x_values)), [display_name(v) for v in x_values])
+        ax.set_xlim(-0.5, len(x_values) - 0.5)
+        rotate_if_crowded(ax, width=PAGE_WIDTH_IN / min(len(metrics), 3))
+    with_legend = next((ax for ax in axes if ax.get_legend_handles_labels()[0]), None)
     fig.suptitle(title)
     fig.tight_layout()
-    if save_as:
-        FIGURE_DIR.mkdir(parents=True, exist_ok=True)
-        fig.savefig(FIGURE_DIR / save_as, dpi=110)
+    if with_legend is not None:
+        legend_below(fig, with_legend, title=display_name(hue) if hue else None)
+    save(fig, save_as)
     return fig
 
 
@@ -205,8 +242,8 @@ def summary_value(summary: pd.DataFrame, **where) -> float:
 def scaling_figure(rows: pd.DataFrame, fit: dict, title: str, save_as: str | None = None):
     """CASPER's build + score + select seconds against the number of interactions, with the
     least-squares line (Figure 8(b))."""
-    sns.set_theme(style="whitegrid", context="notebook")
-    fig, ax = plt.subplots(figsize=(6.5, 3.6))
+    set_theme()
+    fig, ax = plt.subplots(figsize=(7.5, 3.6))
     for column, label in (("total_seconds", "total"), ("score_seconds", "exact scoring (bitset sweep)"),
                           ("build_seconds", "IDAG construction")):
         ax.plot(rows["interactions"], rows[column], marker="o", label=label)
@@ -214,27 +251,32 @@ def scaling_figure(rows: pd.DataFrame, fit: dict, title: str, save_as: str | Non
     ax.plot(xs, fit["intercept"] + fit["slope"] * xs, linestyle=":", color="black",
             label=f"linear fit of total, R² = {fit['r2']:.3f}")
     ax.set(xlabel="interactions", ylabel="seconds", title=title)
-    ax.legend(fontsize="small")
+    ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False)
     fig.tight_layout()
-    if save_as:
-        FIGURE_DIR.mkdir(parents=True, exist_ok=True)
-        fig.savefig(FIGURE_DIR / save_as, dpi=110)
+    save(fig, save_as)
     return fig
 
 
 def k_figure(summary: pd.DataFrame, metrics: list[str], title: str):
-    """Mean ± std over seeds of each RLS metric against the number of perturbations k (Figure 8(a))."""
-    sns.set_theme(style="whitegrid", context="notebook")
-    fig, ax = plt.subplots(figsize=(6.5, 3.6))
+    """Mean ± std over seeds of each RLS metric against the number of perturbations k (Figure 8(a)),
+    the value axis zoomed to the data (range in its label), the legend to the right of the plot."""
+    set_theme()
+    fig, ax = plt.subplots(figsize=(7.5, 3.6))
+    values = []
     for metric in metrics:
         part = summary[summary["metric"] == metric].sort_values("k")
         if len(part):
             ax.errorbar(part["k"], part["mean"], yerr=part["std"], marker="o", capsize=3,
-                        label=RLS_LABELS.get(metric, metric))
-    if not len(summary):
-        ax.text(0.5, 0.5, "pending", ha="center", va="center", transform=ax.transAxes)
+                        label=RLS_LABELS.get(metric, display_name(metric)))
+            values += list(part["mean"] - part["std"].fillna(0)) + list(part["mean"] + part["std"].fillna(0))
     ax.set(xlabel="number of perturbed interactions k", title=title)
-    ax.legend(fontsize="small") if len(summary) else None
+    if values:
+        low, high = zoomed_limits(np.nanmin(values), np.nanmax(values))
+        ax.set_ylim(low, high)
+        ax.set_ylabel(f"similarity to the unperturbed lists ({range_text(low, high)})")
+        ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False)
+    else:
+        ax.text(0.5, 0.5, "pending", ha="center", va="center", transform=ax.transAxes)
     fig.tight_layout()
     return fig
 

@@ -12,6 +12,7 @@ import decimal
 import numpy as np
 import pandas as pd
 
+from .names import display_name, format_number, sort_paper_order
 from .verdicts import NOT_REPRODUCED, PARTLY, PENDING, REPRODUCED, VERDICTS, pending_note  # noqa: F401
 
 SE_MULTIPLIER = 2.0
@@ -121,32 +122,56 @@ def within_text(comparison: pd.DataFrame) -> str:
     return text + (f" ({pending} pending)" if pending else "")
 
 
-def format_mean_std(mean: float, std: float, digits: int = 4) -> str:
-    """``"0.3215 ± 0.0012"``, or ``"pending GPU"`` for a missing value."""
+def format_mean_std(mean: float, std: float, digits: int = 4, pending: str = "pending GPU") -> str:
+    """``"0.3215 ± 0.0012"``, or ``pending`` (``"pending GPU"``) for a missing value; never ``-0.0000``."""
     if pd.isna(mean):
-        return "pending GPU"
-    return f"{mean:.{digits}f} ± {std:.{digits}f}"
+        return pending
+    return f"{format_number(mean, digits)} ± {format_number(abs(std) if pd.notna(std) else 0.0, digits)}"
 
 
 def check_text(within: bool, tol: float, ours: float, paper: float, digits: int = 4) -> str:
     """``"within ±0.0021"`` / ``"outside ±0.0021"``; ``"—"`` where a side is missing."""
     if pd.isna(ours) or pd.isna(paper):
         return "—"
-    return f"{'within' if within else 'outside'} ±{tol:.{digits}f}"
+    return f"{'within' if within else 'outside'} ±{format_number(tol, digits)}"
+
+
+DIFFERENCE_HEADER = "ours − paper"
 
 
 def paper_vs_ours_table(comparison: pd.DataFrame, index: list[str], metrics: list[str],
-                        digits: int = 4) -> pd.DataFrame:
+                        digits: int = 4, *, difference: bool = True, check: bool = True,
+                        display: bool = True, pending: str = "pending GPU") -> pd.DataFrame:
     """Wide display table: for each metric a "paper" column, an "ours" column (``mean ± std`` over
-    seeds, ``pending GPU`` where not computed) and a "check" column (within or outside, with the
-    cell's tolerance, see :func:`cell_tolerance`), one row per ``index`` combination."""
+    seeds, ``pending`` where not computed), an "ours − paper" column (the signed difference of the
+    means, ``difference``) and a "check" column (within or outside, with the cell's tolerance, see
+    :func:`cell_tolerance`), one row per ``index`` combination.
+
+    Rows come in the papers' order (Retrain, SISA, RecEraser, UltraRE; core, random, edge; ML-100K,
+    ML-1M, ADM; :data:`recunlearn.report.names.PAPER_ORDER`), indexed by ``index`` rather than a row
+    number; with ``display`` headers and key values are display names (``ndcg_untruncated`` ->
+    "NDCG@20", ``lightgcn`` -> "LightGCN"). Missing cells read "—", never ``NaN``; no ``-0.0000``."""
     part = comparison[comparison["metric"].isin(metrics)].copy()
-    part["ours_text"] = [format_mean_std(m, s, digits) for m, s in zip(part["ours"], part["ours_std"])]
-    part["paper_text"] = part["paper"].map(lambda v: "—" if pd.isna(v) else f"{v:.{digits}f}")
+    part["ours_text"] = [format_mean_std(m, s, digits, pending) for m, s in zip(part["ours"], part["ours_std"])]
+    part["paper_text"] = part["paper"].map(lambda v: format_number(v, digits))
+    delta = part["ours"] - part["paper"]
+    part["delta_text"] = delta.map(lambda v: format_number(v, digits, signed=True))
     part["check_text"] = [check_text(w, t, o, p, digits)
                           for w, t, o, p in zip(part["within_tol"], part["tol"], part["ours"], part["paper"])]
-    wide = part.pivot_table(index=index, columns="metric", values=["paper_text", "ours_text", "check_text"],
-                            aggfunc="first")
-    wide = wide.rename(columns={"paper_text": "paper", "ours_text": "ours", "check_text": "check"}, level=0)
-    return wide.reorder_levels([1, 0], axis=1).reindex(
-        columns=[(m, w) for m in metrics for w in ("paper", "ours", "check")])
+    parts = [("paper_text", "paper"), ("ours_text", "ours")]
+    parts += [("delta_text", DIFFERENCE_HEADER)] if difference else []
+    parts += [("check_text", "check")] if check else []
+    wide = part.pivot_table(index=index, columns="metric", values=[p for p, _ in parts], aggfunc="first")
+    wide = wide.rename(columns=dict(parts), level=0)
+    wide = wide.reorder_levels([1, 0], axis=1).reindex(
+        columns=[(m, w) for m in metrics for _, w in parts])
+    wide = sort_paper_order(wide, list(index)).fillna("—")
+    if display:
+        wide.columns = pd.MultiIndex.from_tuples([(display_name(m), w) for m, w in wide.columns],
+                                                 names=[None, None])
+        if wide.index.nlevels > 1:
+            wide.index = pd.MultiIndex.from_tuples([tuple(display_name(v) for v in row) for row in wide.index],
+                                                   names=[display_name(n) for n in wide.index.names])
+        else:
+            wide.index = pd.Index([display_name(v) for v in wide.index], name=display_name(wide.index.name))
+    return wide

@@ -15,29 +15,12 @@ from typing import Any, Mapping
 
 import pandas as pd
 
-DISPLAY_NAMES = {
-    # datasets
-    "ml-100k": "ML-100K", "ml-1m": "ML-1M", "adm": "ADM", "wikipedia": "Wikipedia", "reddit": "Reddit",
-    "foursquare": "Foursquare", "lastfm": "LastFM-10%",
-    # models
-    "wmf": "WMF", "bpr": "BPR", "lightgcn": "LightGCN", "lstm": "LSTM", "tisasrec": "TiSASRec", "jodie": "JODIE",
-    "latentcross": "LatentCross",
-    # methods, CASPER selectors and perturbations
-    "retrain": "Retrain", "sisa": "SISA", "receraser": "RecEraser", "ultrare": "UltraRE", "scif": "SCIF",
-    "none": "control", "random": "Random", "earliest": "Earliest-Random", "latest": "Latest-Random",
-    "casper": "CASPER", "loo": "LOO", "replace": "replacement", "insert": "insertion",
-}
-"""How a code name is written for a reader (LastFM is only its first 10 %, and always labelled so)."""
+from .names import DISPLAY_NAMES, display_name  # noqa: F401  (re-exported)
 
 CURE4REC_DATASETS = ("ml-100k", "ml-1m", "adm")
 NOT_RUN_REASON = "not run yet (need a GPU or many CPU-hours)"
 """Why a dataset of the paper is missing from a page's grid."""
 PARAMETER_NAME = re.compile(r"^[A-Z][A-Z0-9_]*$")
-
-
-def display_name(name) -> str:
-    """``"lightgcn"`` -> ``"LightGCN"``; unknown names unchanged."""
-    return DISPLAY_NAMES.get(str(name), str(name))
 
 
 def _count(n: int, word: str) -> str:

@@ -9,44 +9,127 @@ import pandas as pd
 import seaborn as sns
 
 from ..paths import REPO_ROOT
+from .names import display_name, paper_sorted
 
 FIGURE_DIR = REPO_ROOT / "book" / "_results" / "figures"
+
+PAGE_WIDTH_IN = 9.0
+"""Widest figure, in inches: the book shows figures 700-900 px wide, so fonts keep their size."""
+FONT_RC = {"font.size": 11, "axes.titlesize": 11, "axes.labelsize": 11, "xtick.labelsize": 10,
+           "ytick.labelsize": 10, "legend.fontsize": 10, "legend.title_fontsize": 10, "figure.titlesize": 12,
+           "savefig.bbox": "tight"}
+"""Font sizes (points) for a figure at most :data:`PAGE_WIDTH_IN` wide: >= 10 pt at the final size."""
+
+
+def set_theme() -> None:
+    """Seaborn's white grid with fonts readable at page width and a tight bounding box when saved."""
+    sns.set_theme(style="whitegrid", context="notebook", rc=FONT_RC)
+
+
+def panel_grid(n: int, height: float = 3.2, max_cols: int = 3):
+    """``n`` panels in rows of at most ``max_cols``, the whole figure :data:`PAGE_WIDTH_IN` wide."""
+    cols = 2 if n == 4 and max_cols >= 2 else max(1, min(n, max_cols))
+    rows = -(-n // cols)
+    fig, axes = plt.subplots(rows, cols, figsize=(min(PAGE_WIDTH_IN, 4.5 * cols), height * rows), squeeze=False)
+    flat = list(axes.ravel())
+    for ax in flat[n:]:
+        ax.set_visible(False)
+    return fig, flat[:n]
+
+
+def legend_below(fig, ax=None, ncol: int | None = None, title: str | None = None, handles=None, labels=None):
+    """One legend for the figure, centred below the panels and their tick labels (off the data);
+    ``ax``'s handles by default. Saved and shown with a tight bounding box, so nothing is clipped."""
+    if handles is None:
+        handles, labels = (ax or fig.axes[0]).get_legend_handles_labels()
+    for each in fig.axes:
+        if each.get_legend() is not None:
+            each.get_legend().remove()
+    if not handles:
+        return None
+    renderer = fig.canvas.get_renderer()
+    bottoms = [each.get_tightbbox(renderer).y0 for each in fig.axes if each.get_visible()]
+    top = min(bottoms) / fig.bbox.height if bottoms else 0.0
+    return fig.legend(handles, labels, loc="upper center", bbox_to_anchor=(0.5, top), frameon=False, title=title,
+                      ncol=ncol or min(len(handles), 4))
+
+
+def hue_handles(labels: list[str], palette=None) -> list:
+    """Legend patches for bars coloured by hue (seaborn's default palette, in ``labels``' order)."""
+    from matplotlib.patches import Patch
+
+    colors = palette or sns.color_palette(n_colors=max(len(labels), 1))
+    return [Patch(facecolor=c, label=label) for c, label in zip(colors, labels)]
+
+
+def rotate_if_crowded(ax, limit: int = 3, width: float = 3.0) -> None:
+    """Tilt the x tick labels when more than ``limit`` long labels share a narrow panel."""
+    labels = [t.get_text() for t in ax.get_xticklabels()]
+    if len(labels) > limit or sum(len(t) for t in labels) * 0.09 > width:
+        ax.tick_params(axis="x", labelrotation=30)
+        for label in ax.get_xticklabels():
+            label.set_horizontalalignment("right")
+
+
+def display_values(frame: pd.DataFrame, columns) -> pd.DataFrame:
+    """``frame`` with the values of ``columns`` (those present) replaced by display names."""
+    out = frame.copy()
+    for column in columns:
+        if column and column in out:
+            out[column] = out[column].map(display_name)
+    return out
+
+
+def display_order(frame: pd.DataFrame, column: str | None) -> list[str] | None:
+    """Display names of ``column``'s values in the paper's order (None without the column)."""
+    if not column or column not in frame:
+        return None
+    return [display_name(v) for v in paper_sorted(column, frame[column])]
+
+
+def save(fig, save_as: str | None) -> None:
+    if save_as:
+        FIGURE_DIR.mkdir(parents=True, exist_ok=True)
+        fig.savefig(Path(FIGURE_DIR) / save_as, dpi=110, bbox_inches="tight")
 
 
 def paper_vs_ours_bars(comparison: pd.DataFrame, x: str, metrics: list[str], title: str,
                        save_as: str | None = None):
     """One panel per metric: bars of ours (mean, error bar = std over seeds) and the paper's value
-    as a marker, grouped by ``x``."""
-    sns.set_theme(style="whitegrid", context="notebook")
-    fig, axes = plt.subplots(1, len(metrics), figsize=(4.2 * len(metrics), 3.6), squeeze=False)
-    for ax, metric in zip(axes[0], metrics):
-        part = comparison[comparison["metric"] == metric].reset_index(drop=True)
+    as a marker, grouped by ``x`` (display names, in the paper's order); the legend below the panels."""
+    set_theme()
+    fig, axes = panel_grid(len(metrics), height=3.2)
+    order = paper_sorted(x, comparison[x]) if x in comparison else []
+    for ax, metric in zip(axes, metrics):
+        part = comparison[comparison["metric"] == metric].set_index(x)
+        part = part.reindex([v for v in order if v in part.index]).reset_index()
         positions = range(len(part))
         ax.bar(positions, part["ours"], yerr=part["ours_std"], color="#4C72B0", alpha=0.85, capsize=3,
-               label="ours (mean ± std)")
+               label="ours (mean ± std over seeds)")
         ax.scatter(positions, part["paper"], color="#DD8452", marker="D", zorder=3, label="paper")
-        ax.set_xticks(list(positions), part[x], rotation=0)
-        ax.set_title(metric)
+        ax.set_xticks(list(positions), [display_name(v) for v in part[x]], rotation=0)
+        ax.set(title=display_name(metric), xlabel=display_name(x), ylabel=display_name(metric))
         ax.axhline(0, color="black", linewidth=0.6)
-    axes[0][0].legend(loc="best", fontsize="small")
+        rotate_if_crowded(ax, width=PAGE_WIDTH_IN / min(len(metrics), 3))
     fig.suptitle(title)
     fig.tight_layout()
-    if save_as:
-        FIGURE_DIR.mkdir(parents=True, exist_ok=True)
-        fig.savefig(FIGURE_DIR / save_as, dpi=110)
+    legend_below(fig, axes[0], ncol=2)
+    save(fig, save_as)
     return fig
 
 
 def training_curves(curves: pd.DataFrame, y: str, hue: str, title: str, save_as: str | None = None):
     """Validation metric by epoch, one line per ``hue`` value (seeds as separate units)."""
-    sns.set_theme(style="whitegrid", context="notebook")
-    fig, ax = plt.subplots(figsize=(6.5, 3.6))
-    sns.lineplot(curves, x="epoch", y=y, hue=hue, units="seed", estimator=None, ax=ax, linewidth=1)
-    ax.set_title(title)
+    set_theme()
+    fig, ax = plt.subplots(figsize=(7.5, 3.6))
+    shown = display_values(curves, [hue])
+    sns.lineplot(shown, x="epoch", y=y, hue=hue, hue_order=display_order(curves, hue), units="seed", estimator=None,
+                 ax=ax, linewidth=1)
+    ax.set(title=title, xlabel="epoch", ylabel=display_name(y))
+    if ax.get_legend() is not None:
+        sns.move_legend(ax, "upper left", bbox_to_anchor=(1.01, 1.0), title=display_name(hue), frameon=False)
     fig.tight_layout()
-    if save_as:
-        FIGURE_DIR.mkdir(parents=True, exist_ok=True)
-        fig.savefig(Path(FIGURE_DIR) / save_as, dpi=110)
+    save(fig, save_as)
     return fig
 
 
@@ -55,60 +138,80 @@ def degree_ccdf(tables: dict[str, pd.DataFrame], column: str, title: str):
     line per table, on log-log axes."""
     import numpy as np
 
-    sns.set_theme(style="whitegrid", context="notebook")
-    fig, ax = plt.subplots(figsize=(6.5, 3.6))
+    set_theme()
+    fig, ax = plt.subplots(figsize=(7.5, 3.8))
     for label, table in tables.items():
         degrees = np.sort(table[column].value_counts().to_numpy())
         share_at_least = 1.0 - np.arange(len(degrees)) / len(degrees)
-        ax.step(degrees, share_at_least, where="post", label=label)
+        ax.step(degrees, share_at_least, where="post", label=display_name(label))
     ax.set(xscale="log", yscale="log", xlabel=f"interactions per {column}", ylabel=f"share of {column}s with ≥ x",
            title=title)
-    ax.legend(fontsize="small")
+    ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False)
     fig.tight_layout()
     return fig
 
 
 def method_bars(frame: pd.DataFrame, y: str, title: str, col: str = "model", x: str = "method",
                 hue: str = "selection", paper: pd.DataFrame | None = None):
-    """Bars of ``y`` (mean ± std over seeds) by ``x`` and ``hue``, one panel per ``col``; the
-    paper's value, where given (same columns, ``value``), as a black diamond on its bar."""
-    sns.set_theme(style="whitegrid", context="notebook")
-    grid = sns.catplot(frame, x=x, y=y, hue=hue, col=col, kind="bar", errorbar="sd", height=3.4, aspect=1.3,
-                       capsize=0.08, err_kws={"linewidth": 1}, sharey=False)
+    """Bars of ``y`` (mean ± std over seeds) by ``x`` and ``hue``, one panel per ``col`` (display names,
+    in the paper's order; at most three panels a row, the figure page-wide); the paper's value, where
+    given (same columns, ``value``), as a black diamond on its bar; the legend below the panels."""
+    set_theme()
+    x_order, hue_order, col_order = (display_order(frame, c) for c in (x, hue, col))
+    shown = display_values(frame, [x, hue, col])
+    n_cols = len(col_order or [None])
+    wrap = min(n_cols, 3)
+    grid = sns.catplot(shown, x=x, y=y, hue=hue, col=col, kind="bar", errorbar="sd", order=x_order,
+                       hue_order=hue_order, col_order=col_order, col_wrap=wrap if n_cols > 1 else None,
+                       height=3.0, aspect=min(PAGE_WIDTH_IN / wrap, 4.5) / 3.0, capsize=0.08,
+                       err_kws={"linewidth": 1}, sharey=False, legend=False)
     if paper is not None and not paper.empty:
-        hue_order = list(dict.fromkeys(frame[hue]))
-        x_order = list(dict.fromkeys(frame[x]))
+        ref = display_values(paper, [x, hue, col])
         width = 0.8 / len(hue_order)
         for value_of_col, ax in grid.axes_dict.items():
-            part = paper[paper[col] == value_of_col]
+            part = ref[ref[col] == value_of_col]
             for _, row in part.iterrows():
                 if row[x] in x_order and row[hue] in hue_order:
                     pos = x_order.index(row[x]) - 0.4 + width * (hue_order.index(row[hue]) + 0.5)
                     ax.scatter(pos, row["value"], marker="D", color="black", s=18, zorder=5)
-        grid.figure.text(0.01, 0.01, "◆ paper", fontsize="small")
-    grid.figure.suptitle(title, y=1.03)
+    grid.set_titles(col_template="{col_name}")
+    grid.set_axis_labels(display_name(x), display_name(y))
+    for ax in grid.axes.flat:
+        rotate_if_crowded(ax, width=PAGE_WIDTH_IN / wrap)
+    labels = list(hue_order or [])
+    handles = hue_handles(labels)
+    if paper is not None and not paper.empty:
+        handles.append(plt.Line2D([], [], marker="D", color="black", linestyle="none"))
+        labels.append("paper")
+    grid.figure.suptitle(title)
+    grid.figure.tight_layout()
+    legend_below(grid.figure, handles=handles, labels=labels, title=display_name(hue))
     return grid.figure
 
 
 def sweep_lines(frame: pd.DataFrame, x: str, metrics: list[str], hue: str, title: str):
-    """One panel per metric: mean ± std over seeds against ``x``, one line per ``hue``."""
-    sns.set_theme(style="whitegrid", context="notebook")
-    fig, axes = plt.subplots(1, len(metrics), figsize=(3.8 * len(metrics), 3.4), squeeze=False)
-    for ax, metric in zip(axes[0], metrics):
-        sns.lineplot(frame, x=x, y=metric, hue=hue, marker="o", errorbar="sd", ax=ax, legend=ax is axes[0][0])
-        ax.set_title(metric)
+    """One panel per metric: mean ± std over seeds against ``x``, one line per ``hue`` (display names,
+    paper order); at most three panels a row; one legend below the panels."""
+    set_theme()
+    fig, axes = panel_grid(len(metrics), height=3.0)
+    shown = display_values(frame, [hue])
+    for ax, metric in zip(axes, metrics):
+        sns.lineplot(shown, x=x, y=metric, hue=hue, hue_order=display_order(frame, hue), marker="o",
+                     errorbar="sd", ax=ax, legend=ax is axes[0])
+        ax.set(title=display_name(metric), xlabel=display_name(x), ylabel=display_name(metric))
     fig.suptitle(title)
     fig.tight_layout()
+    legend_below(fig, axes[0], title=display_name(hue))
     return fig
 
 
 def damping_sweep(sweep: pd.DataFrame, title: str):
     """SCIF's MIO accuracy against the damping it started from (log scale), one panel per model, with
     Learn's and Retrain's MIO as reference lines (absolute-rule points drawn hollow)."""
-    sns.set_theme(style="whitegrid", context="notebook")
-    models = list(dict.fromkeys(sweep["model"]))
-    fig, axes = plt.subplots(1, len(models), figsize=(4.2 * len(models), 3.4), squeeze=False)
-    for ax, model in zip(axes[0], models):
+    set_theme()
+    models = paper_sorted("model", sweep["model"])
+    fig, axes = panel_grid(len(models), height=3.2, max_cols=2)
+    for ax, model in zip(axes, models):
         part = sweep[sweep["model"] == model]
         relative = part[part["damping_rule"] == "relative"].sort_values("initial_damping")
         ax.plot(relative["initial_damping"], relative["mio_accuracy"], "o-", label="SCIF, relative rule")
@@ -117,21 +220,30 @@ def damping_sweep(sweep: pd.DataFrame, title: str):
         for column, style, name in (("mio_accuracy_learn", ":", "Learn"), ("mio_accuracy_retrain", "--", "Retrain")):
             ax.axhline(part[column].iloc[0], ls=style, color="grey")
             ax.annotate(name, (1.0, part[column].iloc[0]), xycoords=("axes fraction", "data"), ha="right",
-                        va="bottom", fontsize=9, color="grey")
+                        va="bottom", fontsize=10, color="grey")
         ax.set_xscale("log")
-        ax.set(title=model.upper(), xlabel="damping δ (start of the schedule)", ylabel="MIO accuracy")
-    axes[0][0].legend(fontsize=9, loc="center left")
+        ax.set(title=display_name(model), xlabel="damping δ (start of the schedule)", ylabel="MIO accuracy")
     fig.suptitle(title)
     fig.tight_layout()
+    legend_below(fig, axes[0], ncol=2)
     return fig
 
 
 def shard_composition(frame: pd.DataFrame, title: str):
-    """Active users per shard (bars) for each method (rows) and selection (columns)."""
-    sns.set_theme(style="whitegrid", context="notebook")
-    grid = sns.catplot(frame, x="shard", y="active", hue="source", row="method", col="selection", kind="bar",
-                       height=2.4, aspect=1.6, errorbar=None)
-    grid.figure.suptitle(title, y=1.02)
+    """Active users per shard (bars) for each method (rows) and selection (columns), display names in
+    the paper's order, the figure page-wide, the legend below."""
+    set_theme()
+    row_order, col_order, hue_order = (display_order(frame, c) for c in ("method", "selection", "source"))
+    shown = display_values(frame, ["method", "selection"])
+    n_cols = len(col_order or [None])
+    grid = sns.catplot(shown, x="shard", y="active", hue="source", row="method", col="selection", kind="bar",
+                       row_order=row_order, col_order=col_order, hue_order=hue_order, height=2.2,
+                       aspect=PAGE_WIDTH_IN / n_cols / 2.2, errorbar=None, legend=False)
+    grid.set_titles(row_template="{row_name}", col_template="{col_name}")
+    grid.set_axis_labels("shard", "active users")
+    grid.figure.suptitle(title)
+    grid.figure.tight_layout()
+    legend_below(grid.figure, handles=hue_handles(list(hue_order or [])), labels=list(hue_order or []))
     return grid.figure
 
 
@@ -140,20 +252,23 @@ def aspect_radar(frame: pd.DataFrame, aspects: list[str], series: str, title: st
     (already normalised, larger = better)."""
     import numpy as np
 
+    set_theme()
     angles = np.linspace(0, 2 * np.pi, len(aspects), endpoint=False)
-    fig, ax = plt.subplots(figsize=(5.5, 5.5), subplot_kw={"projection": "polar"})
-    for name, row in frame.set_index(series)[aspects].iterrows():
+    fig, ax = plt.subplots(figsize=(6.5, 6.5), subplot_kw={"projection": "polar"})
+    table = frame.set_index(series)[aspects]
+    table = table.reindex(paper_sorted(series, table.index))
+    for name, row in table.iterrows():
         values = row.to_numpy(dtype=float)
-        ax.plot(np.r_[angles, angles[:1]], np.r_[values, values[:1]], marker="o", label=name)
+        ax.plot(np.r_[angles, angles[:1]], np.r_[values, values[:1]], marker="o", label=display_name(name))
         ax.fill(np.r_[angles, angles[:1]], np.r_[values, values[:1]], alpha=0.08)
     ax.set_xticks(angles)
-    ax.set_xticklabels(aspects)
-    ax.tick_params(axis="x", pad=10)
+    ax.set_xticklabels([display_name(a) for a in aspects])
+    ax.tick_params(axis="x", pad=12, labelsize=11)
     ax.set_rlabel_position(22.5)
     ax.set_yticks([0.25, 0.5, 0.75, 1.0])
-    ax.tick_params(axis="y", labelsize="x-small")
+    ax.tick_params(axis="y", labelsize=9)
     ax.set_ylim(0, 1.05)
-    ax.set_title(title, pad=18)
-    ax.legend(loc="upper right", bbox_to_anchor=(1.35, 1.1), fontsize="small")
+    ax.set_title(title, pad=24)
+    ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.08), ncol=min(len(table), 4), frameon=False)
     fig.tight_layout()
     return fig

@@ -1,0 +1,147 @@
+"""How code names are written for a reader, and the order the papers list them in.
+
+One mapping (:data:`DISPLAY_NAMES`) and one ordering (:data:`PAPER_ORDER`) for every table, figure and
+sentence of the book; :func:`display_frame` applies both to a frame for display, and
+:func:`format_number` writes a number without ``NaN`` or ``-0.0000``.
+"""
+
+from __future__ import annotations
+
+import math
+
+import pandas as pd
+
+DISPLAY_NAMES = {
+    # datasets
+    "ml-100k": "ML-100K", "ml-1m": "ML-1M", "adm": "ADM", "wikipedia": "Wikipedia", "reddit": "Reddit",
+    "foursquare": "Foursquare", "lastfm": "LastFM-10%",
+    # models
+    "wmf": "WMF", "bpr": "BPR", "lightgcn": "LightGCN", "lstm": "LSTM", "tisasrec": "TiSASRec", "jodie": "JODIE",
+    "latentcross": "LatentCross",
+    # methods, CASPER selectors and perturbations
+    "learn": "Learn", "retrain": "Retrain", "sisa": "SISA", "receraser": "RecEraser", "ultrare": "UltraRE",
+    "scif": "SCIF", "none": "control", "random": "Random", "earliest": "Earliest-Random", "latest": "Latest-Random",
+    "casper": "CASPER", "tracin": "TracIn", "loo": "LOO", "replace": "replacement", "insert": "insertion",
+    # CURE4Rec selections of the users to forget
+    "core": "Core", "edge": "Edge",
+    # metrics
+    "ndcg_untruncated": "NDCG@20", "hr_cure4rec": "HR@20", "mio_accuracy": "MIO accuracy", "a_igf": "A-IGF",
+    "a_igf_gap": "A-IGF − Retrain's", "a_igf_gap_abs": "|A-IGF − Retrain's|", "shard_gf": "shardGF",
+    "unlearn_seconds": "unlearning time (s)", "ao": "AO (paper's \"RBO\")", "rbo_min": "RBO(0.9)",
+    "rbo_ext": "RBO_ext(0.9)", "jaccard": "Jaccard@10", "mrr_original": "MRR of M", "mrr_perturbed": "MRR of M'",
+    # column names
+    "dataset": "Dataset", "model": "Model", "method": "Method", "selection": "Selection", "selector": "Selection",
+    "perturbation": "Perturbation", "replacement": "Replacement", "validation": "Validation", "ratio": "Unlearning ratio",
+    "n_shards": "Shards", "shard": "Shard", "k": "Perturbed interactions k", "metric": "Metric", "seed": "Seed",
+    "epoch": "Epoch", "source": "Source",
+}
+"""Code name -> the name a reader sees (LastFM is only its first 10 %, and always labelled so)."""
+
+PAPER_ORDER = {
+    "dataset": ("ml-100k", "ml-1m", "adm", "wikipedia", "reddit", "foursquare", "lastfm"),
+    "model": ("wmf", "bpr", "lightgcn", "lstm", "tisasrec", "jodie", "latentcross"),
+    "method": ("learn", "retrain", "sisa", "receraser", "ultrare", "scif"),
+    "selection": ("core", "random", "edge"),
+    "selector": ("none", "random", "earliest", "latest", "tracin", "casper"),
+    "perturbation": ("loo", "replace", "insert"),
+    "replacement": ("random", "popular", "unpopular"),
+}
+"""The order the papers list the values of a key in; values not listed come after, in their own order."""
+
+PENDING_TEXT = "pending"
+MISSING_TEXT = "—"
+
+
+def display_name(name) -> str:
+    """``"lightgcn"`` -> ``"LightGCN"``, ``"ndcg_untruncated"`` -> ``"NDCG@20"``; unknown names unchanged."""
+    return DISPLAY_NAMES.get(str(name), str(name))
+
+
+def display_names(values) -> list[str]:
+    return [display_name(v) for v in values]
+
+
+def paper_rank(key: str, value) -> tuple[int, int]:
+    """Sort key of ``value`` of column ``key`` in the paper's order (unknown values last)."""
+    order = PAPER_ORDER.get(key, ())
+    value = str(value)
+    return (0, order.index(value)) if value in order else (1, 0)
+
+
+def paper_sorted(key: str, values) -> list:
+    """Distinct ``values`` of column ``key`` in the paper's order (unknown ones last, as first met)."""
+    distinct = list(dict.fromkeys(values))
+    return sorted(distinct, key=lambda v: paper_rank(key, v))
+
+
+def sort_paper_order(frame: pd.DataFrame, keys: list[str] | None = None) -> pd.DataFrame:
+    """Rows of ``frame`` sorted by ``keys`` (columns or index levels; default: the index levels, else
+    every column of :data:`PAPER_ORDER`), each in the paper's order; a stable sort otherwise."""
+    if keys is None:
+        names = [n for n in frame.index.names if n is not None]
+        keys = names or [c for c in frame.columns if c in PAPER_ORDER]
+    keys = [k for k in keys if k in frame.columns or k in frame.index.names]
+    if not keys or frame.empty:
+        return frame
+
+    def rank(values: pd.Index) -> pd.Index:
+        seen = list(dict.fromkeys(values))
+        return pd.Index([(paper_rank(values.name, v), seen.index(v)) for v in values])
+
+    def level_rank(level: pd.Index) -> pd.Index:
+        ranks = rank(level)
+        ordered = sorted(set(ranks))
+        return pd.Index([ordered.index(r) for r in ranks], name=level.name)
+
+    return frame.sort_values(keys, key=level_rank, kind="stable") if all(k in frame.columns for k in keys) \
+        else frame.sort_index(level=keys, key=level_rank, sort_remaining=False, kind="stable")
+
+
+def clean_zero(value: float) -> float:
+    """``-0.0`` -> ``0.0`` (and any value that rounds to zero at ``digits`` stays unsigned when printed)."""
+    return 0.0 if value == 0 else value
+
+
+def format_number(value, digits: int = 4, missing: str = MISSING_TEXT, signed: bool = False) -> str:
+    """``0.3215`` -> ``"0.3215"``; ``NaN`` / ``None`` -> ``missing``; never ``"-0.0000"``. With
+    ``signed``, a leading ``+`` on positive values (differences)."""
+    if value is None or (isinstance(value, float) and math.isnan(value)) or pd.isna(value):
+        return missing
+    value = float(value)
+    text = f"{value:{'+' if signed else ''}.{digits}f}"
+    if float(text) == 0:  # -0.0000 or +0.0000: no sign on a zero
+        text = f"{0.0:.{digits}f}"
+    return text
+
+
+def display_frame(frame: pd.DataFrame, index: list[str] | None = None, digits: int | None = None,
+                  missing: str = MISSING_TEXT) -> pd.DataFrame:
+    """A frame for display: rows in the paper's order, ``index`` columns as the (named) row index
+    instead of a row number, code names replaced by display names in headers and key values, numbers
+    written with ``digits`` decimals (when given) without ``NaN`` or ``-0.0000``."""
+    out = frame.copy()
+    if index:
+        out = sort_paper_order(out, index).set_index(index)
+    else:
+        out = sort_paper_order(out)
+    for column in out.columns:
+        if out[column].dtype == object:
+            out[column] = out[column].map(lambda v: v if not isinstance(v, str) else display_name(v))
+        elif digits is not None and pd.api.types.is_float_dtype(out[column]):
+            out[column] = out[column].map(lambda v: format_number(v, digits, missing))
+        elif pd.api.types.is_float_dtype(out[column]):
+            out[column] = out[column].map(lambda v: v if pd.isna(v) else clean_zero(v))
+    if out.index.nlevels > 1:
+        out.index = pd.MultiIndex.from_tuples([tuple(display_name(v) for v in t) for t in out.index],
+                                              names=display_names(out.index.names))
+    elif out.index.name is not None:
+        out.index = pd.Index(display_names(out.index), name=display_name(out.index.name))
+    out.columns = _display_columns(out.columns)
+    return out.fillna(missing)
+
+
+def _display_columns(columns: pd.Index) -> pd.Index:
+    if isinstance(columns, pd.MultiIndex):
+        return pd.MultiIndex.from_tuples([tuple(display_name(v) for v in t) for t in columns],
+                                         names=columns.names)
+    return pd.Index(display_names(columns), name=columns.name)

@@ -1,0 +1,109 @@
+"""Display names, the papers' order, and tables without NaN / -0.0000 (report/names.py, report/compare.py)."""
+
+import matplotlib
+
+matplotlib.use("Agg")
+
+import numpy as np
+import pandas as pd
+
+from recunlearn.report.compare import DIFFERENCE_HEADER, compare, format_mean_std, paper_vs_ours_table
+from recunlearn.report.names import (display_frame, display_name, format_number, paper_sorted, sort_paper_order)
+
+KEYS = ["dataset", "model", "method", "selection"]
+
+
+def test_display_names():
+    expected = {"ndcg_untruncated": "NDCG@20", "hr_cure4rec": "HR@20", "mio_accuracy": "MIO accuracy",
+                "a_igf": "A-IGF", "shard_gf": "shardGF", "receraser": "RecEraser", "ultrare": "UltraRE",
+                "sisa": "SISA", "retrain": "Retrain", "wmf": "WMF", "bpr": "BPR", "lightgcn": "LightGCN",
+                "ml-100k": "ML-100K", "ml-1m": "ML-1M", "adm": "ADM"}
+    assert {k: display_name(k) for k in expected} == expected
+    assert display_name("something_else") == "something_else"
+
+
+def test_glance_uses_the_one_mapping():
+    from recunlearn.report import glance, names
+
+    assert glance.DISPLAY_NAMES is names.DISPLAY_NAMES and glance.display_name is names.display_name
+
+
+def test_paper_order():
+    assert paper_sorted("method", ["ultrare", "sisa", "retrain", "receraser"]) == ["retrain", "sisa", "receraser",
+                                                                                  "ultrare"]
+    assert paper_sorted("selection", ["random", "edge", "core"]) == ["core", "random", "edge"]
+    assert paper_sorted("dataset", ["adm", "ml-1m", "ml-100k", "other"]) == ["ml-100k", "ml-1m", "adm", "other"]
+    frame = pd.DataFrame({"method": ["ultrare", "retrain", "sisa"], "selection": ["edge", "core", "random"]})
+    assert list(sort_paper_order(frame, ["method"])["method"]) == ["retrain", "sisa", "ultrare"]
+
+
+def test_format_number_has_no_nan_or_negative_zero():
+    assert format_number(float("nan")) == "—"
+    assert format_number(None, missing="pending") == "pending"
+    assert format_number(-0.0) == "0.0000"
+    assert format_number(-0.00001) == "0.0000"
+    assert format_number(-0.00001, signed=True) == "0.0000"
+    assert format_number(0.0123, signed=True) == "+0.0123"
+    assert format_number(-0.0123, signed=True) == "-0.0123"
+    assert format_mean_std(-0.00001, 0.0) == "0.0000 ± 0.0000"
+
+
+def _comparison():
+    rows = [(d, "wmf", m, s) for d in ("ml-1m", "ml-100k") for m in ("ultrare", "retrain", "sisa")
+            for s in ("random", "edge", "core")]
+    paper = pd.DataFrame(rows, columns=KEYS).assign(metric="ndcg_untruncated", value=0.3)
+    ours = paper.rename(columns={"value": "mean"}).assign(std=0.0, n=1)
+    ours.loc[0, "mean"] = 0.3 - 1e-7  # rounds to zero difference: must not print -0.0000
+    ours.loc[1, "mean"] = 0.31
+    ours = ours.drop(index=[2])  # one pending cell
+    return compare(ours, paper, KEYS)
+
+
+def test_paper_vs_ours_table_display():
+    table = paper_vs_ours_table(_comparison(), KEYS, ["ndcg_untruncated"])
+    assert list(table.columns) == [("NDCG@20", "paper"), ("NDCG@20", "ours"), ("NDCG@20", DIFFERENCE_HEADER),
+                                   ("NDCG@20", "check")]
+    assert list(table.index.names) == ["Dataset", "Model", "Method", "Selection"]
+    assert list(dict.fromkeys(table.index.get_level_values("Dataset"))) == ["ML-100K", "ML-1M"]
+    first = table.xs("ML-1M", level="Dataset")
+    assert list(dict.fromkeys(first.index.get_level_values("Method"))) == ["Retrain", "SISA", "UltraRE"]
+    assert list(first.index.get_level_values("Selection")[:3]) == ["Core", "Random", "Edge"]
+    text = table.to_string()
+    assert "NaN" not in text and "-0.0000" not in text and "nan" not in text
+    diffs = first[("NDCG@20", DIFFERENCE_HEADER)]
+    assert diffs[("WMF", "UltraRE", "Random")] == "0.0000"
+    assert diffs[("WMF", "UltraRE", "Edge")] == "+0.0100"
+    assert diffs[("WMF", "UltraRE", "Core")] == "—"
+    assert first[("NDCG@20", "ours")][("WMF", "UltraRE", "Core")] == "pending GPU"
+
+
+def test_paper_vs_ours_table_keeps_old_call_and_options():
+    comparison = _comparison()
+    raw = paper_vs_ours_table(comparison, KEYS, ["ndcg_untruncated"], 3, difference=False, display=False)
+    assert list(raw.columns) == [("ndcg_untruncated", "paper"), ("ndcg_untruncated", "ours"),
+                                 ("ndcg_untruncated", "check")]
+    assert raw.index.names == KEYS
+
+
+def test_display_frame():
+    frame = pd.DataFrame({"method": ["sisa", "retrain"], "a_igf": [-0.0, np.nan]})
+    shown = display_frame(frame, ["method"], digits=4)
+    assert list(shown.index) == ["Retrain", "SISA"] and shown.index.name == "Method"
+    assert list(shown.columns) == ["A-IGF"] and list(shown["A-IGF"]) == ["—", "0.0000"]
+
+
+def test_rls_axis_zoomed_to_the_data():
+    from recunlearn.report.casper import rls_bars
+
+    summary = pd.DataFrame([{"model": m, "selector": s, "metric": "ao", "mean": v, "std": 0.001}
+                            for m, s, v in (("lstm", "random", 0.975), ("lstm", "casper", 0.99),
+                                            ("latentcross", "random", 0.999), ("latentcross", "casper", 0.98))])
+    fig = rls_bars(summary, x="model", hue="selector", metrics=["ao"], title="t")
+    ax = fig.axes[0]
+    low, high = ax.get_ylim()
+    assert 0.9 < low < 0.975 and 1.0 <= high < 1.01
+    assert "zoomed" in ax.get_ylabel()
+    assert [t.get_text() for t in ax.get_xticklabels()] == ["LSTM", "LatentCross"]
+    assert [t.get_text() for t in fig.legends[0].get_texts()] == ["Random", "CASPER"]
+    assert min(t.get_fontsize() for t in ax.get_xticklabels()) >= 9
+    assert fig.get_figwidth() <= 9.0
