@@ -8,6 +8,7 @@ import json
 from ..compute.summary import page_text
 from ..io import write_bytes_atomic
 from .notebooks import BOOK_DIR
+from .scoreboard import glued_texts, write_scoreboard
 
 
 @dataclasses.dataclass(frozen=True)
@@ -60,18 +61,6 @@ ITEMS = [
 ]
 
 
-def glued_values(notebook: dict) -> dict[str, str]:
-    """The text of every value a notebook glued (``myst_nb.glue``), by name."""
-    out = {}
-    for cell in notebook.get("cells", []):
-        for output in cell.get("outputs", []):
-            name = output.get("metadata", {}).get("scrapbook", {}).get("name")
-            text = output.get("data", {}).get("application/papermill.record/text/plain")
-            if name and text is not None:
-                out[name] = text.strip("'\"")
-    return out
-
-
 def _commit_text(commits: dict[str, int], fallback: str | None) -> str:
     """Full commits of the records behind a page (``-dirty`` kept), the render's commit if none."""
     shown = commits or ({fallback: 0} if fallback else {})
@@ -112,7 +101,7 @@ def item_status(item: PaperItem) -> dict:
     pending += [f"{d} (not run)" for d in not_run]
     return {**base, "status": status, "page": item.notebook, "device": device,
             "commit": _commit_text(commits, meta.get("git_commit")), "pending": "; ".join(pending),
-            "verdict": glued_values(notebook).get("page_verdict", "")}
+            "verdict": glued_texts(notebook).get("page_verdict", "")}
 
 
 def audit_table(records_dir=None) -> list[str]:
@@ -184,7 +173,6 @@ def render_status_page() -> str:
 
 
 def write_status_page() -> None:
+    """Write book/status.md, then the scoreboard and the introduction's summary of it."""
     write_bytes_atomic(BOOK_DIR / "status.md", render_status_page().encode())
-    from .scoreboard import write_scoreboard  # the scoreboard and the introduction's summary of it
-
     write_scoreboard()
