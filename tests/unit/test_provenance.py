@@ -22,7 +22,7 @@ def fake_runner(monkeypatch):
 
     def runner(config):
         calls.append(config)
-        return {"metrics": {"ndcg": 0.5, "shard_gf": float("nan")}, "timings": {"wall_seconds": 1.0},
+        return {"metrics": {"ndcg": 0.5, "shard_gf": float("nan")}, "timings": {"wall_seconds": 1.0}, "training": {},
                 "device": config.device}
 
     monkeypatch.setitem(RUNNERS, LearnConfig.experiment, (LearnConfig, runner))
@@ -136,3 +136,15 @@ def test_recompute_unclean_replaces_only_records_from_uncommitted_code(tmp_path,
     assert all(r["git_commit"] == "c" * 40 for r in again)
     with pytest.raises(ValueError, match="recompute must be"):
         run_or_load(LearnConfig(), tmp_path, recompute="sometimes")
+
+
+def test_learn_grid_without_compute_missing_lists_runs_without_a_record_as_pending(tmp_path, fake_runner):
+    from recunlearn.experiments.cure4rec import LearnGrid, run_learn_grid
+
+    grid = LearnGrid(models=("wmf", "bpr"), seeds=(0,), compute_missing=False)
+    run_or_load(LearnConfig(model="wmf", seed=0), tmp_path)
+    fake_runner.clear()
+    runs = run_learn_grid(grid, tmp_path)
+    assert fake_runner == []  # nothing computed
+    assert runs["model"].tolist() == ["wmf"]
+    assert [p["model"] for p in runs.attrs["pending"]] == ["bpr"]

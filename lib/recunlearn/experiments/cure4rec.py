@@ -23,7 +23,7 @@ from ..models.mf import WMF
 from ..seeding import seed_everything
 from ..report.compare import compare, summarize_runs
 from .config import Config, ConfigError, option, require_device
-from .records import register, run_or_load
+from .records import load_record, register, run_or_load
 
 DATASETS = ("ml-100k", "ml-1m", "adm")
 DEVICES = ("cpu", "cuda")
@@ -267,6 +267,7 @@ class LearnGrid(Config):
     validations: tuple[str, ...] = option(("split_test",), choices=VALIDATION_RULES)
     max_epochs: int = option(500, min=1)
     device: str = option("cpu", choices=DEVICES)
+    compute_missing: bool = option(True, doc="False: show only stored records, list the rest as pending")
 
     def runs(self) -> list[LearnConfig]:
         return [LearnConfig(dataset=d, model=m, seed=s, validation=v, max_epochs=self.max_epochs, device=self.device)
@@ -274,14 +275,21 @@ class LearnGrid(Config):
 
 
 def run_learn_grid(grid: LearnGrid, records_dir=None) -> pd.DataFrame:
-    """Run (or load) every run of ``grid``; one row per run with config, metrics and timings."""
-    rows = []
+    """Run (or load) every run of ``grid``; one row per run with config, metrics and timings. With
+    ``compute_missing`` false, runs without a stored record are not computed: they are listed in
+    ``frame.attrs["pending"]`` (their configs) and their paper cells stay pending."""
+    rows, pending = [], []
     for config in grid.runs():
-        record = run_or_load(config, records_dir)
+        record = run_or_load(config, records_dir) if grid.compute_missing else load_record(config, records_dir)
+        if record is None:
+            pending.append(config.to_dict())
+            continue
         rows.append({"dataset": config.dataset, "model": config.model, "validation": config.validation,
                      "seed": config.seed, **record["metrics"], **record["timings"], **record["training"],
                      "device": record["device"], "git_commit": record["git_commit"]})
-    return pd.DataFrame(rows)
+    frame = pd.DataFrame(rows)
+    frame.attrs["pending"] = pending
+    return frame
 
 
 LEARN_METRICS = ["ndcg_untruncated", "hr_cure4rec", "a_igf", "ndcg", "hit_ratio", "recall", "mrr", "a_igf_standard"]
