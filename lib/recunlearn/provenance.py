@@ -1,7 +1,7 @@
 """Which code made a result: the git commit, whether the tree was clean, and a source fingerprint.
 
-- ``git_commit()``: the full commit of the checkout, with ``-dirty`` appended when tracked files
-  under ``lib/`` differ from it (``unknown`` outside a git checkout).
+- ``git_commit()``: the full commit of the checkout, with ``-dirty`` appended when files under
+  ``lib/`` differ from it or are not committed (``unknown`` outside a git checkout).
 - ``source_fingerprint()``: SHA-256 (first 16 hex digits) over the path and bytes of every ``.py``
   file of the library that can change a result -- every module except the presentation package
   ``report/``, the run scheduler ``compute/`` and the command line. Two records with the same
@@ -36,15 +36,16 @@ def _git(*args: str) -> subprocess.CompletedProcess | None:
 
 
 def uncommitted(paths_: tuple[str, ...] = ("lib",)) -> list[str] | None:
-    """Tracked files under ``paths_`` (relative to the repository) that differ from HEAD; None without git."""
-    result = _git("status", "--porcelain", "--untracked-files=no", "--", *paths_)
+    """Files under ``paths_`` (relative to the repository) that differ from HEAD, untracked ones included
+    (a new module that is not committed would run too); git-ignored files are not counted. None without git."""
+    result = _git("status", "--porcelain", "--untracked-files=all", "--", *paths_)
     if result is None or result.returncode != 0:
         return None
     return [line[3:] for line in result.stdout.splitlines() if line.strip()]
 
 
 def git_commit() -> str:
-    """``<full sha>``, ``<full sha>-dirty`` when ``lib/`` has uncommitted changes, or ``unknown``."""
+    """``<full sha>``, ``<full sha>-dirty`` when ``lib/`` has uncommitted changes or files, or ``unknown``."""
     head = _git("rev-parse", "HEAD")
     changed = uncommitted(("lib",))
     if head is None or head.returncode != 0 or changed is None:

@@ -148,3 +148,19 @@ def test_learn_grid_without_compute_missing_lists_runs_without_a_record_as_pendi
     assert fake_runner == []  # nothing computed
     assert runs["model"].tolist() == ["wmf"]
     assert [p["model"] for p in runs.attrs["pending"]] == ["bpr"]
+
+
+def test_an_uncommitted_new_file_makes_the_tree_unclean(tmp_path, monkeypatch):
+    import subprocess
+
+    repo = tmp_path / "repo"
+    (repo / "lib").mkdir(parents=True)
+    (repo / "lib" / "a.py").write_text("x = 1\n")
+    for args in (["init", "-q"], ["add", "."], ["-c", "user.email=t@t", "-c", "user.name=t", "commit", "-qm", "c"]):
+        subprocess.run(["git", *args], cwd=repo, check=True)
+    monkeypatch.setattr(paths, "REPO_ROOT", repo)
+    assert provenance.uncommitted(("lib",)) == []
+    assert not provenance.git_commit().endswith("-dirty")
+    (repo / "lib" / "new_module.py").write_text("y = 2\n")
+    assert provenance.uncommitted(("lib",)) == ["lib/new_module.py"]
+    assert provenance.git_commit().endswith("-dirty")
