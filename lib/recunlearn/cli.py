@@ -27,7 +27,6 @@ GPU for ``device=cuda``) print one ``error: ...`` line and exit with status 2.
 from __future__ import annotations
 
 import argparse
-import itertools
 import json
 import sys
 import time
@@ -39,6 +38,7 @@ from .compute.plan import ComputeError
 from .data.errors import DatasetError
 from .experiments import RUNNERS, ConfigError, record_key, run_or_load
 from .experiments.config import require_device
+from .experiments.records import expand
 from .provenance import ProvenanceError
 
 
@@ -55,15 +55,6 @@ def _parse_value(text: str):
         return json.loads(text)
     except json.JSONDecodeError:
         return text
-
-
-def expand(experiment: str, assignments: dict) -> list:
-    """Validated configs of ``experiment`` for the cartesian product of list-valued assignments."""
-    if experiment not in RUNNERS:
-        raise ConfigError(f"unknown experiment {experiment!r}; known: {sorted(RUNNERS)}")
-    config_cls, _ = RUNNERS[experiment]
-    axes = {k: (v if isinstance(v, list) else [v]) for k, v in assignments.items()}
-    return [config_cls.from_dict(dict(zip(axes, combo))) for combo in itertools.product(*axes.values())]
 
 
 def read_grid_file(path: Path) -> list[dict]:

@@ -97,7 +97,7 @@ class Plan:
 
 def _expand(grid: dict, device: str) -> list[Config]:
     """The validated configs of one ``{experiment, params}`` grid, on ``device`` where they have one."""
-    from ..cli import expand  # the grid files' expansion, shared with ``run`` and ``grid``
+    from ..experiments.records import expand  # the grid files' expansion, shared with ``run`` and ``grid``
     from ..experiments.records import RUNNERS
 
     params = grid["params"]

@@ -32,6 +32,7 @@ from __future__ import annotations
 import atexit
 import datetime as _dt
 import hashlib
+import itertools
 import json
 import os
 import platform
@@ -46,7 +47,7 @@ from ..data import registry
 from ..io import read_json_strict, strict_json_value, write_json_atomic
 from ..provenance import git_commit, is_clean_commit, require_clean, source_fingerprint
 from ..threads import cpu_threads
-from .config import Config
+from .config import Config, ConfigError
 
 RUNNERS: dict[str, tuple[type[Config], Callable[[Config], dict]]] = {}
 """Experiment name -> (config class, function computing the record's payload)."""
@@ -60,6 +61,16 @@ def register(config_cls: type[Config]):
         RUNNERS[config_cls.experiment] = (config_cls, fn)
         return fn
     return wrap
+
+
+def expand(experiment: str, assignments: dict) -> list[Config]:
+    """Validated configs of ``experiment`` for the cartesian product of list-valued assignments (how
+    grid files, ``run`` and the compute plan turn parameters into runs)."""
+    if experiment not in RUNNERS:
+        raise ConfigError(f"unknown experiment {experiment!r}; known: {sorted(RUNNERS)}")
+    config_cls, _ = RUNNERS[experiment]
+    axes = {k: (v if isinstance(v, list) else [v]) for k, v in assignments.items()}
+    return [config_cls.from_dict(dict(zip(axes, combo))) for combo in itertools.product(*axes.values())]
 
 
 def results_version(config: Config) -> str:
