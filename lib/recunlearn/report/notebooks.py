@@ -26,6 +26,7 @@ import yaml
 from .. import paths
 from ..experiments.records import LEDGER_ENV
 from ..provenance import git_commit, require_clean
+from .downloads import write_runs_csv
 
 PROFILES = ("smoke", "paper")
 NOTEBOOK_DIR = paths.REPO_ROOT / "notebooks"
@@ -103,7 +104,9 @@ def execute(notebook: Path, profile: str, extra_parameters: dict | None = None) 
             if cell.cell_type == "code" and "hide-input" not in cell.metadata.get("tags", []):
                 cell.metadata["tags"] = [*cell.metadata.get("tags", []), "hide-input"]  # papermill's injected cell
         if profile == "paper":
-            behind = summarize_ledger([json.loads(line) for line in ledger.read_text().splitlines() if line])
+            lines = [json.loads(line) for line in ledger.read_text().splitlines() if line]
+            behind = summarize_ledger(lines)
+            write_runs_csv(notebook, lines)
             executed.metadata["recunlearn"] = {
                 "profile": profile, "parameters": params, "git_commit": commit, "run_records": behind,
                 "device": ", ".join(behind["devices"]) or "none (no trained model)",

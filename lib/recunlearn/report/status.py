@@ -61,13 +61,54 @@ ITEMS = [
 ]
 
 
-def _commit_text(commits: dict[str, int], fallback: str | None) -> str:
-    """Full commits of the records behind a page (``-dirty`` kept), the render's commit if none."""
+def commit_label(commit: str) -> str:
+    """The book's cross-reference target of a commit on this page: ``commit-<first 12 hex digits>``."""
+    return f"commit-{commit[:12]}"
+
+
+def _commit_text(commits: dict[str, int], fallback: str | None, listed: set[str] | None = None) -> str:
+    """Commits of the records behind a page (``-dirty`` kept), the render's commit if none; a commit
+    listed in the page's commit section links there."""
     shown = commits or ({fallback: 0} if fallback else {})
-    return "<br>".join(f"`{c}`" + (f" ({n})" if len(shown) > 1 else "") for c, n in shown.items())
+    listed = listed or set()
+
+    def name(c: str) -> str:
+        return f"{{ref}}`{c[:12]} <{commit_label(c)}>`" if c in listed else f"`{c[:12]}`"
+    return "<br>".join(name(c) + (f" ({n})" if len(shown) > 1 else "") for c, n in shown.items())
 
 
-def item_status(item: PaperItem) -> dict:
+def commit_rows(audit) -> list[dict]:
+    """Per commit that made a committed record: its date and subject from git (when this clone has
+    it) and the records it made, by experiment; newest first."""
+    import subprocess
+
+    from ..paths import REPO_ROOT
+
+    rows = []
+    for commit, group in audit.groupby(audit["git_commit"].fillna("unknown")):
+        sha = str(commit).removesuffix("-dirty")
+        shown = subprocess.run(["git", "show", "-s", "--format=%cI%x09%s", sha], cwd=REPO_ROOT, capture_output=True,
+                               text=True)
+        date, _, subject = shown.stdout.strip().partition("\t") if shown.returncode == 0 else ("", "", "")
+        counts = group["experiment"].value_counts().sort_index()
+        rows.append({"commit": str(commit), "date": date, "subject": subject or "(not in this clone)",
+                     "records": int(len(group)), "by_experiment": ", ".join(f"{e} {n}" for e, n in counts.items())})
+    return sorted(rows, key=lambda r: r["date"], reverse=True)
+
+
+def commit_section(rows: list[dict]) -> list[str]:
+    """Markdown: one paragraph per commit, each a cross-reference target the tables above link to."""
+    lines = ["## Commits behind the records", "",
+             "Every committed run record names the commit of the code that computed it (records are made only",
+             "from committed code, in a separate checkout of that commit). The full hash identifies the code in",
+             "the repository (`git show <hash>`); the date and subject are git's.", ""]
+    for row in rows:
+        lines += [f"({commit_label(row['commit'])})=", f"`{row['commit']}` · {row['date'][:16].replace('T', ' ')} · "
+                  f"{row['subject']} — {row['records']} records ({row['by_experiment']})", ""]
+    return lines
+
+
+def item_status(item: PaperItem, listed_commits: set[str] | None = None) -> dict:
     """Status of one item from the paper-profile notebook: ``metadata.recunlearn`` (profile,
     parameters, commit, the run records behind the page) and its glued ``page_verdict``."""
     base = {"paper": item.paper, "item": item.item, "title": item.title, "verdict": "", "page": "",
@@ -100,15 +141,15 @@ def item_status(item: PaperItem) -> dict:
             pending.append(f"{behind['pending']} runs without a record")
     pending += [f"{d} (not run)" for d in not_run]
     return {**base, "status": status, "page": item.notebook, "device": device,
-            "commit": _commit_text(commits, meta.get("git_commit")), "pending": "; ".join(pending),
+            "commit": _commit_text(commits, meta.get("git_commit"), listed_commits), "pending": "; ".join(pending),
             "verdict": glued_texts(notebook).get("page_verdict", "")}
 
 
-def audit_table(records_dir=None) -> list[str]:
-    """Markdown rows of the record audit (counts per experiment)."""
+def audit_table(audit=None) -> list[str]:
+    """Markdown rows of the record audit (counts per experiment) of ``audit`` (default: the committed records)."""
     from ..experiments.audit import audit_records, audit_summary
 
-    summary = audit_summary(audit_records(records_dir))
+    summary = audit_summary(audit_records() if audit is None else audit)
     lines = ["| experiment | records | current | stale | from a dirty commit | not strict JSON | made by this code |",
              "|---|---|---|---|---|---|---|"]
     for row in summary.itertuples(index=False):
@@ -152,8 +193,13 @@ def render_status_page() -> str:
              "| paper | item | what | verdict | status | device | commit | pending | to compute | page |",
              "|---|---|---|---|---|---|---|---|---|---|"]
     plan = compute_plan_status()
+    from ..experiments.audit import audit_records
+
+    audit = audit_records()
+    commits = commit_rows(audit)
+    listed = {row["commit"] for row in commits}
     for item in ITEMS:
-        s = item_status(item)
+        s = item_status(item, listed)
         page = f"[{s['page'].split('/')[-1]}]({s['page']}.ipynb)" if s["page"] else ""
         to_compute = page_text(plan, item.notebook) if item.notebook else ""
         lines.append(f"| {s['paper']} | {s['item']} | {s['title']} | {s['verdict']} | {s['status']} | "
@@ -168,7 +214,8 @@ def render_status_page() -> str:
               "today's code looks up (a *stale* one was made before its experiment's results version changed);",
               "records must come from a clean commit and be strict JSON. *Made by this code* counts records",
               "whose library-source fingerprint equals this checkout's; CI re-runs a sample of the others.", ""]
-    lines += audit_table()
+    lines += audit_table(audit)
+    lines += ["", *commit_section(commits)]
     return "\n".join(lines) + "\n"
 
 
