@@ -52,9 +52,13 @@ def runs_table(lines: list[dict], records_dir: Path | None = None) -> pd.DataFra
     return pd.DataFrame(rows, columns=None if rows else ["experiment", "key", "status", "record"])
 
 
-def write_runs_csv(notebook: Path, lines: list[dict], records_dir: Path | None = None) -> Path:
-    """Write the runs behind a paper render of ``notebook`` atomically; returns the path."""
+def write_runs_csv(notebook: Path, lines: list[dict], records_dir: Path | None = None) -> Path | None:
+    """Write the runs behind a paper render of ``notebook`` atomically; returns the path (None, and no
+    file, for a page that looked up no run)."""
     target = runs_csv_path(notebook)
+    if not lines:
+        target.unlink(missing_ok=True)
+        return None
     buffer = io.StringIO()
     runs_table(lines, records_dir).to_csv(buffer, index=False)
     write_bytes_atomic(target, buffer.getvalue().encode())
