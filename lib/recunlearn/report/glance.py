@@ -19,7 +19,28 @@ from .names import DISPLAY_NAMES, display_name  # noqa: F401  (re-exported)
 
 CURE4REC_DATASETS = ("ml-100k", "ml-1m", "adm")
 NOT_RUN_REASON = "not run yet (need a GPU or many CPU-hours)"
-"""Why a dataset of the paper is missing from a page's grid."""
+"""Why a dataset of the paper is missing from a page's grid, when the compute plan cannot say more."""
+PAGE_ENV = "RECUNLEARN_PAGE"
+"""Set by the notebook runner to the page being rendered (``<paper>/<notebook stem>``)."""
+
+
+def not_run_reason() -> str:
+    """Why the paper's datasets missing from a page are missing: the compute plan's runs, CPU-hours
+    left and command for the page being rendered (``RECUNLEARN_PAGE``), else :data:`NOT_RUN_REASON`."""
+    import os
+
+    page = os.environ.get(PAGE_ENV)
+    if not page:
+        return NOT_RUN_REASON
+    from ..compute.command import DEFAULT_PLAN
+    from ..compute.summary import page_text, plan_status
+    from ..paths import committed_records_dir
+
+    try:
+        text = page_text(plan_status(DEFAULT_PLAN, committed_records_dir(), "cpu"), page)
+    except (OSError, ValueError):
+        return NOT_RUN_REASON
+    return f"not run yet; the compute plan lists this page's runs: {text}" if text else NOT_RUN_REASON
 PARAMETER_NAME = re.compile(r"^[A-Z][A-Z0-9_]*$")
 
 
@@ -174,7 +195,7 @@ def pending_text(grid, runs: pd.DataFrame | None = None) -> str:
         if missing:
             names = " and ".join([", ".join(map(display_name, missing[:-1])), display_name(missing[-1])]) \
                 if len(missing) > 1 else display_name(missing[0])
-            parts.append(f"{names}: {NOT_RUN_REASON}")
+            parts.append(f"{names}: {not_run_reason()}")
     total, reasons = run_counts(grid, runs)
     detail = _pending_detail(runs)
     for reason, n in reasons.most_common():

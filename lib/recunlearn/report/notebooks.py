@@ -27,6 +27,7 @@ from .. import paths
 from ..experiments.records import LEDGER_ENV
 from ..provenance import git_commit, require_clean
 from .downloads import write_runs_csv
+from .glance import PAGE_ENV
 
 PROFILES = ("smoke", "paper")
 NOTEBOOK_DIR = paths.REPO_ROOT / "notebooks"
@@ -84,13 +85,14 @@ def execute(notebook: Path, profile: str, extra_parameters: dict | None = None) 
               if profile == "paper" else git_commit())
     target = output_path(notebook, profile)
     target.parent.mkdir(parents=True, exist_ok=True)
-    env_backup = {k: os.environ.get(k) for k in (paths.RECORDS_ENV, LEDGER_ENV, "JUPYTER_PREFER_ENV_PATH")}
+    env_backup = {k: os.environ.get(k) for k in (paths.RECORDS_ENV, LEDGER_ENV, PAGE_ENV, "JUPYTER_PREFER_ENV_PATH")}
     scratch = tempfile.TemporaryDirectory(prefix="recunlearn-notebook-")
     ledger = Path(scratch.name) / "ledger.jsonl"
     ledger.touch()
     os.environ[paths.RECORDS_ENV] = str(paths.committed_records_dir() if profile == "paper"
                                          else Path(scratch.name) / "records")
     os.environ[LEDGER_ENV] = str(ledger)
+    os.environ[PAGE_ENV] = f"{notebook.parent.name}/{notebook.stem}"
     os.environ["JUPYTER_PREFER_ENV_PATH"] = "1"
     tmp = target.with_name(f".{target.stem}.running.ipynb")
     try:
