@@ -93,10 +93,21 @@ def parse_casper_tsv(path: Path) -> pd.DataFrame:
                          "timestamp": last.iloc[:, 2].to_numpy(np.float64)})
 
 
+def parse_sasrec_lines(path: Path) -> pd.DataFrame:
+    """SASRec/BERT4Rec format: ``user item`` per line, space-separated, ids from 1, grouped by user and
+    time-ordered within a user, no ratings or timestamps. Returned as the library's interaction
+    table (``rating`` 1, ``timestamp`` missing), in file order."""
+    raw = pd.read_csv(path, sep=" ", header=None, names=["user", "item"], dtype="int64")
+    return pd.DataFrame({"user": raw["user"].to_numpy(), "item": raw["item"].to_numpy(),
+                         "rating": np.ones(len(raw), np.float32),
+                         "timestamp": pd.array([pd.NA] * len(raw), dtype="Int64")})
+
+
 PARSERS = {
     "grouplens_tab": parse_grouplens_tab,
     "grouplens_colons": parse_grouplens_colons,
     "amazon_csv": parse_amazon_csv,
     "cure4rec_csv": parse_cure4rec_csv,
     "casper_tsv": parse_casper_tsv,
+    "sasrec_lines": parse_sasrec_lines,
 }

@@ -151,6 +151,26 @@ DATASETS: dict[str, Dataset] = {
          "https://raw.githubusercontent.com/vivek2000anand/recsys-filterbubbles/d21639bce515ffef5ba2db530dc2505eee1f83c0/data/lastfm.tsv",
          "LastFM-10%: ONLY the chronological first 10 % (129,310 rows) of JODIE lastfm; the paper used all of it."),
     ]},
+    # --- SRU (SASRec-format `user item` lines, ids from 1, time-ordered per user; shared/data/<name>/SOURCE.md) ---
+    "games": Dataset(
+        name="games",
+        files={"raw": DataFile(
+            "Video.txt", "b7376fe24430743f411dc7f567285657b2adb3f74361cc7ba0aee94f3024b651",
+            "https://raw.githubusercontent.com/kang205/SASRec/e3738967fddab206d6eeb4fda433e7a7034dd8b1/data/Video.txt")},
+        raw_format="sasrec_lines",  # parser registered by recunlearn.data.sessions
+        note="Amazon Video Games 2014 as preprocessed by SASRec (single-pass >= 5 user / >= 5 item filter).",
+        papers=("sru",),
+    ),
+    "beauty": Dataset(
+        name="beauty",
+        files={"raw": DataFile(
+            "beauty_bert4rec.txt", "f480b7a7403852342ffd8f9809bb30697dd669be31813d0e204b698fec86ef49",
+            "https://raw.githubusercontent.com/FeiSun/BERT4Rec/615eaf2004abecda487a38d5b0c72f3dcfcae5b3/data/beauty.txt")},
+        raw_format="sasrec_lines",  # parser registered by recunlearn.data.sessions
+        note="Beauty (BERT4Rec version): a SUBSTITUTE for SASRec's Beauty.txt, which SRU used and which could not be "
+             "obtained; differently filtered (40,226 users, 54,542 items), not comparable with SRU's numbers.",
+        papers=("sru",),
+    ),
 }
 
 

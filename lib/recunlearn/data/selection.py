@@ -1,4 +1,4 @@
-"""Choosing the users to unlearn: core, edge or random (CURE4Rec §3.3; spec §1.3, decisions D3-D4).
+"""Choosing the users to unlearn: core, edge or random (CURE4Rec §3.3).
 
 The ratio is a percentage of *users*: ``int(n_users * ratio / 100)`` users are chosen.
 

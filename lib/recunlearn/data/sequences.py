@@ -1,11 +1,11 @@
-"""Chronological interaction streams for the CASPER chapter (spec §2, decisions D2-D4).
+"""Chronological interaction streams for the CASPER chapter.
 
 Recipe (``load_stream``):
 
 1. read ``(user, item, timestamp)`` = the last three columns of the raw file, in file order
    (optionally only its first ``max_rows`` rows: a chronological prefix, used at smoke scale);
 2. keep users with at least ``min_interactions`` (10) rows; ``filter_users=False`` mimics the
-   released code, which computes the filter but never applies it (spec §0.3);
+   released code, which computes the filter but never applies it;
 3. per user, in file order, the last ``floor(test_fraction * n_u)`` rows are test;
 4. sort all rows by timestamp with a **stable** sort on (timestamp, file row);
 5. one **fixed** item-id map: sorted source ids -> 0..|I|-1 (users likewise), built once from the
@@ -115,8 +115,9 @@ def load_stream(dataset: str, min_interactions: int = 10, test_fraction: float =
 
 
 def first_appearance_map(item: np.ndarray, n_items: int) -> np.ndarray:
-    """The authors' JODIE/LatentCross item numbering (spec §0.2): ``new_id[fixed_id]`` in order of
-    first appearance in ``item`` (a full stream); items that do not occur follow in id order."""
+    """The authors' JODIE/LatentCross item numbering: ``new_id[fixed_id]`` in order of first
+    appearance in ``item`` (a full stream); items that do not occur follow in id order. A perturbation
+    that moves an item's first appearance renumbers many items."""
     first = np.full(n_items, np.iinfo(np.int64).max, dtype=np.int64)
     np.minimum.at(first, item, np.arange(len(item), dtype=np.int64))
     order = np.lexsort((np.arange(n_items), first))

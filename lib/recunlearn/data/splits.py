@@ -1,6 +1,6 @@
 """Train / validation / test splits of an implicit interaction table.
 
-Protocols (CURE4Rec spec §1.1, decisions D1-D2):
+Protocols:
 
 - ``raw``: from the raw source, implicit conversion, 5-core filtering, then a seeded random
   80/10/10 split of the interactions (what the paper's text describes).

@@ -1,7 +1,8 @@
 """CURE4Rec experiments: dataset statistics (Table 4) and the original "Learn" models.
 
 Each experiment has a frozen config (one run) and, for notebooks, a grid config whose list-valued
-parameters expand into runs. Defaults are the paper's settings (§4.4; spec §2.1, decision D8).
+parameters expand into runs. Defaults are the paper's settings (CURE4Rec §4.4: d = 32, batch 512,
+lr 0.01, 4 negatives per positive), not those of the authors' code.
 """
 
 from __future__ import annotations
@@ -92,7 +93,8 @@ class TrainingSettings(Config):
     seed: int = option(0, min=0, doc="model initialisation and sampling")
     protocol: str = option("released", choices=PROTOCOLS)
     validation: str = option("split_test", choices=VALIDATION_RULES,
-                             doc="split_test: half of each user's released test items validate (D2); "
+                             doc="split_test: half of each user's released test items validate (seeded; "
+                                 "a user's only test item stays in test); "
                                  "test: validate on the test set, as the authors' code")
     split_seed: int = option(0, min=0)
     dim: int = option(32, min=1)
@@ -192,7 +194,7 @@ def remaining_after(split, deleted: np.ndarray) -> RemainingUsers:
 
 def evaluate_remaining(model, split, config: TrainingSettings, remaining: RemainingUsers, user_block=None):
     """Stage IV: per-user test metrics of ``model`` on the remaining users and their summary, with
-    active users recomputed among the remaining users (spec §1.5). Returns ``(per_user, summary)``."""
+    active users recomputed among the remaining users. Returns ``(per_user, summary)``."""
     per_user = evaluate_model(model, test_exclusions(split, config), split.matrix("test"), config.k,
                               users=remaining.eval_users, device=config.device, user_block=user_block)
     return per_user, summarize_utility(per_user, remaining.train_counts, config.active_fraction)

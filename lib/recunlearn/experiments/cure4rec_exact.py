@@ -1,6 +1,6 @@
 """CURE4Rec exact unlearning: Retrain, SISA, RecEraser and UltraRE through the four stages
 (learn, select, unlearn, evaluate), with utility, fairness (A-IGF, shardGF), shard composition
-and unlearning time (CURE4Rec §5.2-5.5, B.3-B.4; spec §1-6)."""
+and unlearning time (CURE4Rec §5.2-5.5, B.3-B.4)."""
 
 from __future__ import annotations
 
@@ -50,7 +50,8 @@ class UnlearnConfig(TrainingSettings):
 
 def pretrained_user_embeddings(config: TrainingSettings) -> np.ndarray:
     """User embeddings of a WMF trained on all training data (stage I; RecEraser/UltraRE partition
-    on them, decision D14). Cached in the per-user cache by the WMF run's record key."""
+    on them, so the partition also depends on the users unlearned later, as in RecEraser). Cached in
+    the per-user cache by the WMF run's record key."""
     wmf = LearnConfig(dataset=config.dataset, model="wmf", seed=config.seed, protocol=config.protocol,
                       validation=config.validation, split_seed=config.split_seed, dim=config.dim,
                       max_epochs=config.max_epochs, patience=config.patience, device=config.device)
@@ -291,7 +292,7 @@ def _means(runs: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
 
 
 def utility_claims(runs: pd.DataFrame, metric: str = "ndcg_untruncated") -> pd.DataFrame:
-    """§5.2 on seed-level runs, cells = (dataset, model, selection), pairs = seeds (see
+    """CURE4Rec §5.2 on seed-level runs, cells = (dataset, model, selection), pairs = seeds (see
     :func:`recunlearn.report.claims.ordering_claim`):
 
     - ``eu_below_retrain``: every EU method below Retrain;
@@ -318,7 +319,7 @@ def utility_claims(runs: pd.DataFrame, metric: str = "ndcg_untruncated") -> pd.D
 
 
 def fairness_claims(runs: pd.DataFrame) -> pd.DataFrame:
-    """§5.4 on seed-level runs, cells = (dataset, model, selection), pairs = seeds:
+    """CURE4Rec §5.4 on seed-level runs, cells = (dataset, model, selection), pairs = seeds:
 
     - ``eu_a_igf_above_retrain``: EU methods favour active users more than Retrain (A-IGF above
       Retrain's, seed by seed);
@@ -389,8 +390,8 @@ def concentration_claims(composition: pd.DataFrame) -> pd.DataFrame:
 
 
 def time_claims(runs: pd.DataFrame, metric: str = "unlearn_seconds", records_dir=None) -> pd.DataFrame:
-    """§5.3 on seed-level runs, cells = (dataset, model, selection), a time compared only with the
-    same seed's time of another method recorded at most 30 minutes from it
+    """CURE4Rec §5.3 on seed-level runs, cells = (dataset, model, selection), a time compared only
+    with the same seed's time of another method recorded at most 30 minutes from it
     (:data:`recunlearn.report.claims.PAIR_WINDOW`):
 
     - ``sisa_faster_than_receraser_ultrare``: SISA is faster than RecEraser and UltraRE;

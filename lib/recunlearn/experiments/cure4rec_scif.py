@@ -1,22 +1,23 @@
 """CURE4Rec approximate unlearning: SCIF beside Learn and Retrain, with utility, fairness (A-IGF),
 unlearning completeness (MIO accuracy) and unlearning time (CURE4Rec §5.1-5.3, Tables 1, 3, 5,
-Figures 2 and 5; spec §1.6, §3, §7, §8, D17-D19).
+Figures 2 and 5).
 
 One run (:class:`ScifConfig`) learns the original model, selects the unlearned users and then
 
 - **SCIF**: one influence-function update of the unlearned users' rows and their items' rows
   (:func:`~recunlearn.unlearning.scif.scif_unlearn`, deletion form), timed as gradient + CG +
-  update (spec D16), damped by default with δ = 1 % of the Hessian's mean eigenvalue
+  update (evaluation excluded), damped by default with δ = 1 % of the Hessian's mean eigenvalue
   (``damping_rule="relative"``; :func:`run_scif_damping_sweep` shows how MIO and utility move with it);
 - **Retrain**: the exact pipeline's Retrain (:func:`~recunlearn.experiments.cure4rec_exact.exact_unlearning`,
   the same model, seeds and early stopping as on the exact pages): a fresh model trained on the
   remaining users' training data only, selecting its epoch on the remaining users' validation
   items; the unlearned users' rows are never touched by the optimiser and stay at their
-  initialisation (spec §3; checked and recorded as ``deleted_rows_at_init``).
+  initialisation (so the MIO sees untrained rows for them; checked and recorded as
+  ``deleted_rows_at_init``).
 
 Learn, Retrain and SCIF are evaluated on the remaining users' test items exactly as
 :func:`~recunlearn.experiments.cure4rec_exact.run_exact_unlearning` does (active users recomputed
-on the remaining users' training counts), and each gets an MIO (spec §8.3, D19) trained on *its
+on the remaining users' training counts), and each gets an MIO trained on *its
 own* scoring embeddings for the retained users and evaluated on the unlearned users (5 oracle
 seeds: mean ± std of accuracy and AUC).
 
@@ -66,7 +67,7 @@ class ScifConfig(TrainingSettings):
     scoring: str = option("degree", choices=SCORINGS, doc="core/edge ranking: degree (code) or importance (Eq. 1)")
     selection_seed: int = option(0, min=0, doc="seed of the random unlearning set (same for every run seed)")
     damping: float = option(1e-3, min=0.0, doc="damping_rule='absolute': the initial CG damping δ (×10 until CG "
-                                                "converges, spec D17); ignored by the relative rule")
+                                                "converges); ignored by the relative rule")
     damping_rule: str = option("relative", choices=DAMPING_RULES,
                                doc="relative: δ = damping_fraction × the Hessian's mean eigenvalue (Hutchinson "
                                    "estimate); absolute: δ = damping")
@@ -352,9 +353,9 @@ def overview_aspects_by_seed(scif_runs: pd.DataFrame, exact_runs: pd.DataFrame, 
 
 
 def overview_claims(aspects: pd.DataFrame) -> pd.DataFrame:
-    """§5 on Figures 2/5, per (dataset, model), on the raw aspects of :func:`overview_aspects`, paired
-    by seed (``aspects`` from :func:`overview_aspects_by_seed`; without a ``seed`` column every row
-    counts as one seed):
+    """CURE4Rec §5 on Figures 2/5, per (dataset, model), on the raw aspects of
+    :func:`overview_aspects`, paired by seed (``aspects`` from :func:`overview_aspects_by_seed`;
+    without a ``seed`` column every row counts as one seed):
 
     - ``scif_beats_eu_efficiency``, ``scif_beats_eu_fairness``, ``scif_beats_eu_utility``: SCIF above
       every EU method (SISA, RecEraser, UltraRE);
@@ -384,8 +385,8 @@ def overview_claims(aspects: pd.DataFrame) -> pd.DataFrame:
 
 
 def scif_claims(runs: pd.DataFrame, records_dir=None) -> pd.DataFrame:
-    """§5.1-5.3 on seed-level runs (one row per run and method), paired by seed within each cell
-    (dataset, model, selection) or, across unlearning sets, within (dataset, model):
+    """CURE4Rec §5.1-5.3 on seed-level runs (one row per run and method), paired by seed within
+    each cell (dataset, model, selection) or, across unlearning sets, within (dataset, model):
 
     - ``mio_well_below_learn``: Retrain and SCIF both bring MIO accuracy well below Learn's (by more
       than 0.05);
@@ -393,9 +394,9 @@ def scif_claims(runs: pd.DataFrame, records_dir=None) -> pd.DataFrame:
       seed-paired gap SCIF − Retrain lying in [0.01, 0.08] (the paper's gap is 0.041 on average);
     - ``scif_worst_on_edge``: SCIF's MIO accuracy is highest on edge data;
     - ``scif_most_utility_loss_on_core``: SCIF loses most utility (NDCG@20 drop from Learn) on core users;
-    - ``scif_slower_on_core``: SCIF takes longer on core users than on random or edge users (§5.3),
-      a time compared only with the same seed's time recorded at most 30 minutes from it (the
-      timing rule of :mod:`recunlearn.report.claims`)."""
+    - ``scif_slower_on_core``: SCIF takes longer on core users than on random or edge users
+      (CURE4Rec §5.3), a time compared only with the same seed's time recorded at most 30 minutes
+      from it (the timing rule of :mod:`recunlearn.report.claims`)."""
     from ..report.claims import PAIR_WINDOW, band_claim, claims_frame, ordering_claim, paired_differences, record_times
 
     cell = ["dataset", "model", "selection"]

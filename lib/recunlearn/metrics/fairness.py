@@ -1,4 +1,4 @@
-"""User-group fairness (CURE4Rec §3.4, spec §1.5)."""
+"""User-group fairness (CURE4Rec §3.2): the active/inactive split of the users and A-IGF."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""MIO: the membership inference oracle of SCIF / CURE4Rec (spec §8.3, decision D19).
+"""MIO: the membership inference oracle of SCIF / CURE4Rec.
 
 For a model with (final, scoring) embeddings ``e`` the feature of a user ``u`` and an item set ``X``
 is ``f(u, X) = [e_u ; mean_{i ∈ X} e_i]`` (``2d`` values).
@@ -22,7 +22,7 @@ mini-batches of 32 on the samples of the *retained* users (``train_users``) of t
 then evaluated on the samples of the *unlearned* users (``eval_users``). The paper states SGD with
 learning rate 1e-3; with that optimiser the small network barely moves in 100 epochs (the oracle
 stays at chance even on the original model), so the default here is ``optimizer="adam"`` with
-lr 1e-3; ``optimizer="sgd"`` (optionally with ``momentum``, spec §8.3's fallback) is available.
+lr 1e-3; ``optimizer="sgd"`` (optionally with ``momentum``, e.g. 0.9) is available.
 (Measured on ML-100K, WMF: SGD lr 1e-3 reaches 0.50 training accuracy, 0.53 with momentum 0.9;
 Adam reaches 1.0 and 0.77 on the unlearned users.) An oracle whose output collapsed to a constant
 (dead ReLU bottleneck) is retrained from a new initialisation (see :func:`mio_accuracy`).

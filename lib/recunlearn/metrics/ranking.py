@@ -5,7 +5,7 @@ Every metric takes ``hits`` -- a ``(n_users, K)`` tensor, ``hits[u, r] = 1`` whe
 items of each user, >= 1). It returns one value per user; averaging is left to the caller, over the
 users it evaluates (CURE4Rec: uniformly over users with at least one test item).
 
-Standard definitions and the CURE4Rec code's variants (spec §1.4):
+Standard definitions and the CURE4Rec code's variants:
 
 =============================  ========================================================
 ``ndcg_at_k``                  DCG@K / IDCG over ``min(|T_u|, K)`` positions (standard)

@@ -1,4 +1,4 @@
-"""Rank-list sensitivity (RLS) metrics for CASPER (spec §6, decision D1), vectorised over many lists.
+"""Rank-list sensitivity (RLS) metrics for CASPER, vectorised over many lists.
 
 A *rank list* orders all items by a model's score. Two runs' lists are compared per test
 interaction. With ``X_d = |A[:d] ∩ B[:d]|`` (d = 1..n) every similarity below is a weighted sum of
@@ -12,7 +12,7 @@ Definitions (all averaged over test interactions by the caller):
 
 - :func:`average_overlap` — AO = (1/n) Σ_d X_d/d. **This is what the CASPER paper reports as
   "RBO"**: every version of the authors' code calls ``rbo.RankingSimilarity(A, B).rbo()`` whose
-  defaults are p = 1, i.e. AO over the full list (spec §0.1). Two random permutations give
+  defaults are p = 1, i.e. AO over the full list. Two random permutations give
   (n+1)/(2n) ≈ 0.5, the paper's "random shuffling" reference.
 - :func:`rbo_min` — (1-p) Σ_{d≤n} p^{d-1} X_d/d, the paper's formula (= ``rbo(p=p)``).
 - :func:`rbo_ext` — rbo_min + (X_n/n) p^n (= ``rbo(p=p, ext=True)`` for equal-length lists).

@@ -11,7 +11,7 @@ from .base import Recommender, TrainingData
 class WMF(Recommender):
     """Weighted matrix factorisation, ``y_ui = p_u . q_i``.
 
-    ``loss="whole_data"`` (the paper; ENMF, spec §2.2): every unobserved pair is a negative of weight
+    ``loss="whole_data"`` (the paper; ENMF): every unobserved pair is a negative of weight
     ``c0`` and every positive has weight 1; per batch of users B the loss is
     ``sum_{(u,i) in R_B} [(1 - c0) y_ui^2 - 2 y_ui] + c0 * sum_{d,d'} (P_B^T P_B)_{dd'} (Q^T Q)_{dd'}``,
     computed without enumerating negatives. ``batch_size`` counts users.

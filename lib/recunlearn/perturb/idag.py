@@ -1,4 +1,4 @@
-"""CASPER's interaction-dependency DAG (IDAG) and exact cascade scores (spec §5.1-5.2, decision D5).
+"""CASPER's interaction-dependency DAG (IDAG) and exact cascade scores.
 
 Nodes are training interactions in chronological order. An edge joins two consecutive interactions
 of the same user, and two consecutive interactions of the same item, pointing forward in time;

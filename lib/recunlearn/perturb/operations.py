@@ -1,6 +1,6 @@
 """Which training interaction to perturb (selectors) and how (LOO / replacement / insertion).
 
-Spec §4-5, decisions D6-D7. Every function takes a :class:`~recunlearn.data.sequences.Stream` and
+Every function takes a :class:`~recunlearn.data.sequences.Stream` and
 returns *stream positions* of training rows; random choices come from the run's seeded
 ``numpy.random.Generator``, never from a global stream.
 
@@ -17,7 +17,7 @@ Perturbations (``PERTURBATIONS``): ``loo`` deletes the row; ``replace`` sets its
 (the authors' convention; the paper does not describe insertion). ``i_new`` (``REPLACEMENTS``):
 ``random`` (uniform over all items, may equal the original), ``popular`` (most training
 interactions) or ``unpopular`` (fewest, among items with at least one training interaction);
-ties go to the smallest item id. The authors counted over all rows, test included (spec §9.14).
+ties go to the smallest item id. The authors counted over all rows, test included.
 """
 
 from __future__ import annotations

@@ -14,7 +14,7 @@ import pandas as pd
 DISPLAY_NAMES = {
     # datasets
     "ml-100k": "ML-100K", "ml-1m": "ML-1M", "adm": "ADM", "wikipedia": "Wikipedia", "reddit": "Reddit",
-    "foursquare": "Foursquare", "lastfm": "LastFM-10%",
+    "foursquare": "Foursquare", "lastfm": "LastFM-10%", "games": "Games", "beauty": "Beauty (BERT4Rec version)",
     # models
     "wmf": "WMF", "bpr": "BPR", "lightgcn": "LightGCN", "lstm": "LSTM", "tisasrec": "TiSASRec", "jodie": "JODIE",
     "latentcross": "LatentCross",
@@ -38,7 +38,7 @@ DISPLAY_NAMES = {
 """Code name -> the name a reader sees (LastFM is only its first 10 %, and always labelled so)."""
 
 PAPER_ORDER = {
-    "dataset": ("ml-100k", "ml-1m", "adm", "wikipedia", "reddit", "foursquare", "lastfm"),
+    "dataset": ("ml-100k", "ml-1m", "adm", "wikipedia", "reddit", "foursquare", "lastfm", "games", "beauty"),
     "model": ("wmf", "bpr", "lightgcn", "lstm", "tisasrec", "jodie", "latentcross"),
     "method": ("learn", "retrain", "sisa", "receraser", "ultrare", "scif"),
     "selection": ("core", "random", "edge"),

@@ -1,4 +1,5 @@
-"""Original combiners of the exact methods' shard models (spec §5.1(d), §6.3; decision D11).
+"""Original combiners of the exact methods' shard models. The CURE4Rec code has none: each user is
+served by their own shard's model (``combiner="route"``).
 
 Both are trained after the shard models, on all remaining training data, with the shard models
 frozen and with the backbone's loss (whole-data WMF loss for WMF, BPR for BPR and LightGCN); they
@@ -9,9 +10,9 @@ then serve every user. Their training time counts as unlearning time.
   (A, c, w) for users and items, and the aggregate ``sum_k a^k h^k``. Dropout 0.3 on user vectors
   while training. For LightGCN the shards' *propagated* embeddings are aggregated (the original
   aggregates ego embeddings and propagates again on the full graph; not reproduced here).
-- :class:`LinearCombiner` (UltraRE, reconstructed; spec §6.3 marks it unverified): the user's own
-  shard embedding scored against every shard's item table, combined with K learned weights:
-  ``y_ui = sum_k w_k <p_u^{own(u)}, q_i^k>``, i.e. item vectors ``sum_k w_k q_i^k``.
+- :class:`LinearCombiner` (UltraRE; a reconstruction, not checked against UltraRE's paper or
+  code): the user's own shard embedding scored against every shard's item table, combined with K
+  learned weights: ``y_ui = sum_k w_k <p_u^{own(u)}, q_i^k>``, i.e. item vectors ``sum_k w_k q_i^k``.
 """
 
 from __future__ import annotations

@@ -1,4 +1,7 @@
-"""The exact-unlearning pipeline shared by Retrain, SISA, RecEraser and UltraRE (spec §1.2, D15-D16).
+"""The exact-unlearning pipeline shared by Retrain, SISA, RecEraser and UltraRE.
+
+It follows the paper's four stages, whereas the CURE4Rec code trains every method directly on the
+remaining data.
 
 Users are partitioned into K shards once, at learning time (Retrain: one shard). All K shard
 models are one blocked model (see :class:`~recunlearn.models.base.TrainingData`), so they train

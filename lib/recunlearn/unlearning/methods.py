@@ -1,4 +1,4 @@
-"""The exact unlearning methods as partitions of users into shards (spec §3-6).
+"""The exact unlearning methods as partitions of users into shards.
 
 Every method runs the same pipeline (:mod:`.exact`); they differ in how users are sharded and in
 the original combiner of the shard models (:mod:`.combiners`):

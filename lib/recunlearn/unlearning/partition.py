@@ -1,4 +1,4 @@
-"""Partitions of users into K shards for exact unlearning (spec §4-6, decisions D12-D13).
+"""Partitions of users into K shards for exact unlearning (SISA, RecEraser, UltraRE).
 
 Each function returns ``labels``: the shard (0..K-1) of every row of its input, every user exactly once.
 
@@ -6,7 +6,8 @@ Each function returns ``labels``: the shard (0..K-1) of every row of its input, 
 - :func:`balanced_kmeans` (RecEraser, user-based balanced partition): K random users as anchors;
   each iteration assigns (user, shard) pairs in order of increasing distance, skipping full shards
   (capacity ``ceil(n / K)``), then moves each anchor to the per-dimension mean of its users.
-  ``order="farthest_first"`` reproduces the CURE4Rec code's descending sort (spec §5.2).
+  ``order="farthest_first"`` reproduces the CURE4Rec code, which walks the pairs
+  by *decreasing* distance (a bug: fewer users land in their nearest shard).
 - :func:`ot_partition` (UltraRE): K random users as centroids; each iteration solves the exact
   optimal-transport problem between users (mass 1/n each) and shards (mass 1/K each) with squared
   distances as costs (POT ``ot.emd``), labels users by their largest transport mass, repairs any

@@ -1,12 +1,13 @@
 """SCIF: selective and collaborative influence-function unlearning (Li et al., ESWA 2023).
 
 A one-step influence-function (Newton) update that removes all training interactions of the
-unlearned users ``U_del`` from a trained recommender, without retraining (CURE4Rec spec §7.3,
-decision D17). Only the rows ``S = P[U_del] ∪ Q[I_del]`` move, where ``I_del`` is the set of items
-the unlearned users interacted with ("selective": the users; "collaborative": their items, whose
-Hessian couples them to every retained user who also interacted with them).
+unlearned users ``U_del`` from a trained recommender, without retraining. SCIF has no official code,
+so this is a reconstruction from its abstract, CURE4Rec's description and standard influence-function
+theory. Only the rows ``S = P[U_del] ∪ Q[I_del]`` move, where ``I_del`` is the set of items the
+unlearned users interacted with ("selective": the users; "collaborative": their items, whose Hessian
+couples them to every retained user who also interacted with them).
 
-**Objective (spec §7.3 step 0).** The training data are split into *loss terms* ``z``; ``n`` is
+**Objective.** The training data are split into *loss terms* ``z``; ``n`` is
 their number and ``ℓ(z; θ)`` the backbone's loss on ``z`` *as the model defines it*, including the
 model's own regulariser:
 
@@ -35,7 +36,7 @@ batch (for WMF whole-data: the per-user mean of the whole-data loss). The SCIF o
 
     L(θ) = (1/n) Σ_z ℓ(z; θ) + (l2/2) |θ_S|²          (``l2`` default 1e-4, on the selected rows)
 
-**Update (spec §7.3 steps 2-5, deletion form, Koh & Liang 2017).** With the removed terms
+**Update (deletion form, Koh & Liang 2017).** With the removed terms
 ``D_del = {z : user(z) ∈ U_del}`` and
 
     g = Σ_{z ∈ D_del} ∇_S ℓ(z; θ̂),      H = ∇²_S L(θ̂)     (restricted to S, never materialised),
@@ -49,7 +50,7 @@ This is the influence approximation of ``argmin (1/n) Σ_{z ∉ D_del} ℓ(z) + 
 ``form="newton"`` instead takes one damped Newton step on the retained objective,
 ``θ_S ← θ̂_S - (H_rest + δI)^{-1} ∇_S L_rest(θ̂)`` with
 ``L_rest = (1/n) Σ_{z ∉ D_del} ℓ + (l2/2)|θ_S|²``; it equals the influence form when θ̂ minimises L
-and ``H_rest = H``, and it also corrects for a non-converged θ̂ (spec §7.2).
+and ``H_rest = H``, and it also corrects for a non-converged θ̂.
 
 What the forms do to the unlearned users' own rows: at a stationary θ̂, ``g / n`` restricted to
 ``p_u`` equals ``-l2 · p_u`` (``p_u`` appears only in u's terms), so the influence form moves the
@@ -64,11 +65,11 @@ estimator (:func:`hutchinson_mean_eigenvalue`: ``damping_probes`` Rademacher pro
 ``probe_seed``, through the same Hessian-vector product); a negative ``μ̂`` gives ``δ = 0``. δ thus
 follows the Hessian's scale (a loss scaled by c gets a δ scaled by c) and, at the default fraction
 0.01, perturbs the solve by about 1 % of a typical curvature. ``"absolute"``: ``δ = damping`` as
-given (the spec's 1e-3; on BPR's Hessian this is about the *largest* eigenvalue, which shrinks the
-update several-fold). Either rule gives the *initial* δ: if CG has not converged after
-``cg_iterations`` (or meets non-positive curvature: MF losses are non-convex, so ``H`` need not be
-PSD) δ is multiplied by ``damping_growth`` and the solve restarted, at most ``damping_attempts``
-times in all (spec: "start at 1e-3 and increase ×10 until CG converges"); the last attempt's
+given (default 1e-3; SCIF publishes no value; on BPR's Hessian this is about the *largest*
+eigenvalue, which shrinks the update several-fold). Either rule gives the *initial* δ: if CG has not
+converged after ``cg_iterations`` (or meets non-positive curvature: MF losses are non-convex, so
+``H`` need not be PSD) δ is multiplied by ``damping_growth`` and the solve restarted, at most
+``damping_attempts`` times in all (by default ×10 per attempt, 4 attempts); the last attempt's
 solution is used either way and ``cg_converged`` reports it.
 
 Hessian-vector products use double back-propagation through a leaf tensor that holds only the S
@@ -76,14 +77,15 @@ rows, scattered into the frozen tables; for the MF models only the terms that to
 graph (the others are constant in S). Everything runs on the model's device.
 
 **LightGCN.** The update uses the original graph, on which θ̂ was trained (plain SCIF ignores graph
-changes, spec §7.3). The returned model serves with the graph of the *retained* data by default
+changes). The returned model serves with the graph of the *retained* data by default
 (``serve_graph="retained"``, so the deleted interactions are no longer propagated, as in Retrain);
 ``serve_graph="original"`` keeps the training graph.
 
-**Time** (spec §1.7, D16) is split into ``gradient_seconds`` (parameter selection, fixed sample,
-``g`` and the differentiable gradient of L), ``cg_seconds`` (all HVPs: the Hutchinson probes and
-the CG solves) and ``update_seconds`` (writing the rows, plus building the serving graph for
-LightGCN). Copying the model (``inplace=False``) is not timed.
+**Time** (the unlearning step only; evaluation and the MIO are not timed) is split into
+``gradient_seconds`` (parameter selection, fixed sample, ``g`` and the differentiable gradient of L),
+``cg_seconds`` (all HVPs: the Hutchinson probes and the CG solves) and ``update_seconds`` (writing
+the rows, plus building the serving graph for LightGCN). Copying the model (``inplace=False``) is not
+timed.
 """
 
 from __future__ import annotations
@@ -111,7 +113,7 @@ DAMPING_FRACTION = 0.01
 DAMPING_PROBES = 10
 """Default number of Hutchinson probes of the relative rule."""
 ABSOLUTE_DAMPING = 1e-3
-"""The spec's initial δ (D17), used by the absolute rule when no ``damping`` is given."""
+"""Initial δ of the absolute rule when no ``damping`` is given (SCIF publishes no value)."""
 
 
 # --- conjugate gradient ---------------------------------------------------------------------------
@@ -470,7 +472,7 @@ class ScifResult:
 
     @property
     def total_seconds(self) -> float:
-        """Unlearning time (spec D16): gradient + CG solve + update."""
+        """Unlearning time: gradient + CG solve + update (evaluation excluded)."""
         return self.gradient_seconds + self.cg_seconds + self.update_seconds
 
     def as_dict(self) -> dict:
