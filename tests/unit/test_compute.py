@@ -168,6 +168,18 @@ def test_estimates_from_a_synthetic_record_set(known_rows):
     assert model.estimate(SleepConfig()).seconds == DEFAULT_SECONDS
 
 
+def test_a_measured_learn_ratio_between_datasets_replaces_the_ratio_of_rows(known_rows):
+    learn = [fake_record(_learn(model="lightgcn", dataset=d), cost={"cpu_seconds": c, "wall_seconds": c})
+             for d, c in (("ml-100k", 10.0), ("ml-1m", 400.0))]  # 40x slower on 10x the rows
+    exact = fake_record(RUNNERS["cure4rec-exact"][0](model="lightgcn", method="sisa"), timings={"unlearn_wall_seconds": 5.0})
+    other = fake_record(RUNNERS["cure4rec-exact"][0](model="wmf", method="sisa"), timings={"unlearn_wall_seconds": 5.0})
+    model = CostModel([*learn, exact, other])
+    scaled = model.estimate(RUNNERS["cure4rec-exact"][0](model="lightgcn", method="sisa", dataset="ml-1m"))
+    assert (scaled.seconds, scaled.basis) == (200.0, "scaled") and "measured x 40" in scaled.source
+    by_rows = model.estimate(RUNNERS["cure4rec-exact"][0](model="wmf", method="sisa", dataset="ml-1m"))
+    assert by_rows.seconds == 50.0  # no Learn records of WMF: the ratio of data rows
+
+
 def test_casper_costs_count_the_original_once_per_batch(known_rows):
     trainings = {"train_original_seconds": 10.0, "train_perturbed_seconds": 15.0}
     trained = fake_record(_casper(selector="none", epochs=10, max_rows=1000),

@@ -19,7 +19,9 @@ Definitions:
 The estimate of a config is the first that applies: ``measured`` (median over the records of its
 family and point), ``scaled`` (the point of its family with the nearest data rows, times the ratio of
 data rows and, where the experiment has an epoch count, of epochs; a GPU config falls back to CPU
-records), ``proxy`` (the estimate of a related experiment's config, e.g. the exact run inside an
+records; where the experiment names a reference experiment that measured the same model on both
+datasets, e.g. training the Learn model, the ratio of those measurements replaces the ratio of data
+rows), ``proxy`` (the estimate of a related experiment's config, e.g. the exact run inside an
 exact-MIO run), ``sibling`` (the median of the scaled estimates of the other families of its
 experiment, e.g. another model), ``default`` (:data:`DEFAULT_SECONDS`). Nothing here is typed in by
 hand: every measured number comes from a record.
@@ -85,6 +87,7 @@ class CostRule:
     alone: Callable[[dict, float, float], tuple[float, float]] = _alone
     epochs: str | None = None
     proxy: str | None = None
+    scale_by: str | None = None
 
 
 COST_RULES: dict[str, CostRule] = {
@@ -93,9 +96,9 @@ COST_RULES: dict[str, CostRule] = {
     "cure4rec-learn": CostRule(("model", "max_epochs"), _timings_sum("wall_seconds")),
     "cure4rec-scif": CostRule(("model", "max_epochs", "mio_seeds", "mio_epochs"),
                               _timings_sum("learn_wall_seconds", "retrain_wall_seconds", "scif_seconds",
-                                           "mio_seconds")),
+                                           "mio_seconds"), scale_by="cure4rec-learn"),
     "cure4rec-exact": CostRule(("model", "method", "timing", "n_shards", "combiner", "max_epochs"),
-                               _first_timing("unlearn_wall_seconds", "unlearn_sum_seconds")),
+                               _first_timing("unlearn_wall_seconds", "unlearn_sum_seconds"), scale_by="cure4rec-learn"),
     "cure4rec-exact-mio": CostRule(("model", "method", "timing", "n_shards", "max_epochs", "mio_seeds", "mio_epochs"),
                                    proxy="cure4rec-exact"),
 }
@@ -237,14 +240,39 @@ class CostModel:
                             "measured", f"median of {len(values)} record(s){note}")
         nearest = min(points, key=lambda p: (_log_distance(point.rows, p.rows), -len(points[p])))
         rows, epochs = _ratio(point.rows, nearest.rows), _ratio(point.epochs, nearest.epochs)
+        measured = self._measured_ratio(family, point.dataset, nearest.dataset)
+        if measured is not None:
+            rows, unscaled = measured[0], f" ({measured[1]})"
+        else:
+            unscaled = "" if rows is not None else ", data rows unknown: not scaled by data"
         factor = (rows or 1.0) * (epochs or 1.0)
         values = points[nearest]
         described = f"{nearest.dataset}, {nearest.rows or '?'} rows" + (f", {nearest.epochs} epochs" if nearest.epochs
                                                                         else "")
-        unscaled = "" if rows is not None else ", data rows unknown: not scaled by data"
         return Estimate(factor * statistics.median(v[0] for v in values),
                         factor * statistics.median(v[1] for v in values), "scaled",
                         f"{len(values)} record(s) on {described}, x {factor:.3g}{unscaled}{note}")
+
+    def _measured_ratio(self, family: tuple, target: str | None, source: str | None) -> tuple[float, str] | None:
+        """How much slower the same model is on dataset ``target`` than on ``source`` in the experiment
+        the family's rule scales by (e.g. training the Learn model), when that experiment measured both
+        — the data-size factor that replaces the ratio of data rows (training cost is not linear in rows:
+        LightGCN's propagation grows with the graph)."""
+        experiment, device, fields = family
+        reference = rule_of(experiment).scale_by
+        if reference is None or target is None or source is None or target == source:
+            return None
+        model = dict(fields).get("model")
+        medians = {}
+        for (ref_experiment, ref_device, ref_fields), points in self._table.items():
+            if ref_experiment != reference or ref_device != device or dict(ref_fields).get("model") != model:
+                continue
+            for point, values in points.items():
+                medians.setdefault(point.dataset, []).extend(v[0] for v in values)
+        if target not in medians or source not in medians:
+            return None
+        ratio = statistics.median(medians[target]) / statistics.median(medians[source])
+        return ratio, f"{reference} {model}: {target} / {source} measured x {ratio:.3g}"
 
     def batch_seconds(self, configs: Iterable[Config]) -> float:
         """Seconds of runs computed one after another in one process (shared work paid once)."""
