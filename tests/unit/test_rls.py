@@ -78,3 +78,25 @@ def test_matches_rbo_package(n, swaps):
         assert abs(m["ao"][i] - ref.rbo()) <= 1e-12
         assert abs(m["rbo_min"][i] - ref.rbo(p=0.9)) <= 1e-12
         assert abs(m["rbo_ext"][i] - ref.rbo(p=0.9, ext=True)) <= 1e-12
+
+
+def test_lengths_compare_only_the_leading_ranks_of_each_pair():
+    """Lists whose tails are the same excluded items in the same order: metrics over the leading
+    ``length`` ranks equal the metrics of the truncated lists, computed pair by pair."""
+    rng = np.random.default_rng(3)
+    n, lengths = 30, [30, 12, 20]
+    a, b = [], []
+    for length in lengths:
+        head = rng.permutation(length)
+        shuffled = head.copy()
+        shuffled[: length // 2] = rng.permutation(shuffled[: length // 2])
+        tail = np.arange(length, n)  # the shared excluded items
+        a.append(np.r_[head, tail])
+        b.append(np.r_[shuffled, tail])
+    together = rls.rls_metrics(np.array(a), np.array(b), lengths=np.array(lengths))
+    for row, length in enumerate(lengths):
+        alone = rls.rls_metrics(np.array([a[row][:length]]), np.array([b[row][:length]]))
+        for metric, values in together.items():
+            assert values[row] == pytest.approx(alone[metric][0], abs=1e-12), (metric, length)
+    full = rls.rls_metrics(np.array(a), np.array(b))
+    assert full["ao"][1] > together["ao"][1]  # the shared tail would inflate AO

@@ -2,6 +2,7 @@
 
 from . import cure4rec, cure4rec_exact, cure4rec_scif  # noqa: F401 - registers the CURE4Rec runners
 from . import casper  # noqa: F401 - registers the CASPER runners
+from . import bystanders  # noqa: F401 - registers the bystander runner (the book's own chapter)
 from .config import Config, ConfigError
 from .records import RUNNERS, load_records, record_key, run_or_load
 

@@ -58,38 +58,57 @@ def _depths(n: int, device) -> torch.Tensor:
     return torch.arange(1, n + 1, dtype=torch.float64, device=device)
 
 
-def average_overlap(X: torch.Tensor) -> np.ndarray:
-    """AO per list pair from :func:`overlap_counts` — the CASPER paper's "RBO" (rbo's default p = 1)."""
+def _within(X: torch.Tensor, lengths) -> torch.Tensor:
+    """(B, n) float mask of the depths 1..length of each row (all ones without ``lengths``)."""
     d = _depths(X.shape[1], X.device)
-    return (X.double() / d).mean(dim=1).cpu().numpy()
+    if lengths is None:
+        return torch.ones_like(X, dtype=torch.float64)
+    return (d[None, :] <= _tensor(lengths).to(X.device).double()[:, None]).double()
 
 
-def rbo_min(X: torch.Tensor, p: float = 0.9) -> np.ndarray:
-    """Truncated RBO, (1-p) Σ_{d=1..n} p^{d-1} X_d/d (the paper's formula; ``rbo(p=p)``)."""
+def _length_column(X: torch.Tensor, lengths) -> torch.Tensor:
+    n = X.shape[1]
+    return torch.full((X.shape[0],), n, device=X.device) if lengths is None else _tensor(lengths).to(X.device).long()
+
+
+def average_overlap(X: torch.Tensor, lengths=None) -> np.ndarray:
+    """AO per list pair from :func:`overlap_counts` — the CASPER paper's "RBO" (rbo's default p = 1).
+    ``lengths``: per pair, compare only the first ``length`` ranks (lists whose remaining items are
+    the same excluded items, in the same order, in both lists: e.g. a user's training items)."""
+    d = _depths(X.shape[1], X.device)
+    mask = _within(X, lengths)
+    return ((X.double() / d) * mask).sum(dim=1).div(mask.sum(dim=1)).cpu().numpy()
+
+
+def rbo_min(X: torch.Tensor, p: float = 0.9, lengths=None) -> np.ndarray:
+    """Truncated RBO, (1-p) Σ_{d=1..n} p^{d-1} X_d/d (the paper's formula; ``rbo(p=p)``); n = each
+    pair's ``length`` when given."""
     d = _depths(X.shape[1], X.device)
     weights = (1 - p) * torch.pow(torch.tensor(p, dtype=torch.float64, device=X.device), d - 1)
-    return ((X.double() / d) * weights).sum(dim=1).cpu().numpy()
+    return ((X.double() / d) * weights * _within(X, lengths)).sum(dim=1).cpu().numpy()
 
 
-def rbo_ext(X: torch.Tensor, p: float = 0.9) -> np.ndarray:
+def rbo_ext(X: torch.Tensor, p: float = 0.9, lengths=None) -> np.ndarray:
     """Extrapolated RBO, rbo_min + (X_n/n)·p^n (``rbo(p=p, ext=True)`` for equal-length lists)."""
-    n = X.shape[1]
-    tail = (X[:, -1].double() / n * p ** n).cpu().numpy()
-    return rbo_min(X, p) + tail
+    n = _length_column(X, lengths)
+    x_n = X.gather(1, (n - 1).view(-1, 1)).squeeze(1).double()
+    tail = (x_n / n.double() * torch.pow(torch.tensor(p, dtype=torch.float64, device=X.device), n.double()))
+    return rbo_min(X, p, lengths) + tail.cpu().numpy()
 
 
-def jaccard_at_k(X: torch.Tensor, k: int = 10) -> np.ndarray:
+def jaccard_at_k(X: torch.Tensor, k: int = 10, lengths=None) -> np.ndarray:
     """Jaccard similarity of the two top-k sets, X_k / (2k - X_k) (k capped at the list length)."""
-    k = min(k, X.shape[1])
-    x = X[:, k - 1].double()
-    return (x / (2 * k - x)).cpu().numpy()
+    k_row = torch.clamp(_length_column(X, lengths), max=k)
+    x = X.gather(1, (k_row - 1).view(-1, 1)).squeeze(1).double()
+    return (x / (2 * k_row.double() - x)).cpu().numpy()
 
 
-def rls_metrics(lists_a, lists_b, p: float = 0.9, k: int = 10) -> dict[str, np.ndarray]:
-    """Per-pair ``ao`` (the paper's "RBO"), ``rbo_min`` and ``rbo_ext`` at ``p``, ``jaccard`` at ``k``."""
+def rls_metrics(lists_a, lists_b, p: float = 0.9, k: int = 10, lengths=None) -> dict[str, np.ndarray]:
+    """Per-pair ``ao`` (the paper's "RBO"), ``rbo_min`` and ``rbo_ext`` at ``p``, ``jaccard`` at ``k``;
+    ``lengths``: compare each pair's first ``length`` ranks only (see :func:`average_overlap`)."""
     X = overlap_counts(lists_a, lists_b)
-    return {"ao": average_overlap(X), "rbo_min": rbo_min(X, p), "rbo_ext": rbo_ext(X, p),
-            "jaccard": jaccard_at_k(X, k)}
+    return {"ao": average_overlap(X, lengths), "rbo_min": rbo_min(X, p, lengths), "rbo_ext": rbo_ext(X, p, lengths),
+            "jaccard": jaccard_at_k(X, k, lengths)}
 
 
 def target_ranks(scores, targets, descending: bool = True) -> np.ndarray:

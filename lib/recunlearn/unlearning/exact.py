@@ -27,6 +27,7 @@ seeded ``seed`` (so stage III does not depend on how much stage I drew).
 
 from __future__ import annotations
 
+import copy
 import hashlib
 import time
 from dataclasses import dataclass, field
@@ -89,10 +90,19 @@ def unlearn_exactly(train_users: np.ndarray, train_items: np.ndarray, n_users: i
                     user_shard: np.ndarray, deleted_users: np.ndarray,
                     build_model: Callable[[int, torch.Generator], Recommender],
                     validation_exclude: sp.csr_matrix, validation_relevant: sp.csr_matrix, seed: int,
-                    train_kwargs: dict, device="cpu", timing: str = "batched") -> ExactUnlearningResult:
+                    train_kwargs: dict, device="cpu", timing: str = "batched",
+                    learned: Recommender | None = None, dropped_rows: np.ndarray | None = None,
+                    affected_shards: np.ndarray | None = None) -> ExactUnlearningResult:
     """Run stages I and III for the partition ``user_shard`` (shard of every user; see module doc).
 
     ``build_model(n_shards, generator)`` returns an untrained blocked model of ``n_shards`` blocks.
+    ``learned``: a stage-I model of every shard on all training data (this function's result for no
+    unlearned user); stage III then starts from a copy of it instead of training stage I, so the
+    unaffected shards are exactly those of ``learned`` (used to compare a model before and after
+    unlearning). The affected shards' stage III does not depend on it.
+    Controls (bystander experiments): ``dropped_rows`` (bool per training row) drops these rows too,
+    and their users' shards are affected; ``affected_shards`` replaces the affected shards (e.g. the
+    shards of an unlearning set, re-initialised and retrained with no row dropped).
     """
     if timing not in TIMINGS:
         raise ValueError(f"timing must be one of {TIMINGS}, got {timing!r}")
@@ -100,14 +110,20 @@ def unlearn_exactly(train_users: np.ndarray, train_items: np.ndarray, n_users: i
     n_shards = int(user_shard.max()) + 1
     deleted = np.zeros(n_users, dtype=bool)
     deleted[np.asarray(deleted_users, dtype=np.int64)] = True
-    affected = np.unique(user_shard[deleted])
+    train_users = np.asarray(train_users)
+    drop = deleted[train_users] if dropped_rows is None else deleted[train_users] | np.asarray(dropped_rows, bool)
+    affected = (np.unique(user_shard[train_users[drop]]) if affected_shards is None
+                else np.unique(np.asarray(affected_shards, dtype=np.int64)))
+    affected = np.union1d(affected, np.unique(user_shard[deleted]))
     unaffected = np.setdiff1d(np.arange(n_shards), affected)
     model = build_model(n_shards, torch.Generator().manual_seed(seed)).to(device)
     sampling = torch.Generator(device=device).manual_seed(seed)
     common = dict(user_block=user_shard, **train_kwargs)
 
     stage1 = None
-    if len(unaffected):
+    if learned is not None:
+        model = copy.deepcopy(learned)
+    elif len(unaffected):
         data_all = _blocked_data(train_users, train_items, user_shard, n_users, n_items, n_shards, device)
         stage1 = train_until_converged(model, data_all, sampling, validation_exclude, validation_relevant,
                                        blocks=unaffected, **common)
@@ -115,7 +131,7 @@ def unlearn_exactly(train_users: np.ndarray, train_items: np.ndarray, n_users: i
 
     # Stage III: the unlearned users' training and validation rows go; affected shards restart
     # from fresh parameters.
-    keep = ~deleted[np.asarray(train_users)]
+    keep = ~drop
     deleted_ids = np.flatnonzero(deleted)
     selection = (without_users(validation_exclude, deleted_ids), without_users(validation_relevant, deleted_ids))
     sampling = torch.Generator(device=device).manual_seed(seed)  # fresh: independent of stage I's draws
@@ -123,7 +139,9 @@ def unlearn_exactly(train_users: np.ndarray, train_items: np.ndarray, n_users: i
     own_rows = torch.as_tensor(user_shard[deleted_ids] * n_users + deleted_ids, device=model.user_embedding.device)
     initial_rows = model.user_embedding.detach()[own_rows].clone()
     stage3: list[TrainingResult] = []
-    if timing == "batched":
+    if not len(affected):  # nothing to unlearn: the learned model as it is
+        timings = {"unlearn_seconds": 0.0, "unlearn_wall_seconds": 0.0}
+    elif timing == "batched":
         data_rest = _blocked_data(train_users, train_items, user_shard, n_users, n_items, n_shards, device, keep)
         start = time.perf_counter()
         stage3.append(train_until_converged(model, data_rest, sampling, *selection, blocks=affected, **common))

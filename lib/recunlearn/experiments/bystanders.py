@@ -1,0 +1,202 @@
+"""Bystanders of unlearning: how far an exact unlearning method moves the rank lists of the users
+who asked for nothing (a question none of the three papers asks; the book's own chapter).
+
+One :class:`BystanderConfig` = one (dataset, backbone, method, unlearning set, seed):
+
+- **before**: the method's learned model — every shard trained on all training data (stage I of
+  :func:`~recunlearn.unlearning.exact.unlearn_exactly` with nobody unlearned; for Retrain the one
+  full model, i.e. the Learn model of the exact pipeline);
+- **after**: the same model once the unlearning set is unlearned (stage III from a copy of
+  *before*: unaffected shards stay bit-identical, affected shards are re-initialised and retrained
+  on their remaining data, exactly as the method runs on the CURE4Rec pages);
+- for every **bystander** (a user not unlearned, with at least one candidate item), the rank lists
+  of *before* and *after* over the user's candidate items (all items minus the user's training and
+  validation items, which are the same in both models) are compared with AO, RBO(0.9) and
+  Jaccard@10 (:mod:`recunlearn.metrics.rls`, over each user's candidates only).
+
+Controls (``control``), each the same comparison with a different *after*:
+
+- ``reinit``: the affected shards are re-initialised and retrained **with no row removed** — what
+  retraining from a fresh initialisation alone does to the lists (the floor an exact method cannot
+  go below; retraining from the *same* initialisation on the same data gives 1.0 exactly on CPU,
+  checked by the tests);
+- ``random-rows``: instead of the unlearning set's rows, the same number of training rows drawn
+  uniformly from all users (seeded by ``selection_seed``) is removed — is it *who* is unlearned or
+  only *how much* that moves the lists?
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import itertools
+
+import numpy as np
+import pandas as pd
+import torch
+
+from ..data import load_split
+from ..data.selection import select_unlearning_users
+from ..metrics import rls
+from ..models.trainer import evaluate_model, frozen_scorer
+from ..seeding import seed_everything
+from ..unlearning import EXACT_METHODS
+from ..unlearning.exact import unlearn_exactly
+from .config import ConfigError, option
+from .cure4rec import UnlearningGrid, _require_device, build_model, remaining_after, test_exclusions
+from .cure4rec_exact import UnlearnConfig, pretrained_user_embeddings
+from .records import load_record, register, run_or_load
+
+CONTROLS = ("none", "reinit", "random-rows")
+SCORE_BATCH = 512
+
+
+@dataclasses.dataclass(frozen=True)
+class BystanderConfig(UnlearnConfig):
+    """An exact unlearning run compared, user by user, with the model it started from."""
+
+    experiment = "cure4rec-bystander"
+    results_version = "1"
+
+    control: str = option("none", choices=CONTROLS, doc="none: the method itself; reinit: affected shards "
+                                                        "retrained with no row removed; random-rows: as many "
+                                                        "random rows removed instead of the set's")
+    top_k: int = option(10, min=1, doc="depth of the Jaccard overlap")
+
+    def validate(self) -> None:
+        super().validate()
+        if self.combiner != "route":
+            raise ConfigError(f"parameter combiner = {self.combiner!r}: bystander runs serve each user by the "
+                              "user's own shard; allowed: 'route'")
+
+
+def _trainer(config: BystanderConfig, split):
+    train_kwargs = dict(lr=config.lr, max_epochs=config.max_epochs, patience=config.patience, k=config.k,
+                        progress=False)
+    users, items = split.train["user"].to_numpy(), split.train["item"].to_numpy()
+
+    def run(deleted, **control):
+        seed_everything(config.seed)
+        return unlearn_exactly(users, items, split.n_users, split.n_items, user_shard, deleted,
+                               lambda blocks, g: build_model(config, split.n_users, split.n_items, g, blocks),
+                               split.train_matrix, split.matrix("valid"), config.seed, train_kwargs, config.device,
+                               config.timing, **control)
+
+    method = EXACT_METHODS[config.method]
+    n_shards = 1 if config.method == "retrain" else config.n_shards
+    embeddings = pretrained_user_embeddings(config) if method.needs_embeddings else None
+    user_shard = method.partition(split.n_users, n_shards, config.seed, embeddings, order=config.partition_order)
+    return run, user_shard
+
+
+def rank_lists_of(model, users: np.ndarray, exclude, user_shard, device) -> tuple[torch.Tensor, np.ndarray]:
+    """Rank lists (item ids, best first) of ``users`` with each user's excluded items moved to the
+    end in id order, and each user's number of candidates."""
+    score = frozen_scorer(model, user_shard)
+    lists, lengths = [], []
+    excluded = exclude[users]
+    for lo in range(0, len(users), SCORE_BATCH):
+        batch = users[lo:lo + SCORE_BATCH]
+        with torch.no_grad():
+            scores = score(torch.as_tensor(batch, device=device)).double().cpu()
+        rows = excluded[lo:lo + SCORE_BATCH].tocoo()
+        scores[torch.as_tensor(rows.row, dtype=torch.long), torch.as_tensor(rows.col, dtype=torch.long)] = -np.inf
+        lists.append(rls.rank_lists(scores))
+        lengths.append(scores.shape[1] - np.diff(excluded[lo:lo + SCORE_BATCH].indptr))
+    return torch.cat(lists), np.concatenate(lengths)
+
+
+def random_rows(n_rows: int, count: int, seed: int) -> np.ndarray:
+    """A bool mask of ``count`` training rows drawn uniformly without replacement (seeded)."""
+    mask = np.zeros(n_rows, dtype=bool)
+    mask[np.random.default_rng([seed, 7]).choice(n_rows, size=count, replace=False)] = True
+    return mask
+
+
+@register(BystanderConfig)
+def run_bystanders(config: BystanderConfig) -> dict:
+    """Before/after rank-list similarity of every bystander (see the module docstring)."""
+    _require_device(config.device)
+    seed_everything(config.seed)
+    split = load_split(config.dataset, config.protocol, config.split_seed, config.validation)
+    train_users, train_items = split.train["user"].to_numpy(), split.train["item"].to_numpy()
+    deleted = select_unlearning_users(train_users, train_items, split.n_users, config.selection, config.ratio,
+                                      config.scoring, seed=config.selection_seed)
+    run, user_shard = _trainer(config, split)
+    before = run(np.array([], dtype=np.int64)).model
+    set_rows = np.isin(train_users, deleted)
+    if config.control == "none":
+        after = run(deleted, learned=before)
+    elif config.control == "reinit":
+        after = run(np.array([], dtype=np.int64), learned=before, affected_shards=np.unique(user_shard[deleted]))
+    else:
+        after = run(np.array([], dtype=np.int64), learned=before,
+                    dropped_rows=random_rows(len(train_users), int(set_rows.sum()), config.selection_seed))
+    removed = {"none": int(set_rows.sum()), "reinit": 0, "random-rows": int(set_rows.sum())}[config.control]
+    bystanders = np.setdiff1d(np.arange(split.n_users), deleted if config.control != "random-rows" else [])
+    exclude = test_exclusions(split, config).tocsr()
+    lists_before, lengths = rank_lists_of(before, bystanders, exclude, user_shard, config.device)
+    lists_after, _ = rank_lists_of(after.model, bystanders, exclude, user_shard, config.device)
+    keep = lengths > 0
+    per_user = rls.rls_metrics(lists_before[keep], lists_after[keep], k=config.top_k, lengths=lengths[keep])
+    bystanders = bystanders[keep]
+    in_affected = np.isin(user_shard[bystanders], after.affected_shards)
+    summary = {m: float(v.mean()) for m, v in per_user.items()}
+    for name, mask in (("affected", in_affected), ("unaffected", ~in_affected)):
+        summary.update({f"{m}_{name}_shards": (float(v[mask].mean()) if mask.any() else None)
+                        for m, v in per_user.items()})
+    summary["share_identical_top_k"] = float((per_user["jaccard"] == 1.0).mean())
+    remaining = remaining_after(split, deleted)
+    utility = {}
+    for label, model in (("before", before), ("after", after.model)):
+        per = evaluate_model(model, exclude, split.matrix("test"), config.k, users=remaining.eval_users,
+                             device=config.device, metrics=("ndcg_untruncated",), user_block=user_shard)
+        utility[f"ndcg_untruncated_{label}"] = float(per["ndcg_untruncated"].mean())
+    quantiles = {m: np.quantile(v, [0.1, 0.5, 0.9]).round(6).tolist() for m, v in per_user.items()}
+    return {
+        "metrics": {**summary, **utility, "n_bystanders": int(len(bystanders)),
+                    "n_in_affected_shards": int(in_affected.sum())},
+        "quantiles": quantiles,
+        "unlearning": {"n_deleted": int(len(deleted)), "removed_rows": removed,
+                       "n_shards": int(user_shard.max()) + 1, "affected_shards": after.affected_shards.tolist(),
+                       "unaffected_shards_unchanged": after.unaffected_unchanged},
+        "timings": after.timings,
+        "split": split.description, "seed": config.seed, "device": config.device,
+    }
+
+
+@dataclasses.dataclass(frozen=True)
+class BystanderGrid(UnlearningGrid):
+    """Parameters of the bystander pages: lists expand into one run each."""
+
+    experiment = "cure4rec-bystander"
+
+    methods: tuple[str, ...] = option(tuple(EXACT_METHODS), choices=tuple(EXACT_METHODS))
+    controls: tuple[str, ...] = option(CONTROLS, choices=CONTROLS)
+    n_shards: int = option(10, min=1)
+    compute_missing: bool = option(True, doc="False: show only stored records, list the rest as pending")
+
+    def runs(self) -> list[BystanderConfig]:
+        runs = []
+        for d, m, method, control, sel, ratio, seed in itertools.product(
+                self.datasets, self.models, self.methods, self.controls, self.selections, self.ratios, self.seeds):
+            runs.append(BystanderConfig(dataset=d, model=m, method=method, control=control, selection=sel,
+                                        ratio=ratio, n_shards=self.n_shards, seed=seed, validation=self.validation,
+                                        max_epochs=self.max_epochs, device=self.device))
+        return runs
+
+
+def collect_bystanders(grid: BystanderGrid, records_dir=None) -> pd.DataFrame:
+    """One row per run of ``grid`` (config and metrics); runs without a record are listed in
+    ``frame.attrs["pending"]`` when ``compute_missing`` is false."""
+    rows, pending = [], []
+    for config in grid.runs():
+        record = run_or_load(config, records_dir) if grid.compute_missing else load_record(config, records_dir)
+        if record is None:
+            pending.append(config.to_dict())
+            continue
+        rows.append({"dataset": config.dataset, "model": config.model, "method": config.method,
+                     "control": config.control, "selection": config.selection, "seed": config.seed,
+                     **record["metrics"], "record": record["key"]})
+    frame = pd.DataFrame(rows)
+    frame.attrs["pending"] = pending
+    return frame

@@ -1,0 +1,63 @@
+"""Bystanders of unlearning: before/after rank lists of the users who were not unlearned."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from recunlearn.data import load_split
+from recunlearn.experiments.bystanders import BystanderConfig, _trainer, random_rows, rank_lists_of, run_bystanders
+from recunlearn.experiments.config import ConfigError
+from recunlearn.experiments import cure4rec
+from recunlearn.metrics import rls
+
+ROLES = ("released_ratings", "released_train", "released_test")
+TINY = dict(dataset="ml-100k", model="wmf", max_epochs=2, ratio=2.0)
+
+
+def test_retraining_from_the_same_initialisation_on_the_same_data_moves_nothing(need_local):
+    need_local("ml-100k", *ROLES)
+    config = BystanderConfig(method="sisa", **TINY)
+    split = load_split(config.dataset, config.protocol, config.split_seed, config.validation)
+    run, user_shard = _trainer(config, split)
+    first, second = run(np.array([], dtype=np.int64)).model, run(np.array([], dtype=np.int64)).model
+    users = np.arange(split.n_users)
+    exclude = cure4rec.test_exclusions(split, config).tocsr()
+    a, lengths = rank_lists_of(first, users, exclude, user_shard, "cpu")
+    b, _ = rank_lists_of(second, users, exclude, user_shard, "cpu")
+    metrics = rls.rls_metrics(a, b, lengths=lengths)
+    assert all(np.all(v == 1.0) for v in metrics.values())
+    assert np.array_equal(lengths, split.n_items - np.diff(exclude.indptr))
+
+
+def test_sisa_leaves_the_lists_of_unaffected_shards_exactly_unchanged(need_local):
+    need_local("ml-100k", *ROLES)
+    record = run_bystanders(BystanderConfig(method="sisa", n_shards=10, **{**TINY, "ratio": 1.0}))
+    m = record["metrics"]
+    assert record["unlearning"]["unaffected_shards_unchanged"] is True
+    assert len(record["unlearning"]["affected_shards"]) < 10  # 0.5 % of the users: some shards untouched
+    assert m["ao_unaffected_shards"] == 1.0 and m["jaccard_unaffected_shards"] == 1.0
+    assert 0 < m["ao_affected_shards"] < 1.0
+    assert m["n_bystanders"] == 943 - record["unlearning"]["n_deleted"]
+
+
+def test_retrain_and_its_controls_move_every_bystander(need_local):
+    need_local("ml-100k", *ROLES)
+    unlearned = run_bystanders(BystanderConfig(method="retrain", **TINY))
+    reinit = run_bystanders(BystanderConfig(method="retrain", control="reinit", **TINY))
+    random = run_bystanders(BystanderConfig(method="retrain", control="random-rows", **TINY))
+    for record in (unlearned, reinit, random):
+        m = record["metrics"]
+        assert 0 < m["ao"] < 1 and 0 <= m["jaccard"] <= 1 and m["n_in_affected_shards"] == m["n_bystanders"]
+    assert random["unlearning"]["removed_rows"] == unlearned["unlearning"]["removed_rows"] > 0
+    assert reinit["unlearning"]["removed_rows"] == 0
+
+
+def test_random_rows_are_seeded_and_of_the_requested_count():
+    a, b = random_rows(1000, 37, seed=4), random_rows(1000, 37, seed=4)
+    assert a.sum() == 37 and np.array_equal(a, b) and not np.array_equal(a, random_rows(1000, 37, seed=5))
+
+
+def test_only_routed_serving_is_accepted():
+    with pytest.raises(ConfigError, match="combiner"):
+        BystanderConfig(method="sisa", combiner="original")
