@@ -44,7 +44,7 @@ def test_sisa_leaves_the_lists_of_unaffected_shards_exactly_unchanged(need_local
 def test_retrain_and_its_controls_move_every_bystander(need_local):
     need_local("ml-100k", *ROLES)
     unlearned = run_bystanders(BystanderConfig(method="retrain", **TINY))
-    reinit = run_bystanders(BystanderConfig(method="retrain", control="reinit", **TINY))
+    reinit = run_bystanders(BystanderConfig(method="retrain", control="reinit-only", **TINY))
     random = run_bystanders(BystanderConfig(method="retrain", control="random-rows", **TINY))
     for record in (unlearned, reinit, random):
         m = record["metrics"]

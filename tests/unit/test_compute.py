@@ -360,6 +360,10 @@ def page_configs(page: str, params: dict) -> list:
 
     paper, stem = page.split("/")
     params = {**params, **({"DEVICE": "cpu"} if "DEVICE" in params else {})}
+    if paper == "bystanders":
+        from recunlearn.experiments.bystanders import BystanderGrid
+
+        return BystanderGrid.from_params(params).runs()
     if stem.startswith("figure-08") and paper == "casper":
         grid = Figure8Grid.from_params(params)
         return grid.runs() + [grid.scaling_config()]

@@ -22,6 +22,10 @@ DISPLAY_NAMES = {
     "learn": "Learn", "retrain": "Retrain", "sisa": "SISA", "receraser": "RecEraser", "ultrare": "UltraRE",
     "scif": "SCIF", "none": "control", "random": "Random", "earliest": "Earliest-Random", "latest": "Latest-Random",
     "casper": "CASPER", "tracin": "TracIn", "loo": "LOO", "replace": "replacement", "insert": "insertion",
+    # bystander controls (the book's own chapter)
+    "unlearn": "the method's unlearning", "reinit-only": "re-initialisation only", "random-rows": "as many random rows",
+    "control": "After", "n_bystanders": "Bystanders", "share_identical_top_k": "identical top 10",
+    "ndcg_untruncated_before": "NDCG@20 before", "ndcg_untruncated_after": "NDCG@20 after",
     # CURE4Rec selections of the users to forget
     "core": "Core", "edge": "Edge",
     # metrics
@@ -45,6 +49,7 @@ PAPER_ORDER = {
     "selector": ("none", "random", "earliest", "latest", "tracin", "casper"),
     "perturbation": ("loo", "replace", "insert"),
     "replacement": ("random", "popular", "unpopular"),
+    "control": ("unlearn", "reinit-only", "random-rows"),
 }
 """The order the papers list the values of a key in; values not listed come after, in their own order."""
 

@@ -25,7 +25,7 @@ from .verdicts import PENDING, VERDICTS, base_verdict
 
 SCOREBOARD = "scoreboard.md"
 SUMMARY = "scoreboard-summary.md"
-PAPERS = ("CURE4Rec", "CASPER", "SRU")
+PAPERS = ("CURE4Rec", "CASPER", "SRU", "Beyond the papers")
 NOT_PUBLISHED = "statement not published"
 _LEGACY_CLAIM = re.compile(r"^claims?_(?P<id>.+)$")
 
@@ -192,7 +192,8 @@ def render_scoreboard_from(entries: list[dict]) -> str:
              "status`). Every verdict uses one vocabulary: *reproduced*, *partly reproduced*, *not reproduced*,",
              "*inconclusive* (within noise) and *pending* (not computed yet); the [introduction](intro.md) says",
              "how claims are tested and pages judged, and the [status page](status.md) lists the devices, commits",
-             "and compute plan behind each page.", "",
+             "and compute plan behind each page. *Beyond the papers* holds the book's own questions: there a",
+             "claim is our hypothesis, and *reproduced* reads *holds in our runs*.", "",
              "| paper | claims | " + " | ".join(VERDICTS) + " | pages rendered |",
              "|---|---|" + "---|" * len(VERDICTS) + "---|"]
     papers = [p for p in PAPERS if any(e["paper"] == p for e in entries)]

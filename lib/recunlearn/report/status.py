@@ -23,6 +23,8 @@ class PaperItem:
     issue: int
 
 
+OWN_CHAPTER = "Beyond the papers"
+"""The book's own questions (no paper): their claims are our hypotheses."""
 CURE4REC = ("ml-100k", "ml-1m", "adm")
 CASPER = ("wikipedia", "reddit", "foursquare", "lastfm")
 ITEMS = [
@@ -58,6 +60,8 @@ ITEMS = [
     PaperItem("CASPER", "Figure 7; Table 3 (TracIn, Rev.Adv rows)", "TracIn and Rev.Adv baselines", None,
               ("foursquare",), 0),
     PaperItem("SRU", "-", "Session-based recommendation unlearning", None, ("games", "beauty", "ml-1m"), 0),
+    PaperItem(OWN_CHAPTER, "Question 1", "How far exact unlearning moves the lists of users not unlearned",
+              "bystanders/q1-unlearning-moves-bystanders", ("ml-100k",), 14),
 ]
 
 

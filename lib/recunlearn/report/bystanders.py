@@ -1,0 +1,113 @@
+"""The bystander page (the book's own chapter, question 1): tables, figure and claims from the runs
+of :mod:`recunlearn.experiments.bystanders`.
+
+The claims are this study's hypotheses, not a paper's; they are judged with the same tests and
+vocabulary as the papers' claims (``reproduced`` reads "holds in our runs"):
+
+- ``bystanders_unlearning_moves_lists``: unlearning moves bystanders' top 10 beyond what retraining
+  from a fresh initialisation alone does (Jaccard@10 of ``unlearn`` below ``reinit-only``);
+- ``bystanders_who_matters``: removing the unlearning set moves Retrain's bystanders more than
+  removing as many random rows (Jaccard@10 of ``unlearn`` below ``random-rows``);
+- ``bystanders_shards_shelter``: SISA, RecEraser and UltraRE move bystanders' lists less than Retrain
+  (AO above Retrain's), because the users of unaffected shards keep their exact lists.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pandas as pd
+
+from .claims import claims_frame, ordering_claim
+from .names import display_frame, sort_paper_order
+
+METRICS = ["ao", "rbo_min", "jaccard", "share_identical_top_k", "ndcg_untruncated_before", "ndcg_untruncated_after"]
+CELLS = ["dataset", "model", "selection"]
+
+
+def bystander_table(runs: pd.DataFrame) -> pd.DataFrame:
+    """Mean ± std over seeds per dataset, model, method and control, display names, in the papers' order."""
+    if runs.empty:
+        return pd.DataFrame()
+    keys = ["dataset", "model", "selection", "method", "control"]
+    grouped = runs.groupby(keys)[METRICS]
+    table = grouped.mean().round(4).astype(str) + " ± " + grouped.std().fillna(0).round(4).astype(str)
+    table.insert(0, "seeds", grouped.size())
+    return display_frame(sort_paper_order(table.reset_index(), keys), index=keys)
+
+
+def bystander_claims(runs: pd.DataFrame) -> pd.DataFrame:
+    """The three hypotheses of the module docstring, each tested on seed-paired runs."""
+    unlearn = runs[runs["control"] == "unlearn"] if len(runs) else runs
+    retrain = runs[runs["method"] == "retrain"] if len(runs) else runs
+    return claims_frame([
+        ordering_claim("bystanders_unlearning_moves_lists",
+                       "Unlearning moves bystanders' top 10 more than re-initialising and retraining the same "
+                       "shards on unchanged data", runs, "control", [("unlearn", "reinit-only")], "jaccard",
+                       CELLS + ["method"], higher=False),
+        ordering_claim("bystanders_who_matters",
+                       "Retrain moves bystanders' top 10 more when the unlearning set is removed than when as many "
+                       "random rows are", retrain, "control", [("unlearn", "random-rows")], "jaccard", CELLS,
+                       higher=False),
+        ordering_claim("bystanders_shards_shelter",
+                       "SISA, RecEraser and UltraRE move bystanders' rank lists less than Retrain", unlearn, "method",
+                       [("sisa", "retrain"), ("receraser", "retrain"), ("ultrare", "retrain")], "ao", CELLS),
+    ])
+
+
+@dataclasses.dataclass
+class BystanderPage:
+    """What the page shows: the runs, the table, the claims; ``figure()`` and ``publish()``."""
+
+    grid: object
+    runs: pd.DataFrame
+    table: pd.DataFrame
+    claims: pd.DataFrame
+
+    @property
+    def pending_notice(self) -> str | None:
+        """One sentence when nothing is computed yet (then no table or figure is drawn), else None."""
+        if len(self.runs):
+            return None
+        n = len(self.grid.runs())
+        return (f"Pending: none of the {n} runs of this page has a record yet. They are in the compute plan "
+                "(`python -m recunlearn compute --only bystanders-ml100k`).")
+
+    def show(self):
+        """The table, or the pending notice as one Markdown admonition."""
+        from IPython.display import Markdown
+
+        if self.pending_notice:
+            return Markdown(f":::{{note}}\n{self.pending_notice}\n:::")
+        return self.table
+
+    def figure(self):
+        """Jaccard@10 of bystanders by method, the controls beside it, one panel per model (None when pending)."""
+        if self.pending_notice:
+            return None
+        from .plots import method_bars
+
+        return method_bars(self.runs, "jaccard", "Bystanders' top 10 before vs after (Jaccard@10; 1 = unchanged)",
+                           col="model", x="method", hue="control")
+
+    def show_claims(self):
+        """The claims table (id, claim, verdict, where it holds, p, test, evidence)."""
+        from .claims import show_claims
+
+        return show_claims(self.claims)
+
+    def publish(self) -> None:
+        """Glue the at-a-glance values and every claim (see :func:`recunlearn.report.claims.glue_page`)."""
+        from .claims import glue_page
+
+        glue_page(self.claims, None, grid=self.grid, runs=self.runs)
+
+
+def build(namespace) -> BystanderPage:
+    """Validate the notebook's parameters (its UPPER_SNAKE names in ``namespace``), collect the runs
+    (computing missing ones unless ``COMPUTE_MISSING`` is false) and judge the claims."""
+    from ..experiments.bystanders import BystanderGrid, collect_bystanders
+
+    grid = BystanderGrid.from_params(namespace)
+    runs = collect_bystanders(grid)
+    return BystanderPage(grid, runs, bystander_table(runs), bystander_claims(runs))
