@@ -54,19 +54,32 @@ def _greedy_assign(distances: np.ndarray, capacity: int, order: str) -> np.ndarr
     return labels
 
 
+CENTROIDS = ("mean", "scalar")
+
+
 def balanced_kmeans(points: np.ndarray, n_shards: int, seed: int, n_iterations: int = 30,
-                    order: str = "nearest_first") -> np.ndarray:
-    """RecEraser's user-based balanced partition of ``points`` (one row per user)."""
+                    order: str = "nearest_first", capacity: int | None = None, centroid: str = "mean") -> np.ndarray:
+    """RecEraser's user-based balanced partition of ``points`` (one row per user or session).
+
+    ``capacity``: the most members a shard takes (default ``ceil(n / K)``; SRU's code allows
+    ``n // K + 6``). ``centroid``: ``"mean"`` moves an anchor to the per-dimension mean of its
+    members; ``"scalar"`` is the RecEraser/SRU code, whose mean without an axis turns each anchor
+    into one number repeated in every dimension."""
     if order not in ORDERS:
         raise ValueError(f"order must be one of {ORDERS}, got {order!r}")
+    if centroid not in CENTROIDS:
+        raise ValueError(f"centroid must be one of {CENTROIDS}, got {centroid!r}")
     points = np.asarray(points, dtype=np.float64)
     rng = np.random.default_rng(seed)
     anchors = points[rng.choice(len(points), n_shards, replace=False)]
-    capacity = _capacity(len(points), n_shards)
+    capacity = _capacity(len(points), n_shards) if capacity is None else capacity
+    if capacity * n_shards < len(points):
+        raise ValueError(f"capacity {capacity} x {n_shards} shards cannot hold {len(points)} points")
     labels = np.zeros(len(points), dtype=np.int64)
     for _ in range(n_iterations):
         labels = _greedy_assign(_squared_distances(points, anchors), capacity, order)
-        anchors = np.stack([points[labels == s].mean(0) for s in range(n_shards)])
+        means = [points[labels == s].mean(0) if (labels == s).any() else anchors[s] for s in range(n_shards)]
+        anchors = np.stack(means if centroid == "mean" else [np.full(points.shape[1], m.mean()) for m in means])
     return labels
 
 
