@@ -9,7 +9,10 @@ vocabulary as the papers' claims (``reproduced`` reads "holds in our runs"):
 - ``bystanders_who_matters``: removing the unlearning set moves Retrain's bystanders more than
   removing as many random rows (Jaccard@10 of ``unlearn`` below ``random-rows``);
 - ``bystanders_shards_shelter``: SISA, RecEraser and UltraRE move bystanders' lists less than Retrain
-  (AO above Retrain's), because the users of unaffected shards keep their exact lists.
+  (AO above Retrain's), because the users of unaffected shards keep their exact lists;
+- ``bystanders_core_moves_more`` (question 2, who is unlearned): unlearning the most active (core)
+  users moves bystanders' top 10 more than unlearning random users, and random users more than the
+  least active (edge) ones.
 """
 
 from __future__ import annotations
@@ -37,7 +40,7 @@ def bystander_table(runs: pd.DataFrame) -> pd.DataFrame:
 
 
 def bystander_claims(runs: pd.DataFrame) -> pd.DataFrame:
-    """The three hypotheses of the module docstring, each tested on seed-paired runs."""
+    """The hypotheses of the module docstring, each tested on seed-paired runs."""
     unlearn = runs[runs["control"] == "unlearn"] if len(runs) else runs
     retrain = runs[runs["method"] == "retrain"] if len(runs) else runs
     return claims_frame([
@@ -52,6 +55,10 @@ def bystander_claims(runs: pd.DataFrame) -> pd.DataFrame:
         ordering_claim("bystanders_shards_shelter",
                        "SISA, RecEraser and UltraRE move bystanders' rank lists less than Retrain", unlearn, "method",
                        [("sisa", "retrain"), ("receraser", "retrain"), ("ultrare", "retrain")], "ao", CELLS),
+        ordering_claim("bystanders_core_moves_more",
+                       "Unlearning core users moves bystanders' top 10 more than unlearning random users, and random "
+                       "users more than edge users", unlearn, "selection", [("core", "random"), ("random", "edge")],
+                       "jaccard", ["dataset", "model", "method"], higher=False),
     ])
 
 
