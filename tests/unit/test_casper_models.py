@@ -8,7 +8,7 @@ import pytest
 import torch
 
 from recunlearn.data.sequences import load_stream
-from recunlearn.experiments.casper import CasperConfig, CasperGrid, mrr_groups, run_casper, run_casper_grid
+from recunlearn.experiments.casper import CasperConfig, CasperGrid, collect, mrr_groups, run_casper
 from recunlearn.models.sequential import LSTMRecommender, user_windows
 
 
@@ -61,8 +61,12 @@ def test_grid_marks_unimplemented_models_and_uncached_runs_pending(tiny, monkeyp
     from recunlearn.models import sequential
     monkeypatch.delitem(sequential.SEQUENTIAL_MODELS, "jodie")  # as if JODIE were not implemented
     grid = CasperGrid(models=("lstm", "jodie"), seeds=(0,), max_rows=1200, epochs=1, only_cached=True, device=device)
-    runs = run_casper_grid(grid)
-    assert runs.set_index("model")["status"].to_dict() == {"lstm": label, "jodie": "pending: model not implemented"}
+    collected = collect(grid)
+    assert collected.runs.set_index("model")["status"].to_dict() == {"lstm": label,
+                                                                     "jodie": "pending: model not implemented"}
+    assert collected.pending.set_index("model")["reason"].to_dict() == {"lstm": label,
+                                                                        "jodie": "pending: model not implemented"}
+    assert collected.computed.empty
 
 
 def test_mrr_groups_split_users_20_60_20():

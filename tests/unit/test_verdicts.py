@@ -351,3 +351,12 @@ def test_paper_datasets_not_run_keep_a_page_from_reproduced():
     assert datasets_not_run(grid) == ["ml-1m", "adm"]
     listed = pd.DataFrame({"dataset": ["ml-1m"], "paper": [0.1], "ours": [float("nan")]})
     assert datasets_not_run(grid, listed) == ["adm"]  # ML-1M's cells are already counted as pending
+
+
+def test_page_summary_counts_no_cell_within_tolerance_when_none_is_computed():
+    from recunlearn.report.verdicts import page_summary
+
+    pending = pd.DataFrame({"paper": [0.5, 0.6], "ours": [np.nan, np.nan], "within_tol": [False, False]})
+    assert page_summary(None, pending) == "paper cells: 2 pending"
+    partly = pending.assign(ours=[0.5, np.nan], within_tol=[True, False])
+    assert page_summary(None, partly) == "paper cells: 1 of 2 within tolerance, 0 outside, 1 pending"

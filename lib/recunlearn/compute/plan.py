@@ -107,6 +107,11 @@ def _expand(grid: dict, device: str) -> list[Config]:
     return expand(grid["experiment"], params)
 
 
+def entry_configs(entry: PlanEntry, device: str = "cpu") -> list[Config]:
+    """The validated configs of every grid of ``entry``, on ``device`` (without expanding the rest of the plan)."""
+    return [config for grid in entry.grids for config in _expand(grid, device)]
+
+
 def _entry(raw, index: int, path: Path) -> PlanEntry:
     where = f"plan {path}, entry {index}"
     if not isinstance(raw, dict) or set(raw) != ENTRY_FIELDS:

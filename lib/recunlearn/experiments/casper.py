@@ -24,10 +24,9 @@ from ..metrics import rls
 from ..models.sequential import SEQUENTIAL_MODELS
 from ..perturb.idag import build_idag, cascade_scores
 from ..perturb.operations import PERTURBATIONS, REPLACEMENTS, perturb
-from ..report.compare import compare, summarize_runs
 from ..seeding import seed_everything
 from .config import Config, ConfigError, option, require_device
-from .records import load_record, register, run_or_load
+from .records import load_record, record_key, register, run_or_load
 
 MODELS = ("lstm", "tisasrec", "jodie", "latentcross")
 SELECTORS = ("none", "random", "earliest", "latest", "casper")
@@ -66,15 +65,6 @@ class StatisticsParams(Config):
     """Notebook parameters of the Table 2 page."""
 
     datasets: tuple[str, ...] = option(CASPER_DATASETS, choices=CASPER_DATASETS)
-
-
-def compare_statistics(ours: pd.DataFrame, paper: pd.DataFrame) -> pd.DataFrame:
-    """Paper's Table 2 beside our filtered counts (long format; exact agreement required)."""
-    metrics = ["users", "items", "interactions"]
-    ours_long = ours.melt(id_vars=["dataset"], value_vars=metrics, var_name="metric", value_name="mean")
-    ours_long["std"] = 0.0
-    paper_long = paper.melt(id_vars=["dataset"], value_vars=metrics, var_name="metric")
-    return compare(ours_long, paper_long, ["dataset"], tol=0.0, pending_label="not available")
 
 
 # --- one repetition ---------------------------------------------------------------------------------
@@ -298,17 +288,40 @@ RUN_METRICS = [*RLS_METRICS, *(f"{m}_all" for m in RLS_METRICS), "mrr_original",
                                                              for g in ("high", "mid", "low"))]
 
 
-def run_casper_grid(grid: CasperGrid, records_dir=None) -> pd.DataFrame:
-    """One row per run: config keys, metrics, timings and ``status`` (``computed`` or why it is pending)."""
-    rows = []
+@dataclasses.dataclass(frozen=True)
+class Collected:
+    """The runs of a grid as records give them.
+
+    ``runs``: one row per run of the grid, in the grid's order: the config keys (:data:`RUN_KEYS`),
+    ``status`` (``computed`` or why the run is pending), and for computed runs the metrics, timings,
+    device and commit (pending runs keep NaN in every metric column). ``pending``: one row per run
+    without a record: its keys, ``reason`` and record ``key``."""
+
+    runs: pd.DataFrame
+    pending: pd.DataFrame
+
+    @property
+    def computed(self) -> pd.DataFrame:
+        """The rows of ``runs`` that have a record."""
+        return self.runs[self.runs["status"] == "computed"]
+
+
+def collect(grid: CasperGrid, records_dir=None) -> Collected:
+    """Every run of ``grid``: its record, computed first when missing (unless ``grid.only_cached``),
+    or the reason it is pending (``pending GPU`` for a CUDA grid, ``not run: CPU time`` for a CPU
+    one, ``pending: model not implemented``)."""
+    rows, pending = [], []
     for config in grid.runs():
         keys = {key: getattr(config, key) for key in RUN_KEYS}
         record = load_record(config, records_dir)
+        reason = None
         if config.model not in SEQUENTIAL_MODELS and record is None:
-            rows.append({**keys, "status": "pending: model not implemented"})
-            continue
-        if grid.only_cached and record is None:
-            rows.append({**keys, "status": "pending GPU" if grid.device == "cuda" else "not run: CPU time"})
+            reason = "pending: model not implemented"
+        elif grid.only_cached and record is None:
+            reason = "pending GPU" if grid.device == "cuda" else "not run: CPU time"
+        if reason is not None:
+            rows.append({**keys, "status": reason})
+            pending.append({**keys, "reason": reason, "key": record_key(config)})
             continue
         record = record or run_or_load(config, records_dir)
         rows.append({**keys, "status": "computed", **record["metrics"], **record["timings"],
@@ -317,88 +330,11 @@ def run_casper_grid(grid: CasperGrid, records_dir=None) -> pd.DataFrame:
     for column in RUN_METRICS:  # pending runs keep NaN in every metric column
         if column not in frame:
             frame[column] = np.nan
-    return frame
+    return Collected(frame, pd.DataFrame(pending, columns=[*RUN_KEYS, "reason", "key"]))
 
 
-def method_label(selector: str, perturbation: str, replacement: str) -> str:
-    """The paper's row name of a run: Random, Earliest-Random, Latest-Random, CASPER (+ replacement)."""
-    base = {"none": "Control (no perturbation)", "random": "Random", "earliest": "Earliest-Random",
-            "latest": "Latest-Random", "casper": "CASPER"}[selector]
-    if selector == "casper" and perturbation != "loo":
-        base += f" ({replacement})"
-    return base
-
-
-def summarize_rls(runs: pd.DataFrame, keys: list[str], metrics=("ao", "rbo_min", "jaccard")) -> pd.DataFrame:
-    """Mean / std / n over seeds of the computed runs (long format)."""
-    done = runs[runs["status"] == "computed"]
-    if done.empty:
-        return pd.DataFrame(columns=keys + ["metric", "mean", "std", "n"])
-    return summarize_runs(done, keys, list(metrics))
-
-
-def wilcoxon_pairs(runs: pd.DataFrame, by: str, pairs: list[tuple[str, str]], group: list[str],
-                   metric: str = "ao") -> pd.DataFrame:
-    """Paired two-sided Wilcoxon signed-rank tests over seeds between values of column ``by``."""
-    from scipy.stats import wilcoxon
-
-    done = runs[runs["status"] == "computed"]
-    rows = []
-    for key, part in done.groupby(group):
-        table = part.pivot_table(index="seed", columns=by, values=metric)
-        for a, b in pairs:
-            if a in table and b in table:
-                both = table[[a, b]].dropna()
-                diff = (both[a] - both[b]).to_numpy()
-                p = float(wilcoxon(both[a], both[b]).pvalue) if len(both) >= 2 and np.any(diff != 0) else float("nan")
-                rows.append({**dict(zip(group, key if isinstance(key, tuple) else (key,))), "a": a, "b": b,
-                             "n": len(both), "mean_a": both[a].mean(), "mean_b": both[b].mean(), "p_value": p})
-    return pd.DataFrame(rows)
-
-
-__all__ = ["CasperConfig", "CasperGrid", "StatisticsParams", "dataset_statistics", "compare_statistics",
-           "run_casper_grid", "summarize_rls", "wilcoxon_pairs", "method_label", "DATASET_LABELS"]
-
-
-def label_pending(comparison: pd.DataFrame) -> pd.DataFrame:
-    """Replace the generic ``pending GPU`` of cells without our value by ``pending: model not
-    implemented`` where the model has no implementation yet."""
-    out = comparison.copy()
-    missing = out["ours"].isna() & ~out["model"].isin(list(SEQUENTIAL_MODELS))
-    out.loc[missing, "status"] = "pending: model not implemented"
-    if "selector" in out:
-        later = out["ours"].isna() & ~out["selector"].isin(SELECTORS)
-        out.loc[later, "status"] = "pending: TracIn / Rev.Adv (CASPER part 2)"
-    return out
-
-
-def table3_view(comparison: pd.DataFrame, metric: str = "ao") -> pd.DataFrame:
-    """Table 3 laid out as in the paper: one row per method, one column per model, each cell
-    ``ours ± std (paper x)`` or the reason it is pending."""
-    part = comparison[comparison["metric"] == metric].copy()
-    later = {"tracin": "TracIn", "revadv-random": "Rev.Adv. (random)", "revadv-earliest": "Rev.Adv. (earliest)"}
-    part["method"] = [method_label(s, p, r) if s in SELECTORS else later.get(s, s)
-                      for s, p, r in zip(part["selector"], part["perturbation"], part["replacement"])]
-    part["cell"] = [(f"{o:.4f} ± {sd:.4f}" if pd.notna(o) else st) + (f" (paper {pv:.4f})" if pd.notna(pv) else "")
-                    for o, sd, pv, st in zip(part["ours"], part["ours_std"], part["paper"], part["status"])]
-    order = ["Control (no perturbation)", *dict.fromkeys(part["method"])]
-    view = part.pivot_table(index=["perturbation", "method"], columns="model", values="cell", aggfunc="first")
-    view = view.reindex(columns=[m for m in MODELS if m in view.columns])
-    return view.reindex(sorted(view.index, key=lambda key: (key[0] != "loo", order.index(key[1]))))
-
-
-def best_method_claims(comparison: pd.DataFrame, metric: str = "ao") -> pd.DataFrame:
-    """Per (perturbation, model) with our values: the method with the lowest mean and whether it is CASPER."""
-    done = comparison[(comparison["metric"] == metric) & comparison["ours"].notna()]
-    rows = []
-    for (pert, model), part in done.groupby(["perturbation", "model"]):
-        part = part[part["selector"] != "none"]
-        if part.empty:
-            continue
-        best = part.loc[part["ours"].idxmin()]
-        rows.append({"perturbation": pert, "model": model, "lowest": method_label(best["selector"], pert, best["replacement"]),
-                     "casper_lowest": best["selector"] == "casper", "n_methods": len(part)})
-    return pd.DataFrame(rows)
+__all__ = ["CasperConfig", "CasperGrid", "Figure8Grid", "ScalingConfig", "StatisticsParams", "Collected", "collect",
+           "dataset_statistics", "run_scaling_table", "renumbering_table", "DATASET_LABELS"]
 
 
 # --- Figure 8(b): CASPER's run time against the number of interactions ---------------------------------
@@ -473,15 +409,6 @@ class Figure8Grid(CasperGrid):
 def run_scaling_table(config: ScalingConfig, records_dir=None) -> pd.DataFrame:
     """The timing rows of ``config`` (from its record, computed if missing: seconds on any CPU)."""
     return pd.DataFrame(run_or_load(config, records_dir)["rows"])
-
-
-def linear_fit(x, y) -> dict:
-    """Least-squares line y = a + b x and its R^2 (for "near-linear" run time)."""
-    x, y = np.asarray(x, float), np.asarray(y, float)
-    b, a = np.polyfit(x, y, 1)
-    residual = y - (a + b * x)
-    r2 = 1 - residual.var() / y.var() if y.var() > 0 else 1.0
-    return {"intercept": float(a), "slope": float(b), "r2": float(r2)}
 
 
 # --- the authors' item renumbering, measured without training (spec §0.2, §11.4) ------------------

@@ -1,4 +1,5 @@
-"""CASPER chapter helpers: Table 2 verdicts, the IDAG drawing, RLS bar charts, claim checks."""
+"""CASPER chapter helpers: summaries and paper-vs-ours tables of the runs, Table 2 verdicts, the IDAG
+drawing, RLS bar charts, claim checks."""
 
 from __future__ import annotations
 
@@ -8,7 +9,10 @@ import pandas as pd
 import seaborn as sns
 
 from ..data.sequences import DATASET_LABELS, Stream
+from ..experiments.casper import MODELS, SELECTORS
+from ..models.sequential import SEQUENTIAL_MODELS
 from ..perturb.idag import IDAG, build_idag, cascade_scores
+from .compare import compare, summarize_runs
 from .names import display_name, paper_sorted
 from .plots import FIGURE_DIR, PAGE_WIDTH_IN, legend_below, panel_grid, rotate_if_crowded, save, set_theme  # noqa: F401
 from .verdicts import NOT_REPRODUCED, PARTLY, REPRODUCED
@@ -34,6 +38,106 @@ def range_text(low: float, high: float, floor: float = 0.0, ceiling: float = 1.0
     digits = 3 if high - low >= 0.01 else 4
     return f"zoomed: {low:.{digits}f}–{high:.{digits}f}"
 
+
+# --- summaries and paper-vs-ours tables of the runs -------------------------------------------------
+
+def compare_statistics(ours: pd.DataFrame, paper: pd.DataFrame) -> pd.DataFrame:
+    """Paper's Table 2 beside our filtered counts (long format; exact agreement required)."""
+    metrics = ["users", "items", "interactions"]
+    ours_long = ours.melt(id_vars=["dataset"], value_vars=metrics, var_name="metric", value_name="mean")
+    ours_long["std"] = 0.0
+    paper_long = paper.melt(id_vars=["dataset"], value_vars=metrics, var_name="metric")
+    return compare(ours_long, paper_long, ["dataset"], tol=0.0, pending_label="not available")
+
+
+def summarize_rls(runs: pd.DataFrame, keys: list[str], metrics=("ao", "rbo_min", "jaccard")) -> pd.DataFrame:
+    """Mean / std / n over seeds of the computed runs (long format)."""
+    done = runs[runs["status"] == "computed"]
+    if done.empty:
+        return pd.DataFrame(columns=keys + ["metric", "mean", "std", "n"])
+    return summarize_runs(done, keys, list(metrics))
+
+
+def wilcoxon_pairs(runs: pd.DataFrame, by: str, pairs: list[tuple[str, str]], group: list[str],
+                   metric: str = "ao") -> pd.DataFrame:
+    """Paired two-sided Wilcoxon signed-rank tests over seeds between values of column ``by``."""
+    from scipy.stats import wilcoxon
+
+    done = runs[runs["status"] == "computed"]
+    rows = []
+    for key, part in done.groupby(group):
+        table = part.pivot_table(index="seed", columns=by, values=metric)
+        for a, b in pairs:
+            if a in table and b in table:
+                both = table[[a, b]].dropna()
+                diff = (both[a] - both[b]).to_numpy()
+                p = float(wilcoxon(both[a], both[b]).pvalue) if len(both) >= 2 and np.any(diff != 0) else float("nan")
+                rows.append({**dict(zip(group, key if isinstance(key, tuple) else (key,))), "a": a, "b": b,
+                             "n": len(both), "mean_a": both[a].mean(), "mean_b": both[b].mean(), "p_value": p})
+    return pd.DataFrame(rows)
+
+
+def method_label(selector: str, perturbation: str, replacement: str) -> str:
+    """The paper's row name of a run: Random, Earliest-Random, Latest-Random, CASPER (+ replacement)."""
+    base = {"none": "Control (no perturbation)", "random": "Random", "earliest": "Earliest-Random",
+            "latest": "Latest-Random", "casper": "CASPER"}[selector]
+    if selector == "casper" and perturbation != "loo":
+        base += f" ({replacement})"
+    return base
+
+
+def label_pending(comparison: pd.DataFrame) -> pd.DataFrame:
+    """The comparison with the generic ``pending GPU`` of cells without our value replaced by
+    ``pending: model not implemented`` where the model has no implementation yet, and by
+    ``pending: TracIn / Rev.Adv (CASPER part 2)`` for the rows of selectors not run here."""
+    out = comparison.copy()
+    missing = out["ours"].isna() & ~out["model"].isin(list(SEQUENTIAL_MODELS))
+    out.loc[missing, "status"] = "pending: model not implemented"
+    if "selector" in out:
+        later = out["ours"].isna() & ~out["selector"].isin(SELECTORS)
+        out.loc[later, "status"] = "pending: TracIn / Rev.Adv (CASPER part 2)"
+    return out
+
+
+def table3_view(comparison: pd.DataFrame, metric: str = "ao") -> pd.DataFrame:
+    """Table 3 laid out as in the paper: one row per method, one column per model, each cell
+    ``ours ± std (paper x)`` or the reason it is pending."""
+    part = comparison[comparison["metric"] == metric].copy()
+    later = {"tracin": "TracIn", "revadv-random": "Rev.Adv. (random)", "revadv-earliest": "Rev.Adv. (earliest)"}
+    part["method"] = [method_label(s, p, r) if s in SELECTORS else later.get(s, s)
+                      for s, p, r in zip(part["selector"], part["perturbation"], part["replacement"])]
+    part["cell"] = [(f"{o:.4f} ± {sd:.4f}" if pd.notna(o) else st) + (f" (paper {pv:.4f})" if pd.notna(pv) else "")
+                    for o, sd, pv, st in zip(part["ours"], part["ours_std"], part["paper"], part["status"])]
+    order = ["Control (no perturbation)", *dict.fromkeys(part["method"])]
+    view = part.pivot_table(index=["perturbation", "method"], columns="model", values="cell", aggfunc="first")
+    view = view.reindex(columns=[m for m in MODELS if m in view.columns])
+    return view.reindex(sorted(view.index, key=lambda key: (key[0] != "loo", order.index(key[1]))))
+
+
+def best_method_claims(comparison: pd.DataFrame, metric: str = "ao") -> pd.DataFrame:
+    """Per (perturbation, model) with our values: the method with the lowest mean and whether it is CASPER."""
+    done = comparison[(comparison["metric"] == metric) & comparison["ours"].notna()]
+    rows = []
+    for (pert, model), part in done.groupby(["perturbation", "model"]):
+        part = part[part["selector"] != "none"]
+        if part.empty:
+            continue
+        best = part.loc[part["ours"].idxmin()]
+        rows.append({"perturbation": pert, "model": model, "lowest": method_label(best["selector"], pert, best["replacement"]),
+                     "casper_lowest": best["selector"] == "casper", "n_methods": len(part)})
+    return pd.DataFrame(rows)
+
+
+def linear_fit(x, y) -> dict:
+    """Least-squares line y = a + b x and its R^2 (for "near-linear" run time)."""
+    x, y = np.asarray(x, float), np.asarray(y, float)
+    b, a = np.polyfit(x, y, 1)
+    residual = y - (a + b * x)
+    r2 = 1 - residual.var() / y.var() if y.var() > 0 else 1.0
+    return {"intercept": float(a), "slope": float(b), "r2": float(r2)}
+
+
+# --- Table 2 ------------------------------------------------------------------------------------------
 
 def statistics_verdicts(ours: pd.DataFrame, paper: pd.DataFrame) -> dict[str, str]:
     """Per dataset: ``reproduced`` when users, items and interactions match our filtered counts exactly;
@@ -393,7 +497,7 @@ def figure_8_claims(runs: pd.DataFrame, fit: dict, min_r2: float = 0.95) -> pd.D
       trend over the seed-level runs, :func:`recunlearn.report.claims.trend_claim`);
     - ``runtime_near_linear``: CASPER's build + score + select time is close to a straight line in
       the number of interactions: R² of the least-squares line (``fit`` of
-      :func:`recunlearn.experiments.casper.linear_fit`) at least ``min_r2``. An exact check of a
+      :func:`linear_fit`) at least ``min_r2``. An exact check of a
       shape over sizes timed in one run of :func:`~recunlearn.experiments.casper.run_scaling_table`."""
     from .claims import check_claim, claims_frame, trend_claim
 

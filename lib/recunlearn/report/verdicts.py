@@ -117,7 +117,8 @@ def page_verdict(claims: pd.DataFrame | None, comparison: pd.DataFrame | None = 
 
 
 def page_summary(claims: pd.DataFrame | None, comparison: pd.DataFrame | None = None) -> str:
-    """One line of counts behind :func:`page_verdict`: claims by verdict and paper cells by outcome."""
+    """One line of counts behind :func:`page_verdict`: claims by verdict and paper cells by outcome
+    (only ``"N pending"`` when no paper cell is computed)."""
     parts = []
     if claims is not None and len(claims):
         counts = Counter(base_verdict(v) for v in claims["verdict"])
@@ -125,6 +126,9 @@ def page_summary(claims: pd.DataFrame | None, comparison: pd.DataFrame | None = 
     cells = cell_outcomes(comparison)
     if cells:
         c = Counter(cells)
-        parts.append(f"paper cells: {c['pass']} of {len(cells)} within tolerance, {c['fail']} outside, "
-                     f"{c['pending']} pending")
+        if c["pending"] == len(cells):  # nothing computed: no count of cells within tolerance
+            parts.append(f"paper cells: {c['pending']} pending")
+        else:
+            parts.append(f"paper cells: {c['pass']} of {len(cells)} within tolerance, {c['fail']} outside, "
+                         f"{c['pending']} pending")
     return "; ".join(parts) if parts else "nothing to check"

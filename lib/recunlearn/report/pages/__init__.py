@@ -1,0 +1,277 @@
+"""Page builders: one module per paper item, named after its notebook (``casper_figure_02_random_loo``
+for ``notebooks/casper/figure-02-random-loo.ipynb``), whose ``build(**params)`` validates the
+notebook's parameters, collects the runs, compares them with the paper, judges the claims and returns
+a :class:`Page`. A notebook is then
+
+    page = build(**notebook_parameters(globals()))
+    page.show("comparison")          # one call per table or figure
+    page.check()                     # the nbval-checked counts and rounded metrics
+    page.publish()                   # glue: the page's values, claims and at-a-glance facts
+
+A table or figure without a computed cell is shown as one :class:`Notice` (what is pending, why, and
+the command that computes it), never as empty axes or an all-pending table; a partly computed one is
+shown with a notice saying how much is pending.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import html
+import re
+from collections import Counter
+from typing import Any, Callable, Iterable, Mapping
+
+import pandas as pd
+
+from ...experiments.config import Config, ConfigError, injected_names
+from ..claims import claim_text, glue_page, show_claims
+from ..glance import page_facts
+from ..names import display_name, paper_sorted
+
+PARAMETER_NAME = re.compile(r"^[A-Z][A-Z0-9_]*$")
+EMPTY_COUNT = re.compile(r"(?<![\d,.])0 of 0(?![\d,.])")
+"""A count of nothing ("0 of 0 cells"): no sentence of a page may state one."""
+
+
+# --- parameters -------------------------------------------------------------------------------------
+
+def notebook_parameters(namespace: Mapping[str, Any]) -> dict[str, Any]:
+    """The parameters a notebook passes to its builder: its UPPER_SNAKE names and every name papermill
+    injected (so that an injected name that is not a parameter, e.g. ``datasets``, still fails)."""
+    injected = injected_names(namespace)
+    return {name: value for name, value in namespace.items() if PARAMETER_NAME.match(name) or name in injected}
+
+
+def validated(cls: type[Config], params: Mapping[str, Any]) -> Config:
+    """``cls`` built from notebook parameters (UPPER_SNAKE names). Raises :class:`ConfigError` before any
+    compute for a name that is not a parameter of ``cls`` (names are case-sensitive) or a value it does
+    not allow; the message names the parameter and what is allowed."""
+    allowed = {name.upper() for name in cls.parameter_names()}
+    unknown = sorted(name for name in params
+                     if name not in allowed and name.upper() not in allowed and not PARAMETER_NAME.match(name))
+    if unknown:
+        raise ConfigError(f"unknown parameter(s) {unknown} for {cls.__name__}; allowed: {sorted(allowed)}")
+    return cls.from_params(params)
+
+
+# --- what is pending --------------------------------------------------------------------------------
+
+@dataclasses.dataclass(frozen=True)
+class Notice:
+    """A short admonition about pending content: ``what`` is pending, ``why``, and the ``command`` that
+    computes it. ``partial``: shown below a table or figure that has computed cells too; otherwise
+    shown instead of it."""
+
+    what: str
+    why: str
+    command: str | None = None
+    partial: bool = False
+
+    def text(self) -> str:
+        """The notice as one or two sentences of plain text."""
+        out = f"{self.what}: {self.why}."
+        return out + (f" To compute: `{self.command}`" if self.command else "")
+
+    def _repr_html_(self) -> str:
+        command = (f" To compute: <code>{html.escape(self.command)}</code>" if self.command else "")
+        return (f'<div class="admonition note"><p class="admonition-title">Pending</p>'
+                f"<p>{html.escape(self.what)}: {html.escape(self.why)}.{command}</p></div>")
+
+    def __repr__(self) -> str:
+        return f"Pending — {self.text()}"
+
+
+def _names(column: str, values) -> str:
+    """Distinct ``values`` of ``column`` as display names, in the paper's order."""
+    return ", ".join(display_name(v) for v in paper_sorted(column, values))
+
+
+def reasons_text(reasons: Iterable[str], total: int, unit: str = "runs") -> str:
+    """``"36 of 36 runs pending GPU"``, one part per reason, most frequent first."""
+    counts = Counter(str(r) for r in reasons)
+    return "; ".join(f"{n:,} of {total:,} {unit} {reason}" for reason, n in counts.most_common())
+
+
+def runs_notice(what: str, runs: pd.DataFrame | None, command: str | None = None,
+                by: str | None = "model") -> Notice | None:
+    """The notice of a table or figure drawn from ``runs`` (rows with a ``status``): None when every run
+    is computed; a partial notice when some are; a notice shown instead of it when none is. ``by``
+    names the column whose pending values the notice lists (display names)."""
+    if runs is None or "status" not in runs or len(runs) == 0:
+        return Notice(what, "no run in this page's parameters", None)
+    pending = runs[runs["status"] != "computed"]
+    if pending.empty:
+        return None
+    why = reasons_text(pending["status"], len(runs))
+    if by and by in pending:
+        why += f" ({_names(by, pending[by])})"
+    return Notice(what, why, command, partial=len(pending) < len(runs))
+
+
+def cells_notice(what: str, comparison: pd.DataFrame | None, command: str | None = None,
+                 by: str | None = "model") -> Notice | None:
+    """The notice of a paper-vs-ours table (a :func:`~recunlearn.report.compare.compare` frame): None
+    when every paper cell is computed, else how many paper cells are pending and why (their
+    ``status``; ``by`` lists the pending values of that column)."""
+    if comparison is None or "paper" not in comparison:
+        return None
+    cells = comparison[comparison["paper"].notna()]
+    pending = cells[cells["ours"].isna()]
+    if pending.empty:
+        return None
+    parts = []
+    for reason, part in pending.groupby("status", sort=False):
+        parts.append(f"{len(part):,} {reason}" + (f" for {_names(by, part[by])}" if by and by in part else ""))
+    why = f"{len(pending):,} of {len(cells):,} paper cells without our value: " + "; ".join(parts)
+    return Notice(what, why, command, partial=bool(comparison["ours"].notna().any()))
+
+
+def computed_cells(comparison: pd.DataFrame) -> pd.DataFrame:
+    """The rows of a comparison that hold our value (what a partly computed table shows)."""
+    return comparison[comparison["ours"].notna()]
+
+
+def published_claims(claims: pd.DataFrame | None) -> pd.DataFrame | None:
+    """The claims as a page states them: a claim tested on no cell says only its verdict (``pending``),
+    never ``0 of 0 cells``."""
+    if claims is None:
+        return None
+    out = claims.copy()
+    out.loc[out["holds in"].astype(str).str.contains(EMPTY_COUNT), "holds in"] = ""
+    return out
+
+
+def count_text(count: int, total: int, sentence: str, pending: str) -> str:
+    """``sentence`` with ``{count}`` and ``{total}`` filled in, or ``pending`` when ``total`` is 0."""
+    return sentence.format(count=count, total=total) if total else pending
+
+
+# --- the compute plan -------------------------------------------------------------------------------
+
+def plan_entries(page: str, keys: Iterable[str], device: str) -> list[str]:
+    """The compute plan's entries serving ``page`` (``<paper>/<notebook stem>``) whose runs on
+    ``device`` include any of the record ``keys``, in plan order."""
+    from ...compute.command import DEFAULT_PLAN
+    from ...compute.plan import entry_configs, read_entries
+    from ...experiments.records import record_key
+
+    wanted = set(keys)
+    names = []
+    for entry in read_entries(DEFAULT_PLAN):
+        if page in entry.pages and wanted & {record_key(c) for c in entry_configs(entry, device)}:
+            names.append(entry.name)
+    return names
+
+
+def compute_command(entries: list[str], device: str) -> str:
+    """``python -m recunlearn compute --only <entries>`` (with ``--device cuda`` for GPU runs)."""
+    return (f"python -m recunlearn compute --only {' '.join(entries)}"
+            + (f" --device {device}" if device != "cpu" else ""))
+
+
+# --- the page -----------------------------------------------------------------------------------------
+
+@dataclasses.dataclass
+class Page:
+    """What a page shows and publishes.
+
+    ``runs`` (one row per run, with ``status``), ``pending`` (the runs without a record and why),
+    ``comparison`` (the paper cells behind the page verdict), ``claims`` (stable ids), ``tables``
+    (frames, or objects that display themselves), ``figures`` (callables drawing one or more
+    matplotlib figures), ``values`` (glued under their names for the page's text), ``parts`` (verdicts
+    of a page judged part by part), ``notices`` (by table or figure name, see :class:`Notice`) and
+    ``checks`` (the text the nbval-checked cell prints)."""
+
+    name: str
+    grid: Any = None
+    runs: pd.DataFrame | None = None
+    pending: pd.DataFrame | None = None
+    comparison: pd.DataFrame | None = None
+    claims: pd.DataFrame | None = None
+    tables: dict[str, Any] = dataclasses.field(default_factory=dict)
+    figures: dict[str, Callable[[], Any]] = dataclasses.field(default_factory=dict)
+    values: dict[str, Any] = dataclasses.field(default_factory=dict)
+    parts: dict[str, str] | None = None
+    notices: dict[str, Notice] = dataclasses.field(default_factory=dict)
+    checks: list[str] = dataclasses.field(default_factory=list)
+    claims_command: str | None = None
+
+    def __post_init__(self):
+        if self.claims is not None and "claims" not in self.tables:
+            shown = published_claims(self.claims)
+            tested = shown[shown["verdict"] != "pending"]
+            self.tables["claims"] = show_claims(tested)
+            if len(tested) < len(shown):
+                self.notices.setdefault("claims", Notice(
+                    "The paper's claims", f"{len(shown) - len(tested)} of {len(shown)} claims pending (no computed "
+                    "run to test them on)", self.claims_command, partial=len(tested) > 0))
+
+    @property
+    def items(self) -> list[str]:
+        """Every table and figure the page can show, by name."""
+        return [*self.tables, *self.figures]
+
+    def notice(self, name: str) -> Notice | None:
+        """The notice of table or figure ``name`` (None: fully computed)."""
+        return self.notices.get(name)
+
+    def is_pending(self, name: str) -> bool:
+        """Whether table or figure ``name`` has no computed cell (it is shown as its notice alone)."""
+        table = self.tables.get(name)
+        if isinstance(table, (pd.DataFrame, pd.Series)) and table.empty:
+            return True
+        notice = self.notice(name)
+        return notice is not None and not notice.partial
+
+    def show(self, name: str):
+        """Display table or figure ``name``: its pending notice alone when nothing of it is computed;
+        a partly computed one with a notice saying how much is pending. Returns a fully computed
+        table (displayed as the cell's result), else None."""
+        from IPython.display import display
+
+        if name not in self.tables and name not in self.figures:
+            raise KeyError(f"page {self.name} has no table or figure {name!r}; it has {self.items}")
+        notice = self.notice(name)
+        if self.is_pending(name):
+            display(notice or Notice(name, "nothing computed"))
+            return None
+        if name in self.figures:
+            import matplotlib.pyplot as plt
+
+            before = set(plt.get_fignums())
+            self.figures[name]()  # alone, the inline backend shows the figures at the end of the cell
+            if notice is not None:  # the figures first, then the notice below them
+                for number in [n for n in plt.get_fignums() if n not in before]:
+                    display(plt.figure(number))
+                    plt.close(number)
+                display(notice)
+            return None
+        if notice is None:
+            return self.tables[name]
+        display(self.tables[name])
+        display(notice)
+        return None
+
+    def check(self) -> None:
+        """Print the counts and rounded metrics that nbval compares with the stored smoke output."""
+        for text in self.checks:
+            print(text)
+
+    def texts(self) -> dict[str, str]:
+        """Every text :meth:`publish` glues, by glue name: the values, each claim (``claim_<id>``) and the
+        page-level facts (``page_verdict``, ``page_summary``, ``page_scale``, ``page_pending``, ...)."""
+        claims = published_claims(self.claims)
+        out = {name: str(value) for name, value in self.values.items()}
+        for _, row in (claims.iterrows() if claims is not None else []):
+            out[f"claim_{row['id']}"] = claim_text(row)
+        out.update(page_facts(claims, self.comparison, grid=self.grid, runs=self.runs, parts=self.parts))
+        return out
+
+    def publish(self) -> None:
+        """Glue the page's values, its claims and its at-a-glance facts
+        (:func:`~recunlearn.report.claims.glue_page`)."""
+        from myst_nb import glue
+
+        for name, value in self.values.items():
+            glue(name, value, display=False)
+        glue_page(published_claims(self.claims), self.comparison, grid=self.grid, runs=self.runs, parts=self.parts)

@@ -1,0 +1,43 @@
+"""CASPER Figure 8: stability against the number of perturbed interactions (a) and CASPER's run time
+against the number of interactions (b)."""
+
+from __future__ import annotations
+
+from ...experiments.casper import Collected, Figure8Grid, run_scaling_table
+from ..casper import figure_8_claims, format_value, k_figure, linear_fit, scaling_figure, summarize_rls
+from . import Page, runs_notice
+from .casper_runs import collect_page, printed, status_counts
+
+PAGE = "casper/figure-08-perturbation-count-and-runtime"
+RLS = ["ao", "rbo_min", "jaccard"]
+
+
+def build(collected: Collected | None = None, **params) -> Page:
+    """The Figure 8 page at notebook parameters ``params``: the k-perturbation runs (a), the timing of
+    CASPER on prefixes of a dataset with its least-squares line (b; computed here when its record is
+    missing: seconds on any CPU), the claims and the glued values."""
+    grid, collected, command = collect_page(PAGE, Figure8Grid, params, collected)
+    runs = collected.runs
+    scaling = run_scaling_table(grid.scaling_config())
+    summary = summarize_rls(runs, ["model", "k"], RLS)
+    fit = linear_fit(scaling["interactions"], scaling["total_seconds"])
+    claims = figure_8_claims(runs, fit)
+
+    ao = summary[summary["metric"] == "ao"].sort_values("k")
+    values = {"ao_k1": format_value(ao["mean"].iloc[0] if len(ao) else float("nan")),
+              "ao_kmax": format_value(ao["mean"].iloc[-1] if len(ao) else float("nan")),
+              "kmax": int(ao["k"].iloc[-1]) if len(ao) else max(grid.ks),
+              "r2": f"{fit['r2']:.3f}", "largest": f"{int(scaling['interactions'].max()):,}",
+              "largest_seconds": f"{scaling['total_seconds'].iloc[-1]:.2f}",
+              "us_per_interaction": f"{1e6 * fit['slope']:.2f}"}
+    checks = [printed(runs[["model", "k", "seed", "status", "ao", "jaccard"]].round(2)),
+              printed(scaling[["raw_rows", "interactions", "nodes", "edges", "roots", "max_score"]])]
+    notice = runs_notice("Figure 8(a)", runs, command)
+    return Page(
+        PAGE, grid, runs, collected.pending, None, claims,
+        tables={"runs": status_counts(runs), "scaling": scaling},
+        figures={"figure_8a": lambda: k_figure(summary, RLS,
+                                               "LatentCross, Foursquare: CASPER LOO with k perturbations"),
+                 "figure_8b": lambda: scaling_figure(scaling, fit, f"CASPER run time on prefixes of "
+                                                     f"{grid.scaling_dataset} (LastFM-10%: all that exists)")},
+        values=values, notices={"figure_8a": notice} if notice else {}, checks=checks, claims_command=command)

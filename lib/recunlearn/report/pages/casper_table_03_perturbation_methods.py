@@ -1,0 +1,66 @@
+"""CASPER Table 3: which interaction to perturb on Foursquare, deletion (a) and replacement (b), and
+the authors' item renumbering measured without training."""
+
+from __future__ import annotations
+
+from ...data.sequences import load_stream
+from ...experiments.casper import CasperGrid, Collected, renumbering_table
+from ..casper import best_method_claims, label_pending, rls_bars, summarize_rls, table3_claims, table3_view
+from ..compare import compare, verdict
+from ..paper import paper_table
+from . import Page, cells_notice, computed_cells, count_text, runs_notice
+from .casper_runs import collect_page, printed, status_counts
+
+PAGE = "casper/table-03-perturbation-methods"
+KEYS = ["dataset", "model", "selector", "perturbation", "replacement"]
+
+
+def build(collected: Collected | None = None, **params) -> Page:
+    """The Table 3 page at notebook parameters ``params``: its runs, the comparison with the paper's
+    Table 3 (AO; RBO(0.9) ours only), the renumbering artefact, the claims and the glued values."""
+    grid, collected, command = collect_page(PAGE, CasperGrid, params, collected)
+    runs = collected.runs
+    summary = summarize_rls(runs, KEYS, ["ao", "rbo_min", "jaccard"])
+    paper = paper_table("casper-table-03")
+    comparison = label_pending(compare(summary, paper[KEYS + ["metric", "value", "resolution"]], KEYS))
+    artifact = renumbering_table(grid.datasets[0], list(grid.seeds))
+    lowest = best_method_claims(comparison)
+    claims = table3_claims(runs)
+
+    floor = artifact.set_index(["selector", "perturbation", "replacement"])
+    values = {
+        "verdict_table3": verdict(comparison[comparison["paper"].notna()]),
+        "n_columns": len(lowest) if len(lowest) else "pending",
+        "n_casper_lowest": int(lowest["casper_lowest"].sum()) if len(lowest) else "pending",
+        "casper_lowest_columns": count_text(
+            int(lowest["casper_lowest"].sum()) if len(lowest) else 0, len(lowest),
+            "By means CASPER has the lowest AO in {count} of the {total} (perturbation, model) columns computed.",
+            "Which method has the lowest mean AO per (perturbation, model) column is pending: no column computed "
+            "yet."),
+        "floor_unpop": f"{floor.loc[('casper', 'replace', 'unpopular'), 'ao_floor']:.3f}",
+        "ids_unpop": f"{floor.loc[('casper', 'replace', 'unpopular'), 'renumbered_items']:,.0f}",
+        "floor_insert": f"{floor.loc[('casper', 'insert', 'unpopular'), 'ao_floor']:.3f}",
+        "floor_casper_random": f"{floor.loc[('casper', 'replace', 'random'), 'ao_floor']:.3f}",
+        "ids_earliest": f"{floor.loc[('earliest', 'loo', 'random'), 'renumbered_items']:,.0f}",
+        "n_items": f"{load_stream(grid.datasets[0]).n_items:,}",
+    }
+    shown = summary.assign(method=[f"{s}/{p}" + (f"/{r}" if p != "loo" else "") for s, p, r in
+                                   zip(summary["selector"], summary["perturbation"], summary["replacement"])])
+    computed = runs[runs["status"] == "computed"]
+    checks = [printed(computed[["model", "selector", "perturbation", "replacement", "seed", "ao", "rbo_min",
+                                "jaccard"]].round(2)),
+              runs["status"].value_counts().to_string()]
+    notices = {"table_3": cells_notice("Table 3 (AO)", comparison[comparison["metric"] == "ao"], command),
+               "table_3_rbo": runs_notice("Table 3 as RBO(0.9)", runs, command),
+               "figure": runs_notice("The figure of Table 3", runs, command),
+               "lowest": runs_notice("The lowest AO per column", runs, command)}
+    return Page(
+        PAGE, grid, runs, collected.pending, comparison[comparison["paper"].notna()], claims,
+        tables={"runs": status_counts(runs), "table_3": table3_view(computed_cells(comparison)),
+                "table_3_rbo": table3_view(comparison, "rbo_min"), "renumbering": artifact.round(3),
+                "lowest": lowest},
+        figures={"figure": lambda: rls_bars(shown, x="method", hue="model", metrics=["ao", "jaccard"],
+                                            title="Foursquare: perturbation methods")},
+        values=values,
+        notices={name: notice for name, notice in notices.items() if notice is not None},
+        checks=checks, claims_command=command)

@@ -1,0 +1,299 @@
+"""The CASPER page builders: parameters checked before any compute, one notice for pending content
+(never an empty table or an all-pending one), no glued sentence counting nothing ("0 of 0"), and
+tables that hold the values the notebooks computed before the builders existed (on made-up runs)."""
+
+from __future__ import annotations
+
+import importlib
+
+import numpy as np
+import pandas as pd
+import pytest
+import yaml
+
+from recunlearn import paths
+from recunlearn.experiments.casper import RUN_KEYS, RUN_METRICS, CasperGrid, Collected, Figure8Grid
+from recunlearn.experiments.config import ConfigError
+from recunlearn.experiments.records import record_key
+from recunlearn.report.casper import (group_table, label_pending, summarize_rls, summary_value, table3_view)
+from recunlearn.report.compare import compare
+from recunlearn.report.pages import EMPTY_COUNT, Notice, Page, notebook_parameters, published_claims, validated
+from recunlearn.report.paper import paper_table
+
+PARAMS = paths.REPO_ROOT / "notebooks" / "params" / "casper"
+RUN_PAGES = ["figure-02-random-loo", "figure-03-random-loo-datasets", "figure-05-06-latentcross-datasets",
+             "claims-reduced-scale-cpu"]
+"""Pages whose builder needs no dataset file when its runs are given."""
+DATA_PAGES = ["figure-04-perturbation-position", "table-03-perturbation-methods",
+              "figure-08-perturbation-count-and-runtime"]
+"""Pages that also measure something on a dataset file (renumbering, item count, CASPER's timing)."""
+SELECTOR_AO = {"none": 1.0, "random": 0.90, "earliest": 0.86, "latest": 0.93, "casper": 0.82}
+
+
+def builder(stem: str):
+    return importlib.import_module(f"recunlearn.report.pages.casper_{stem.replace('-', '_')}").build
+
+
+def params(stem: str, profile: str = "smoke", **changes) -> dict:
+    values = yaml.safe_load((PARAMS / f"{stem}.{profile}.yml").read_text())
+    if stem.startswith("figure-08"):  # a few small prefixes: the timing runs in well under a second
+        values.update(SCALING_DATASET="lastfm", SCALING_SIZES=[1000, 2000, 3000], SCALING_REPEATS=1)
+    return {**values, **changes}
+
+
+def fake_collected(grid: CasperGrid, pending: dict[str, str] | None = None) -> Collected:
+    """Made-up runs of ``grid``: AO by selector (:data:`SELECTOR_AO`) minus 0.01 per extra perturbed
+    interaction, plus 0.001 per seed; the other metrics follow from it. Runs of the models in
+    ``pending`` get that reason instead of metrics."""
+    pending = pending or {}
+    rows, waiting = [], []
+    for config in grid.runs():
+        keys = {key: getattr(config, key) for key in RUN_KEYS}
+        if config.model in pending:
+            rows.append({**keys, "status": pending[config.model]})
+            waiting.append({**keys, "reason": pending[config.model], "key": record_key(config)})
+            continue
+        ao = SELECTOR_AO[config.selector] - 0.01 * (config.k - 1) + (0.001 * config.seed if config.selector != "none"
+                                                                     else 0.0)
+        jaccard = 1.0 if config.selector == "none" else ao - 0.05
+        metrics = {"ao": ao, "rbo_min": ao - 0.01, "rbo_ext": ao - 0.005, "jaccard": jaccard,
+                   "mrr_original": 0.2, "mrr_perturbed": 0.2 + 0.001 * config.seed,
+                   "recall10_original": 0.3, "recall10_perturbed": 0.3,
+                   "jaccard_high": jaccard + 0.02, "jaccard_mid": jaccard, "jaccard_low": jaccard - 0.02,
+                   "ao_high": ao, "ao_mid": ao, "ao_low": ao}
+        metrics.update({f"{m}_all": metrics[m] for m in ("ao", "rbo_min", "rbo_ext", "jaccard")})
+        rows.append({**keys, "status": "computed", **metrics, "device": config.device, "git_commit": "fake"})
+    runs = pd.DataFrame(rows)
+    for column in RUN_METRICS:
+        if column not in runs:
+            runs[column] = np.nan
+    return Collected(runs, pd.DataFrame(waiting, columns=[*RUN_KEYS, "reason", "key"]))
+
+
+def fake_page(stem: str, pending: dict[str, str] | None = None, **changes) -> Page:
+    values = params(stem, **changes)
+    grid = validated(Figure8Grid if stem.startswith("figure-08") else CasperGrid, values)
+    return builder(stem)(collected=fake_collected(grid, pending), **values)
+
+
+def shown(page: Page, name: str, monkeypatch) -> list:
+    """What ``page.show(name)`` puts on the page: the figures it drew (left for the inline backend to
+    show), the objects it displayed, then the table it returned."""
+    import IPython.display
+    import matplotlib.pyplot as plt
+
+    out = []
+    monkeypatch.setattr(IPython.display, "display", lambda obj, **_: out.append(obj))
+    before = set(plt.get_fignums())
+    result = page.show(name)
+    drawn = [plt.figure(n) for n in plt.get_fignums() if n not in before]
+    return drawn + out + ([result] if result is not None else [])
+
+
+def no_empty_count(page: Page) -> None:
+    texts = page.texts()
+    bad = {name: text for name, text in texts.items() if EMPTY_COUNT.search(text)}
+    assert bad == {}
+
+
+@pytest.fixture(autouse=True)
+def _no_figures_left():
+    import matplotlib
+
+    matplotlib.use("Agg")
+    yield
+    import matplotlib.pyplot as plt
+
+    plt.close("all")
+
+
+# --- parameters ----------------------------------------------------------------------------------------
+
+def test_notebook_parameters_are_the_upper_snake_and_injected_names():
+    namespace = {"In": ["", "# Parameters\nMODELS = [\"lstm\"]\ndatasets = [\"x\"]\n"], "MODELS": ["lstm"],
+                 "datasets": ["x"], "pd": pd, "page": None, "_": None}
+    assert notebook_parameters(namespace) == {"MODELS": ["lstm"], "datasets": ["x"]}
+
+
+@pytest.mark.parametrize("stem", RUN_PAGES + DATA_PAGES)
+@pytest.mark.parametrize("bad, message", [
+    ({"MODELS": ["lstm", "gru4rec"]}, r"parameter MODELS = .*'gru4rec' is not allowed; allowed: \['lstm'"),
+    ({"datasets": ["foursquare"]}, r"case-sensitive: \['datasets'\].*DATASETS"),
+    ({"EPOCH": 3}, r"unknown parameter\(s\) \['EPOCH'\].*EPOCHS"),
+    ({"epochs": 3}, r"case-sensitive: \['epochs'\]"),
+    ({"max_epochs": 3}, r"unknown parameter\(s\) \['max_epochs'\].*allowed"),
+])
+def test_a_wrong_parameter_fails_before_any_compute(stem, bad, message, monkeypatch):
+    from recunlearn.report.pages import casper_runs
+
+    build = builder(stem)
+    monkeypatch.setattr(casper_runs, "collect", lambda *a, **k: pytest.fail("runs collected before the check"))
+    with pytest.raises(ConfigError, match=message):
+        build(**params(stem, **bad))
+
+
+def test_table_2_parameters_are_checked():
+    with pytest.raises(ConfigError, match=r"DATASETS = .*'movielens' is not allowed; allowed: \['wikipedia'"):
+        builder("table-02-dataset-statistics")(DATASETS=["movielens"])
+
+
+# --- pending content: one notice -------------------------------------------------------------------------
+
+@pytest.mark.parametrize("stem", RUN_PAGES)
+def test_uncomputed_runs_show_one_notice_with_the_plan_command_and_no_empty_count(stem, monkeypatch):
+    """The paper profile with no record: every run pending GPU; each table and figure drawn from runs is
+    one notice naming why and the plan entry that computes it; no glued text counts nothing."""
+    page = builder(stem)(**params(stem, "paper", ONLY_CACHED=True, DEVICE="cuda", EPOCHS=50, MAX_ROWS=None))
+    assert set(page.runs["status"]) == {"pending GPU"} and len(page.pending) == len(page.runs)
+    for name in page.items:
+        if name == "runs":
+            continue
+        out = shown(page, name, monkeypatch)
+        assert len(out) == 1 and isinstance(out[0], Notice), (name, out)
+        assert "pending GPU" in out[0].why or "claims pending" in out[0].why
+        if stem != "claims-reduced-scale-cpu":  # not a paper item: no plan entry at these settings
+            assert out[0].command.startswith("python -m recunlearn compute --only casper-")
+            assert out[0].command.endswith("--device cuda")
+    no_empty_count(page)
+    texts = page.texts()
+    assert texts["page_verdict"] == "pending"
+    assert "within tolerance" not in texts["page_summary"]  # "paper cells: 4 pending", not "0 of 4 within ..."
+    assert all(texts[f"claim_{c}"] == "pending" for c in page.claims["id"])
+
+
+def test_a_smoke_grid_read_from_records_only_names_the_run_command(monkeypatch):
+    page = builder("figure-02-random-loo")(**params("figure-02-random-loo", ONLY_CACHED=True))
+    notice = shown(page, "figure_2a", monkeypatch)[0]
+    assert notice.why.startswith("9 of 9 runs not run: CPU time")
+    assert notice.command == ("python -m recunlearn run casper-rls model='[\"lstm\",\"tisasrec\",\"latentcross\"]' "
+                              "selector='[\"none\",\"random\",\"casper\"]' epochs=1 max_rows=2000")
+
+
+def test_a_model_not_computed_leaves_a_partly_computed_table_with_a_notice(monkeypatch):
+    page = fake_page("figure-02-random-loo", pending={"tisasrec": "pending GPU"})
+    out = shown(page, "comparison", monkeypatch)
+    table, notice = out
+    assert set(table["model"]) == {"lstm", "latentcross"} and table["ours"].notna().all()
+    assert notice.partial and notice.why == "2 of 4 paper cells without our value: 2 pending GPU for TiSASRec, JODIE"
+    figure = shown(page, "figure_2a", monkeypatch)
+    assert isinstance(figure[-1], Notice) and figure[-1].why == "3 of 9 runs pending GPU (TiSASRec)"
+    assert page.texts()["tisasrec_random_ao"] == "pending GPU"
+    no_empty_count(page)
+
+
+def test_claims_never_state_an_empty_count():
+    claims = pd.DataFrame({"id": ["a", "b"], "claim": ["A", "B"], "verdict": ["pending", "reproduced"],
+                           "holds in": ["0 of 0 cells significant", "3 of 3 cells"], "p_value": [np.nan, 0.01],
+                           "test": ["", ""], "evidence": ["", ""]})
+    assert published_claims(claims)["holds in"].tolist() == ["", "3 of 3 cells"]
+
+
+def test_an_empty_table_is_a_notice_even_without_one(monkeypatch):
+    page = Page("x/y", tables={"t": pd.DataFrame(columns=["a"])})
+    assert page.is_pending("t") and isinstance(shown(page, "t", monkeypatch)[0], Notice)
+
+
+# --- the tables hold the values the notebooks computed before -----------------------------------------------
+
+def test_figure_2_tables_and_values_on_made_up_runs(monkeypatch):
+    page = fake_page("figure-02-random-loo", SEEDS=[0, 1, 2])
+    runs = page.runs
+    # what the notebook computed inline before the builder
+    summary = summarize_rls(runs, ["dataset", "model", "selector"], ["ao", "rbo_min", "jaccard", "mrr_original",
+                                                                     "mrr_perturbed", "recall10_original",
+                                                                     "recall10_perturbed"])
+    paper = paper_table("casper-table-03")
+    paper = paper[(paper["perturbation"] == "loo") & (paper["selector"] == "random")]
+    ours = summary[(summary["selector"] == "random") & (summary["metric"] == "ao")].drop(columns="selector")
+    before = label_pending(compare(ours, paper[["dataset", "model", "metric", "value", "resolution"]],
+                                   ["dataset", "model"]))
+    pd.testing.assert_frame_equal(page.comparison, before)
+    table = shown(page, "comparison", monkeypatch)[0]
+    pd.testing.assert_frame_equal(table, before[before["ours"].notna()])
+    assert table.set_index("model").loc["lstm", "ours"] == pytest.approx(0.901)  # 0.90 + mean seed 0.001
+    pd.testing.assert_frame_equal(page.tables["figure_2b"], group_table(runs, ["model", "selector"], "jaccard"))
+    casper_ao = summary_value(summary, metric="ao", selector="casper", model="lstm")
+    assert page.texts()["lstm_casper_ao"] == f"{casper_ao:.4f}"
+    assert page.texts()["lstm_casper_ao"] == "0.8210"
+    assert page.texts()["lstm_none_jaccard"] == "1.0000"
+    assert page.texts()["claim_low_mrr_less_stable"].startswith("reproduced")  # low = high - 0.04, every seed
+    no_empty_count(page)
+
+
+def test_figure_3_counts_and_glued_sentences(monkeypatch):
+    page = fake_page("figure-03-random-loo-datasets", SEEDS=[0, 1])
+    texts = page.texts()
+    assert texts["n_cells"] == "6" and texts["n_in_band"] == "6"  # 0.9005 is inside 0.75-0.95 for every cell
+    assert texts["in_band"] == "6 of 6 (dataset, model) means computed here fall in that band"
+    assert texts["lc_best"] == "3 of 3"  # ties: idxmax keeps the first model of each dataset, LatentCross
+    pivot = shown(page, "figure_3a_ao", monkeypatch)[0]
+    assert pivot.shape == (3, 2) and np.allclose(pivot.to_numpy(), 0.9005)
+    assert texts["max_mrr_gap"] == "0.0005"  # mean over seeds 0 and 1 of 0.001 * seed
+
+
+def test_figure_5_6_counts_and_tables(monkeypatch):
+    page = fake_page("figure-05-06-latentcross-datasets", SEEDS=[0, 1, 2])
+    texts = page.texts()
+    assert texts["casper_lowest"] == "4" and texts["n_settings"] == "4" and texts["n_groups"] == "2"
+    assert texts["casper_lowest_settings"] == ("by means CASPER has the lowest AO in 4 of 4 (perturbation, dataset) "
+                                               "settings computed")
+    groups = shown(page, "figure_6_groups", monkeypatch)[0]
+    assert np.allclose(groups["jaccard_low"], 0.82 + 0.001 - 0.05 - 0.02)
+    assert texts["claim_casper_lowest_ao"].startswith("reproduced")
+
+
+def test_claims_reduced_scale_table_matches_the_notebook_pipeline(monkeypatch):
+    page = fake_page("claims-reduced-scale-cpu", SEEDS=[0, 1, 2])
+    keys = ["dataset", "model", "selector", "perturbation", "replacement"]
+    summary = summarize_rls(page.runs, keys, ["ao", "rbo_min", "jaccard", "mrr_original", "mrr_perturbed"])
+    paper = paper_table("casper-table-03")
+    comparison = label_pending(compare(summary, paper[keys + ["metric", "value", "resolution"]], keys))
+    comparison = comparison[comparison["model"].isin(page.grid.models)
+                            & comparison["selector"].isin(page.grid.selectors)
+                            & comparison["perturbation"].isin(page.grid.perturbations)]
+    pd.testing.assert_frame_equal(shown(page, "table_3a", monkeypatch)[0], table3_view(comparison))
+    pd.testing.assert_frame_equal(shown(page, "rbo", monkeypatch)[0], table3_view(comparison, "rbo_min"))
+    texts = page.texts()
+    assert texts["ao_range"] == "0.821-0.931"
+    assert texts["scale"] == ("the first 2,000 rows of foursquare, 1 epochs, seeds 0, 1, 2, models lstm, latentcross, "
+                              "on cpu")
+    assert texts["claim_control_exact"].startswith("reproduced")
+
+
+@pytest.mark.parametrize("stem", DATA_PAGES)
+def test_pages_that_measure_the_data_publish_no_empty_count(stem, need_local, monkeypatch):
+    need_local("foursquare", "raw")
+    need_local("lastfm", "raw")
+    page = fake_page(stem, pending={"latentcross": "pending GPU"})  # every run of these smoke grids pending
+    for name in page.items:
+        out = shown(page, name, monkeypatch)
+        assert out, name
+        assert not any(isinstance(o, pd.DataFrame) and o.empty for o in out), name
+    no_empty_count(page)
+    assert page.texts()["page_pending"].endswith("runs pending GPU")
+
+
+def test_table_3_on_made_up_runs(need_local, monkeypatch):
+    need_local("foursquare", "raw")
+    page = fake_page("table-03-perturbation-methods")
+    view, notice = shown(page, "table_3", monkeypatch)
+    assert list(view.columns) == ["latentcross"]  # the other models' paper cells are pending
+    assert view.loc[("loo", "CASPER"), "latentcross"] == "0.8200 ± 0.0000 (paper 0.6662)"
+    assert notice.partial and notice.why.startswith("54 of 64 paper cells without our value")
+    texts = page.texts()
+    assert texts["casper_lowest_columns"] == ("By means CASPER has the lowest AO in 2 of the 2 (perturbation, model) "
+                                              "columns computed.")
+    assert texts["n_items"] == "5,596"
+
+
+def test_table_2_with_given_counts(monkeypatch):
+    ours = pd.DataFrame({"dataset": ["foursquare"], "label": ["Foursquare"], "raw_users": [2500],
+                         "raw_items": [5600], "raw_interactions": [194105], "users": [2106], "items": [5596],
+                         "interactions": [192602], "train": [150000], "test": [42602]})
+    page = builder("table-02-dataset-statistics")(ours=ours, DATASETS=["foursquare"])
+    texts = page.texts()
+    assert texts["verdict_foursquare"] == "partly reproduced" and texts["foursquare_items"] == "5,596"
+    assert texts["page_verdict"] == "partly reproduced"
+    table = shown(page, "comparison", monkeypatch)[0]
+    assert table.loc["foursquare", ("ours", "interactions")] == 192602
+    assert table.loc["foursquare", ("paper", "items")] == 5597
