@@ -9,7 +9,7 @@ import torch
 from recunlearn.data.sessions import Sessions
 from recunlearn.unlearning.partition import balanced_kmeans
 from recunlearn.unlearning.sru import (AttentiveAggregator, apply_requests, average_probabilities, draw_negatives,
-                                       draw_requests, extra_deletion, hit_at_k, left_padded, remaining_part,
+                                       draw_requests, extra_deletion, hit_at_k, remaining_part,
                                        session_partition)
 
 
@@ -89,20 +89,33 @@ def test_negatives_avoid_the_query_and_the_target_and_repeat_nothing():
     assert negatives.min() >= 1 and negatives.max() <= 600
 
 
+class FixedScores(torch.nn.Module):
+    """A stand-in session model whose next-item scores are fixed per call."""
+
+    def __init__(self, n_items, best=None):
+        super().__init__()
+        self.n_items, self.best = n_items, best
+        self.anchor = torch.nn.Parameter(torch.zeros(1))
+
+    @property
+    def device(self):
+        return self.anchor.device
+
+    def scores(self, windows):
+        scores = torch.zeros(len(windows), self.n_items + 1)
+        if self.best is not None:
+            scores[torch.arange(len(windows)), torch.as_tensor(self.best[:len(windows)])] = 1.0
+        return scores
+
+
 def test_hit_at_k_known_answers():
     n_items = 600
     queries = [np.array([1, 2]), np.array([3])]
     targets = np.array([10, 11])
-
-    def oracle(windows):  # ranks each target first
-        scores = torch.zeros(len(windows), n_items + 1)
-        scores[torch.arange(len(windows)), torch.as_tensor(targets[:len(windows)])] = 1.0
-        return scores
-
-    assert hit_at_k(oracle, queries, targets, n_items, maxlen=3)["hit@1"] == 1.0
-    flat = hit_at_k(lambda w: torch.zeros(len(w), n_items + 1), queries, targets, n_items, maxlen=3)
+    assert hit_at_k(FixedScores(n_items, targets), queries, targets, n_items, maxlen=3)["hit@1"] == 1.0
+    flat = hit_at_k(FixedScores(n_items), queries, targets, n_items, maxlen=3)
     assert flat["hit@20"] == 0.0  # a tie counts against the unlearning item
-    assert left_padded([np.array([4, 5, 6, 7]), np.array([], dtype=np.int64)], 3).tolist() == [[5, 6, 7], [0, 0, 0]]
+    assert hit_at_k(FixedScores(n_items), [], np.array([]), n_items, maxlen=3)["hit@1"] is None
 
 
 def test_aggregators():

@@ -142,16 +142,6 @@ def apply_requests(sessions: Sessions, requests: UnlearningRequests, truncation:
 
 # --- HIT@K --------------------------------------------------------------------------------------------
 
-def left_padded(sequences: list[np.ndarray], maxlen: int) -> np.ndarray:
-    """The last ``maxlen`` items of every sequence, left-padded with 0 (an empty sequence: all padding)."""
-    out = np.zeros((len(sequences), maxlen), dtype=np.int64)
-    for row, sequence in enumerate(sequences):
-        tail = np.asarray(sequence, dtype=np.int64)[-maxlen:]
-        if len(tail):
-            out[row, maxlen - len(tail):] = tail
-    return out
-
-
 def draw_negatives(queries: list[np.ndarray], targets: np.ndarray, n_items: int, n_negatives: int = N_NEGATIVES,
                    seed: int = 0) -> np.ndarray:
     """``n_negatives`` distinct items per query, drawn uniformly from 1..n_items, none in the query's
@@ -174,24 +164,19 @@ def draw_negatives(queries: list[np.ndarray], targets: np.ndarray, n_items: int,
     return out
 
 
-def hit_at_k(score_windows, queries: list[np.ndarray], targets: np.ndarray, n_items: int, maxlen: int,
-             ks=HIT_KS, n_negatives: int = N_NEGATIVES, seed: int = 0, batch_size: int = 2048) -> dict[str, float]:
-    """HIT@K of every K in ``ks`` (see the module doc); ``score_windows(windows) -> (B, n_items + 1)``
-    next-item scores of left-padded windows."""
+def hit_at_k(model, queries: list[np.ndarray], targets: np.ndarray, n_items: int, maxlen: int,
+             ks=HIT_KS, n_negatives: int = N_NEGATIVES, seed: int = 0) -> dict[str, float | None]:
+    """HIT@K of every K in ``ks`` (see the module doc) for a model with ``scores(windows)`` (a session
+    model or an aggregate of sub-models), through
+    :func:`~recunlearn.models.session.training.candidate_ranks` (ties count against the unlearning item)."""
+    from ..models.session.training import candidate_ranks, last_windows
+
     targets = np.asarray(targets, dtype=np.int64)
     if len(targets) == 0:
         return {f"hit@{k}": None for k in ks}
-    negatives = draw_negatives(queries, targets, n_items, n_negatives, seed)
-    windows = left_padded(queries, maxlen)
-    ranks = []
-    for lo in range(0, len(targets), batch_size):
-        with torch.no_grad():
-            scores = score_windows(torch.as_tensor(windows[lo:lo + batch_size]))
-        own = scores.gather(1, torch.as_tensor(targets[lo:lo + batch_size]).view(-1, 1))
-        others = scores.gather(1, torch.as_tensor(negatives[lo:lo + batch_size]))
-        ranks.append((1 + (others >= own).sum(1)).cpu().numpy())
-    rank = np.concatenate(ranks)
-    return {f"hit@{k}": float((rank <= k).mean()) for k in ks}
+    candidates = np.column_stack([targets, draw_negatives(queries, targets, n_items, n_negatives, seed)])
+    rank = candidate_ranks(model, last_windows(queries, maxlen), candidates)  # 0-based
+    return {f"hit@{k}": float((rank < k).mean()) for k in ks}
 
 
 # --- aggregation --------------------------------------------------------------------------------------

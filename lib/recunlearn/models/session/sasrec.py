@@ -1,0 +1,125 @@
+"""SASRec as the SRU authors' code runs it: the widely used PyTorch port with a full-softmax output.
+
+Follows the authors' code (``models/sasrec.py``):
+
+- input: ``item_emb(w) * sqrt(d) + pos_emb(0..maxlen-1)`` (learned positions, absolute within the
+  left-padded window), dropout, then padded positions set to zero;
+- ``n_blocks`` (2) blocks, each: ``Q = LayerNorm(x)``; multi-head attention (``n_heads`` = 1) with
+  queries ``Q`` and keys / values ``x`` (not normalised), a causal mask and **no key-padding mask**
+  (padded positions take part as zero vectors), dropout on the attention weights; residual on the
+  normalised query ``x = Q + attn``; ``x = LayerNorm(x)``; point-wise FFN of two 1x1 convolutions
+  ``x + drop(conv2(relu(drop(conv1(x)))))``; padded positions set to zero again;
+- a final LayerNorm (eps 1e-8 everywhere); the hidden state is its output at the last position;
+  logits = ``Linear(d -> n_items + 1)`` of it (the code's full-softmax output layer, not the dot
+  product with the item table of the original SASRec); cross-entropy of the next item at the last
+  position;
+- ``dropout`` = 0.5 for the embedding, attention weights and FFN, as the code's ``dropout_rate``.
+
+Decisions:
+
+- The attention is written out here (same function as ``torch.nn.MultiheadAttention`` with its
+  initialisation: xavier-uniform input projection, zero biases), with the causal mask as a large
+  finite negative logit; the 1x1 convolutions keep their ``Conv1d`` parameters and run as the
+  equivalent linear maps. All other layers use PyTorch's default initialisation, as the code.
+- Because padding keys are not masked, the state depends on the number of padded positions (a
+  function of the prefix for a fixed window), but not on the padding row of the item table nor on the
+  positional embeddings of padded positions: padded inputs are zeroed before the first block.
+"""
+
+from __future__ import annotations
+
+import math
+
+import torch
+from torch import nn
+from torch.nn import functional as F
+
+from .base import SessionModel, SessionModelError, positive_int, probability, seeded_from
+
+_MASKED = -1e9
+
+
+class SelfAttention(nn.Module):
+    """Multi-head scaled dot-product attention with a boolean ``blocked`` mask (True = not attended)."""
+
+    def __init__(self, d: int, heads: int, dropout: float):
+        super().__init__()
+        self.heads, self.dropout = heads, dropout
+        self.in_proj_weight = nn.Parameter(torch.empty(3 * d, d))
+        self.in_proj_bias = nn.Parameter(torch.zeros(3 * d))
+        self.out_proj = nn.Linear(d, d)
+        nn.init.xavier_uniform_(self.in_proj_weight)
+        nn.init.zeros_(self.out_proj.bias)
+
+    def forward(self, query: torch.Tensor, key_value: torch.Tensor, blocked: torch.Tensor) -> torch.Tensor:
+        b, length, d = query.shape
+        w_q, w_kv = self.in_proj_weight.split([d, 2 * d])
+        b_q, b_kv = self.in_proj_bias.split([d, 2 * d])
+        q = F.linear(query, w_q, b_q)
+        k, v = F.linear(key_value, w_kv, b_kv).chunk(2, dim=-1)
+        h = self.heads
+        q, k, v = (t.view(b, length, h, d // h).transpose(1, 2) for t in (q, k, v))
+        logits = (q @ k.transpose(-1, -2)) / math.sqrt(d // h)
+        weights = torch.softmax(logits.masked_fill(blocked, _MASKED), dim=-1)
+        weights = F.dropout(weights, self.dropout, self.training)
+        out = (weights @ v).transpose(1, 2).reshape(b, length, d)
+        return self.out_proj(out)
+
+
+class SASRecBlock(nn.Module):
+    def __init__(self, d: int, heads: int, dropout: float):
+        super().__init__()
+        self.ln_attn = nn.LayerNorm(d, eps=1e-8)
+        self.attn = SelfAttention(d, heads, dropout)
+        self.ln_ffn = nn.LayerNorm(d, eps=1e-8)
+        self.conv1, self.conv2 = nn.Conv1d(d, d, 1), nn.Conv1d(d, d, 1)
+        self.dropout = dropout
+
+    def forward(self, x: torch.Tensor, causal: torch.Tensor, keep: torch.Tensor) -> torch.Tensor:
+        q = self.ln_attn(x)
+        x = self.ln_ffn(q + self.attn(q, x, causal))
+        h = F.linear(x, self.conv1.weight.squeeze(-1), self.conv1.bias)
+        h = torch.relu(F.dropout(h, self.dropout, self.training))
+        h = F.linear(h, self.conv2.weight.squeeze(-1), self.conv2.bias)
+        return (x + F.dropout(h, self.dropout, self.training)) * keep
+
+
+class SASRec(SessionModel):
+    """See the module docstring. Hyper-parameters: ``hidden_size`` (64), ``n_blocks`` (2),
+    ``n_heads`` (1), ``dropout`` (0.5)."""
+
+    name = "sasrec"
+    DEFAULTS = {"hidden_size": 64, "n_blocks": 2, "n_heads": 1, "dropout": 0.5}
+
+    def __init__(self, n_items: int, maxlen: int, generator: torch.Generator | None = None, **hyper):
+        super().__init__(n_items, maxlen, hyper)
+        d = positive_int("hidden_size", self.hyper["hidden_size"])
+        blocks = positive_int("n_blocks", self.hyper["n_blocks"])
+        heads = positive_int("n_heads", self.hyper["n_heads"])
+        if d % heads:
+            raise SessionModelError(f"n_heads must divide hidden_size={d}, got {heads}")
+        self.dropout = probability("dropout", self.hyper["dropout"])
+        with seeded_from(generator):
+            self.item_emb = nn.Embedding(self.n_items + 1, d, padding_idx=0)
+            self.pos_emb = nn.Embedding(self.maxlen, d)
+            self.blocks = nn.ModuleList(SASRecBlock(d, heads, self.dropout) for _ in range(blocks))
+            self.last_ln = nn.LayerNorm(d, eps=1e-8)
+            self.output = nn.Linear(d, self.n_items + 1)
+        self.register_buffer("causal", torch.ones(self.maxlen, self.maxlen, dtype=torch.bool).triu(1),
+                             persistent=False)
+
+    def sequence_states(self, windows: torch.Tensor) -> torch.Tensor:
+        """States ``(B, maxlen, d)`` of every position (the last one is :meth:`hidden`)."""
+        windows = self.check_windows(windows)
+        keep = (windows != 0).unsqueeze(-1).to(self.pos_emb.weight.dtype)
+        x = self.item_emb(windows) * math.sqrt(self.hidden_size) + self.pos_emb.weight
+        x = F.dropout(x, self.dropout, self.training) * keep
+        for block in self.blocks:
+            x = block(x, self.causal, keep)
+        return self.last_ln(x)
+
+    def hidden(self, windows: torch.Tensor) -> torch.Tensor:
+        return self.sequence_states(windows)[:, -1]
+
+    def item_embeddings(self) -> torch.Tensor:
+        return self.item_emb.weight
