@@ -2,7 +2,7 @@
 
 One :class:`CasperConfig` = one repetition: train the original model M and the perturbed model M'
 from the same initial weights, and compare their rank lists on every test interaction. Selector
-``none`` is the mandatory control (no perturbation: AO = Jaccard = 1 exactly on CPU, spec §7).
+``none`` is the mandatory control (no perturbation: AO = Jaccard = 1 exactly on CPU, where training is deterministic).
 The original model of a (dataset, model, seed, ...) is trained once per process and shared by all
 perturbations of that seed.
 """
@@ -34,7 +34,7 @@ DEVICES = ("cpu", "cuda")
 UNBOUNDED_L = {"jodie", "latentcross"}
 RLS_METRICS = ("ao", "rbo_min", "rbo_ext", "jaccard")
 ID_MAPS = ("fixed", "first_appearance", "first_appearance_labels")
-"""Item numbering of each run (spec §0.2, D2): ``fixed`` = one sorted map for both runs (this study);
+"""Item numbering of each run: ``fixed`` = one sorted map for both runs (this study);
 ``first_appearance`` = each run renumbers items by first appearance (the authors' JODIE/LatentCross),
 rank lists mapped back to the fixed ids before comparison (isolates the different initial weights);
 ``first_appearance_labels`` = the same, but the two runs' lists compared label by label, as the
@@ -74,6 +74,7 @@ class CasperConfig(Config):
     """Train M and the perturbed M' from the same initial weights; RLS over the test interactions."""
 
     experiment = "casper-rls"
+    results_version = "2"  # 2: the models' fast formulations (same functions; float rounding, dropout draws differ)
 
     dataset: str = option("foursquare", choices=CASPER_DATASETS)
     model: str = option("lstm", choices=MODELS, doc="only the models in SEQUENTIAL_MODELS can run")
@@ -342,7 +343,7 @@ __all__ = ["CasperConfig", "CasperGrid", "Figure8Grid", "ScalingConfig", "Statis
 @dataclasses.dataclass(frozen=True)
 class ScalingConfig(Config):
     """Time to build the IDAG, score every root exactly and pick the top one, on chronological
-    prefixes of a dataset (model training excluded; spec §5.2, "Fig. 8(b) timing")."""
+    prefixes of a dataset (model training excluded, as the paper's Figure 8(b) times it)."""
 
     experiment = "casper-scaling"
 
@@ -411,7 +412,7 @@ def run_scaling_table(config: ScalingConfig, records_dir=None) -> pd.DataFrame:
     return pd.DataFrame(run_or_load(config, records_dir)["rows"])
 
 
-# --- the authors' item renumbering, measured without training (spec §0.2, §11.4) ------------------
+# --- the authors' item renumbering, measured without training ------------------
 
 def renumbering_artifact(dataset: str, selector: str, perturbation: str, replacement: str = "random",
                          seed: int = 0, max_len: int | None = None) -> dict:

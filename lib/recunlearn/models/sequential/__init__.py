@@ -1,4 +1,4 @@
-"""Sequential next-item recommenders for the CASPER chapter (spec §3), sharing one small contract:
+"""Sequential next-item recommenders for the CASPER chapter, sharing one small contract:
 
 ``model = SEQUENTIAL_MODELS[name](n_items, generator=..., **hyper)``; ``model.fit(stream)`` trains on
 the stream's training rows (in their chronological order); ``model.test_scores(stream)`` yields

@@ -1,4 +1,4 @@
-"""LatentCross as the CASPER authors built it (spec §3.4, decisions D8-D9).
+"""LatentCross as the CASPER authors built it.
 
 The paper calls it "GRU-based"; the authors' code (the only source of what ran) uses an LSTMCell:
 
@@ -14,11 +14,27 @@ The paper calls it "GRU-based"; the authors' code (the only source of what ran) 
   item at most once per t-batch; index = 1 + max(last t-batch of the user, of the item)), computed
   for all windows at once by a vectorised longest-path relaxation; losses summed over the window's
   t-batches, then one Adam step (lr 1e-3, weight decay 1e-5) and the states are detached. 50 epochs.
-- Test (the authors' protocol, D9): test rows only, from the end-of-training states, in windows of
+- Test (the authors' protocol): test rows only, from the end-of-training states, in windows of
   1,024 test rows; scores before each update, then the true interaction updates the states and one
   optimiser step is taken per window (online learning) — on a copy, so the trained model is unchanged.
-- Rank list: logits of the |I| real items (the extra class excluded, D13). Items keep the study's
-  fixed id map (the authors numbered them by first appearance; spec §0.2).
+- Rank list: logits of the |I| real items (the extra class excluded: it is no item a user could be shown). Items keep the study's
+  fixed id map (the authors numbered them by first appearance).
+
+Two implementations of the same model (``implementation=``; same parameters, names and initial
+values): ``"reference"`` runs each t-batch as written above (one-hot LSTM input, prediction per
+t-batch, the full state matrix copied per t-batch, autograd throughout); ``"fast"`` (default) computes
+the same loss, gradients and scores with less work:
+
+- the prediction never feeds the state updates, so logits and cross-entropy run once per window on the
+  states recorded before each t-batch (``LinearCrossEntropy``, gradient softmax minus one-hot written
+  out); the window loss stays the sum of the t-batch means (row weight 1 / t-batch size);
+- the one-hot LSTM input is a column gather, W_ih v = W_ih[:, item] (1 + W_1 x)[item] + W_ih[:, -2:] v[-2:],
+  computed for the whole window before the recurrence;
+- the recurrence (``LSTMRecurrence``) updates a small matrix of the window's users in place, with its
+  backward pass written out: a t-batch costs a few small tensor operations and the W_hh gradient is one
+  product per window;
+- Adam runs as PyTorch's fused kernel (same update, one pass per tensor);
+- the t-batch row order and index tensors are computed once per fit.
 """
 
 from __future__ import annotations
@@ -34,6 +50,21 @@ from torch.nn import functional as F
 from ...data.sequences import Stream
 
 WINDOW = 1024
+IMPLEMENTATIONS = ("fast", "reference")
+"""Values of the recommenders' ``implementation`` keyword: same model, two ways of computing it."""
+
+
+def check_implementation(implementation: str) -> str:
+    if implementation not in IMPLEMENTATIONS:
+        raise ValueError(f"implementation must be one of {IMPLEMENTATIONS}, got {implementation!r}")
+    return implementation
+
+
+def adam(net: nn.Module, lr: float, weight_decay: float, implementation: str) -> torch.optim.Adam:
+    """The models' optimiser: Adam; the fast implementation uses PyTorch's fused kernel (the same update
+    in one pass per tensor, rounded differently in the last bits)."""
+    fused = {"fused": True} if implementation == "fast" else {}
+    return torch.optim.Adam(net.parameters(), lr=lr, weight_decay=weight_decay, **fused)
 
 
 def user_time_deltas(stream: Stream) -> np.ndarray:
@@ -72,6 +103,25 @@ def t_batches(user: np.ndarray, item: np.ndarray, window: int = WINDOW) -> np.nd
         level = new
 
 
+class WindowPlan:
+    """The t-batch structure of one window of rows ``lo:hi``: ``order`` = its rows grouped by t-batch
+    (stream order inside a t-batch), ``sizes`` = rows per t-batch, ``offsets`` = where each t-batch
+    starts in ``order``, ``weight`` = 1 / size of the row's t-batch (float32, in ``order``)."""
+
+    def __init__(self, lo: int, level: np.ndarray):
+        self.lo, self.hi = lo, lo + len(level)
+        self.order = lo + np.argsort(level, kind="stable")
+        self.sizes = np.bincount(level)
+        self.offsets = np.r_[0, np.cumsum(self.sizes)]
+        self.weight = torch.as_tensor(1.0 / np.repeat(self.sizes, self.sizes), dtype=torch.float32)
+
+
+def window_plans(user: np.ndarray, item: np.ndarray, window: int = WINDOW) -> list[WindowPlan]:
+    """One ``WindowPlan`` per window of ``window`` consecutive rows."""
+    level = t_batches(user, item, window)
+    return [WindowPlan(lo, level[lo:lo + window]) for lo in range(0, len(user), window)]
+
+
 class NormalLinear(nn.Linear):
     """A linear layer initialised N(0, 1), as JODIE's NormalLinear."""
 
@@ -79,6 +129,95 @@ class NormalLinear(nn.Linear):
         nn.init.normal_(self.weight, 0.0, 1.0)
         if self.bias is not None:
             nn.init.normal_(self.bias, 0.0, 1.0)
+
+
+EPS = 1e-12  # F.normalize's eps
+
+
+class LSTMRecurrence(torch.autograd.Function):
+    """The state recurrence of one window, with its gradient written out. ``small`` (S, 2H): the states
+    [h, c] of the window's users; ``gates_in`` (N, 4H): W_ih v + b_ih + b_hh of the window's rows in
+    t-batch order; t-batch k holds the next ``sizes[k]`` rows and replaces rows ``slots[k]`` of ``small``
+    by normalize([h', c']) of the LSTM cell. Returns the state before each row's update (N, 2H) and the
+    final ``small``. Forward and backward update one buffer in place, so a t-batch costs O(its rows)
+    and a handful of tensor operations, and the W_hh gradient is one product per window."""
+
+    @staticmethod
+    def forward(ctx, small, gates_in, w_hh, slots, sizes):
+        h = w_hh.shape[1]
+        buf = small.detach().clone()
+        w_t = w_hh.t()
+        before, act, cand, tanh_c, norm, out = [], [], [], [], [], []
+        for sl, z in zip(slots, gates_in.split(sizes)):
+            s = buf.index_select(0, sl)
+            z = torch.addmm(z, s[:, :h], w_t)
+            sig = torch.sigmoid(z)
+            i, f, _, o = sig.chunk(4, 1)
+            g = torch.tanh(z[:, 2 * h:3 * h])
+            c = torch.addcmul(f * s[:, h:], i, g)
+            t = torch.tanh(c)
+            y = torch.cat([o * t, c], 1)
+            nr = torch.linalg.vector_norm(y, dim=1, keepdim=True)
+            new = y / nr.clamp_min(EPS)
+            buf.index_copy_(0, sl, new)
+            before.append(s), act.append(sig), cand.append(g), tanh_c.append(t), norm.append(nr), out.append(new)
+        before, act, cand, tanh_c, norm, out = map(torch.cat, (before, act, cand, tanh_c, norm, out))
+        # per-row factors of the backward pass, computed once for the window
+        i, f, _, o = act.chunk(4, 1)
+        deriv = act * (1 - act)
+        deriv[:, 2 * h:3 * h] = 1 - cand * cand
+        ctx.save_for_backward(torch.cat([cand, before[:, h:], i, tanh_c], 1).mul_(deriv),  # d gates / d (i, f, g, o)
+                              o * (1 - tanh_c * tanh_c), f.contiguous(), out * (norm > EPS), 1 / norm.clamp_min(EPS),
+                              before, w_hh)
+        ctx.slots, ctx.sizes, ctx.rows = slots, sizes, small.shape[0]
+        ctx.mark_non_differentiable(buf)
+        return before, buf
+
+    @staticmethod
+    def backward(ctx, grad_before, _grad_buf):
+        factor, through, f, out, inv, before, w_hh = ctx.saved_tensors
+        h = w_hh.shape[1]
+        grad_buf = before.new_zeros(ctx.rows, 2 * h)
+        parts = [t.split(ctx.sizes) for t in (factor, through, f, out, inv, grad_before[:, :h], grad_before[:, h:])]
+        grad_gates = []
+        for sl, factor, through, f, o, inv, gb_h, gb_c in zip(reversed(ctx.slots), *(map(reversed, parts))):
+            g = grad_buf.index_select(0, sl)  # gradient of the t-batch's new states
+            gy = torch.addcmul(g, o, (o * g).sum(1, keepdim=True), value=-1).mul_(inv)  # normalize
+            gh = gy[:, :h]
+            gc = torch.addcmul(gy[:, h:], gh, through)
+            gz = torch.cat([gc, gc, gc, gh], 1).mul_(factor)
+            grad_buf.index_copy_(0, sl, torch.cat([torch.addmm(gb_h, gz, w_hh), torch.addcmul(gb_c, gc, f)], 1))
+            grad_gates.append(gz)
+        grad_gates = torch.cat(grad_gates[::-1])
+        grad_w = grad_gates.t() @ before[:, :h]
+        return grad_buf if ctx.needs_input_grad[0] else None, grad_gates, grad_w, None, None
+
+
+class LinearCrossEntropy(torch.autograd.Function):
+    """``sum_r row_weight[r] * cross_entropy(z_r W^T + b, target[r])`` with the gradient written out
+    (softmax minus one-hot, from the exponentials kept by the forward pass). Also returns the first
+    ``n_scores`` logits of each row (no gradient), or an empty tensor when ``n_scores`` is 0."""
+
+    @staticmethod
+    def forward(ctx, z, weight, bias, target, row_weight, n_scores=0):
+        logits = torch.addmm(bias, z, weight.t())
+        scores = logits[:, :n_scores].clone() if n_scores else logits.new_empty(0)
+        picked = logits.gather(1, target[:, None])[:, 0]
+        top = logits.amax(1, keepdim=True)
+        e = logits.sub_(top).exp_()
+        total = e.sum(1)
+        loss = ((top[:, 0] + total.log() - picked) * row_weight).sum()
+        ctx.save_for_backward(z, weight, e, total, target, row_weight)
+        ctx.mark_non_differentiable(scores)
+        return loss, scores
+
+    @staticmethod
+    def backward(ctx, grad_loss, _grad_scores):
+        z, weight, e, total, target, row_weight = ctx.saved_tensors
+        coef = grad_loss * row_weight
+        grad = e * (coef / total)[:, None]
+        grad.scatter_add_(1, target[:, None], -coef[:, None])
+        return grad @ weight, grad.t() @ z, grad.sum(0), None, None, None
 
 
 class LatentCrossNet(nn.Module):
@@ -92,20 +231,36 @@ class LatentCrossNet(nn.Module):
         self.out = nn.Linear(hidden + 2, n_items + 1)
 
     def predict(self, state, context):
+        return self.out(self.fused(state, context))
+
+    def fused(self, state, context):
+        """The input of the output layer: [h, Δ_u, f] ⊙ (1 + W_2 x)."""
         z = torch.cat([state[:, :self.hidden], context[:, 1:2], context[:, 0:1]], 1)  # [h, Δ_u, f]
-        return self.out(z * (1 + self.post(context)))
+        return z * (1 + self.post(context))
 
     def update(self, state, item, context):
         v = torch.cat([F.one_hot(item, self.n_items + 1).float(), context[:, 0:1], context[:, 1:2]], 1)
         h, c = self.cell(v * (1 + self.pre(context)), (state[:, :self.hidden], state[:, self.hidden:]))
         return F.normalize(torch.cat([h, c], 1), dim=1)
 
+    def input_gates(self, item, context):
+        """W_ih v + b_ih + b_hh of ``update`` without the one-hot: column ``item`` of W_ih times
+        (1 + W_1 x)[item], plus the two context columns."""
+        w1, b1 = self.pre.weight, self.pre.bias
+        scale = 1 + ((w1.index_select(0, item) * context).sum(1) + b1.index_select(0, item))[:, None]
+        tail = context * (1 + F.linear(context, w1[-2:], b1[-2:]))  # [f, Δ_u] ⊙ (1 + W_1 x)[-2:]
+        w = self.cell.weight_ih
+        return w.t().index_select(0, item) * scale + F.linear(tail, w[:, -2:], self.cell.bias_ih + self.cell.bias_hh)
+
 
 class LatentCrossRecommender:
-    """See the module docstring. ``generator`` seeds the initial weights; nothing else is random."""
+    """See the module docstring. ``generator`` seeds the initial weights; nothing else is random.
+    ``implementation`` is ``"fast"`` or ``"reference"`` (same model and weights, see the module docstring)."""
 
     def __init__(self, n_items: int, generator: torch.Generator | None = None, hidden: int = 64, epochs: int = 50,
-                 lr: float = 1e-3, weight_decay: float = 1e-5, window: int = WINDOW, device: str = "cpu"):
+                 lr: float = 1e-3, weight_decay: float = 1e-5, window: int = WINDOW, device: str = "cpu",
+                 implementation: str = "fast"):
+        self.implementation = check_implementation(implementation)
         self.n_items, self.epochs, self.lr, self.weight_decay = n_items, epochs, lr, weight_decay
         self.window, self.device = window, device
         with torch.random.fork_rng(devices=[]):
@@ -115,25 +270,31 @@ class LatentCrossRecommender:
         self.net.to(device)
         self.final_states = None
 
+    # -- reference: each t-batch as written -------------------------------------------------------------
+    def _window_reference(self, net, states, lo, hi, user, item, context, tbatch, collect=None):
+        """Rows ``lo:hi``: returns the summed t-batch losses and the updated states (attached)."""
+        loss = 0.0
+        level = tbatch[lo:hi]
+        for t in range(int(level.max()) + 1):
+            rows = lo + np.flatnonzero(level == t)
+            u = torch.as_tensor(user[rows], device=self.device)
+            i = torch.as_tensor(item[rows], device=self.device)
+            x = context[rows]
+            before = states[u]
+            logits = net.predict(before, x)
+            if collect is not None:
+                collect(rows, logits.detach()[:, :self.n_items])
+            loss = loss + F.cross_entropy(logits, i)
+            states = states.index_copy(0, u, net.update(before, i, x))
+        return loss, states
+
     def _pass(self, net, optimizer, states, user, item, context, tbatch, collect=None):
         """One pass over rows in windows; returns the states and the summed loss. ``collect(rows, scores)``
         receives the scores of each t-batch before its update (test)."""
         total = 0.0
         for lo in range(0, len(user), self.window):
             hi = min(lo + self.window, len(user))
-            loss = 0.0
-            level = tbatch[lo:hi]
-            for t in range(int(level.max()) + 1):
-                rows = lo + np.flatnonzero(level == t)
-                u = torch.as_tensor(user[rows], device=self.device)
-                i = torch.as_tensor(item[rows], device=self.device)
-                x = context[rows]
-                before = states[u]
-                logits = net.predict(before, x)
-                if collect is not None:
-                    collect(rows, logits.detach()[:, :self.n_items])
-                loss = loss + F.cross_entropy(logits, i)
-                states = states.index_copy(0, u, net.update(before, i, x))
+            loss, states = self._window_reference(net, states, lo, hi, user, item, context, tbatch, collect)
             optimizer.zero_grad()
             loss.backward()
             optimizer.step()
@@ -141,25 +302,69 @@ class LatentCrossRecommender:
             total += float(loss.detach())
         return states, total
 
+    # -- fast: same function, batched per window ---------------------------------------------------------
+    def _plans(self, user: np.ndarray, item: np.ndarray, context: torch.Tensor) -> list[dict]:
+        """Per window, the index tensors of the fast path: rows in t-batch order, the window's distinct
+        users, each t-batch's slots in the window's small state matrix."""
+        plans = []
+        t = lambda a: torch.as_tensor(a, device=self.device)  # noqa: E731
+        for plan in window_plans(user, item, self.window):
+            uniq, slot = np.unique(user[plan.order], return_inverse=True)
+            plans.append({"lo": plan.lo, "hi": plan.hi, "order": t(plan.order), "weight": plan.weight.to(self.device),
+                          "users": t(uniq), "item": t(item[plan.order]), "context": context[t(plan.order)],
+                          "sizes": plan.sizes.tolist(),
+                          "slots": [t(slot[a:b]) for a, b in zip(plan.offsets[:-1], plan.offsets[1:])]})
+        return plans
+
+    def _window_fast(self, net, states, plan, collect=None):
+        """The same loss as ``_window_reference`` for one window, and the updated states (detached)."""
+        gates = net.input_gates(plan["item"], plan["context"])
+        small = states.index_select(0, plan["users"])
+        before, small = LSTMRecurrence.apply(small, gates, net.cell.weight_hh, plan["slots"], plan["sizes"])
+        loss, scores = LinearCrossEntropy.apply(net.fused(before, plan["context"]), net.out.weight, net.out.bias,
+                                                plan["item"], plan["weight"], 0 if collect is None else self.n_items)
+        if collect is not None:
+            collect(plan["order"] - plan["lo"], scores)
+        return loss, states.detach().index_copy(0, plan["users"], small)
+
+    def _pass_fast(self, net, optimizer, states, plans, collect=None):
+        total = 0.0
+        for plan in plans:
+            loss, states = self._window_fast(net, states, plan, collect)
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+            total += float(loss.detach())
+        return states, total
+
+    # -----------------------------------------------------------------------------------------------------
     def _context(self, stream: Stream) -> torch.Tensor:
         d = torch.as_tensor(user_time_deltas(stream), dtype=torch.float32, device=self.device)
         return torch.stack([torch.zeros_like(d), d], 1)  # x = [f, Δ_u]
 
     def _optimizer(self, net):
-        return torch.optim.Adam(net.parameters(), lr=self.lr, weight_decay=self.weight_decay)
+        return adam(net, self.lr, self.weight_decay, self.implementation)
+
+    def _rows(self, stream: Stream, positions: np.ndarray):
+        context = self._context(stream)[torch.as_tensor(positions, device=self.device)]
+        return stream.user[positions], stream.item[positions], context
 
     def fit(self, stream: Stream) -> dict:
-        train = stream.train_positions
-        context = self._context(stream)[torch.as_tensor(train, device=self.device)]
-        user, item = stream.user[train], stream.item[train]
-        tbatch = t_batches(user, item, self.window)
+        user, item, context = self._rows(stream, stream.train_positions)
+        if self.implementation == "fast":
+            plans = self._plans(user, item, context)
+        else:
+            tbatch = t_batches(user, item, self.window)
         optimizer = self._optimizer(self.net)
         n_users = stream.n_users
         curve, start = [], time.perf_counter()
         self.net.train()
         for _epoch in range(self.epochs):
             states = self.net.initial_state.expand(n_users, -1)
-            states, total = self._pass(self.net, optimizer, states, user, item, context, tbatch)
+            if self.implementation == "fast":
+                states, total = self._pass_fast(self.net, optimizer, states, plans)
+            else:
+                states, total = self._pass(self.net, optimizer, states, user, item, context, tbatch)
             curve.append(total)
         self.final_states, self._optimizer_state = states, copy.deepcopy(optimizer.state_dict())
         return {"loss": curve, "train_seconds": time.perf_counter() - start}
@@ -167,13 +372,22 @@ class LatentCrossRecommender:
     def test_scores(self, stream: Stream):
         """Yield ``(source rows, targets, scores)`` per window of test rows (stream order within it)."""
         test = stream.test_positions
-        context = self._context(stream)[torch.as_tensor(test, device=self.device)]
-        user, item = stream.user[test], stream.item[test]
-        tbatch = t_batches(user, item, self.window)
+        user, item, context = self._rows(stream, test)
         net = copy.deepcopy(self.net)  # online learning at test time must not change the trained model
         optimizer = self._optimizer(net)
         optimizer.load_state_dict(self._optimizer_state)
         states = self.final_states
+        if self.implementation == "fast":
+            for plan in self._plans(user, item, context):
+                scores = torch.empty(plan["hi"] - plan["lo"], self.n_items, device=self.device)
+
+                def collect(rows, s, scores=scores):  # rows are positions within this window
+                    scores[rows] = s
+
+                states, _ = self._pass_fast(net, optimizer, states, [plan], collect)
+                yield stream.row[test[plan["lo"]:plan["hi"]]], item[plan["lo"]:plan["hi"]], scores
+            return
+        tbatch = t_batches(user, item, self.window)
         for lo in range(0, len(test), self.window):
             hi = min(lo + self.window, len(test))
             scores = torch.empty(hi - lo, self.n_items, device=self.device)
@@ -184,3 +398,54 @@ class LatentCrossRecommender:
             states, _ = self._pass(net, optimizer, states, user[lo:hi], item[lo:hi], context[lo:hi], tbatch[lo:hi],
                                    collect)
             yield stream.row[test[lo:hi]], item[lo:hi], scores
+
+    def probe(self, stream: Stream, batch: int = 0) -> dict[str, torch.Tensor]:
+        """From the current weights (eval mode; the model has no dropout): ``loss`` = summed loss of training
+        window ``batch`` of an epoch whose earlier windows only advance the states (no optimiser step),
+        ``grad/<name>`` = its gradient for every trainable parameter, ``scores`` = the scores of the first
+        test window from the end-of-training states (the initial states before ``fit``). Changes nothing."""
+        net = self.net
+        was_training = net.training
+        net.eval()
+        try:
+            user, item, context = self._rows(stream, stream.train_positions)
+            states = net.initial_state.expand(stream.n_users, -1)
+            windows = -(-len(user) // self.window)
+            if not 0 <= batch < windows:
+                raise IndexError(f"batch {batch} out of range: the training rows form {windows} windows")
+            if self.implementation == "fast":
+                plans = self._plans(user, item, context)
+                window = lambda b, states, collect=None: self._window_fast(net, states, plans[b], collect)  # noqa: E731
+            else:
+                tbatch = t_batches(user, item, self.window)
+
+                def window(b, states, collect=None):
+                    lo, hi = b * self.window, min((b + 1) * self.window, len(user))
+                    return self._window_reference(net, states, lo, hi, user, item, context, tbatch, collect)
+            with torch.no_grad():
+                for b in range(batch):
+                    states = window(b, states)[1].detach()
+            loss, _ = window(batch, states)
+            named = [(n, p) for n, p in net.named_parameters() if p.requires_grad]
+            grads = torch.autograd.grad(loss, [p for _, p in named], allow_unused=True)
+            out = {"loss": loss.detach()}
+            out.update({f"grad/{n}": torch.zeros_like(p) if g is None else g for (n, p), g in zip(named, grads)})
+            test = stream.test_positions[:self.window]
+            user, item, context = self._rows(stream, test)
+            states = self.final_states if self.final_states is not None else \
+                net.initial_state.detach().expand(stream.n_users, -1)
+            scores = torch.empty(len(test), self.n_items, device=self.device)
+
+            def collect(rows, s):
+                scores[torch.as_tensor(rows, device=self.device)] = s
+
+            with torch.no_grad():
+                if len(test) and self.implementation == "fast":
+                    self._window_fast(net, states, self._plans(user, item, context)[0], collect)
+                elif len(test):
+                    self._window_reference(net, states, 0, len(test), user, item, context,
+                                           t_batches(user, item, self.window), collect)
+            out["scores"] = scores
+            return out
+        finally:
+            net.train(was_training)
