@@ -38,6 +38,7 @@ from typing import Callable, Iterable
 
 from ..data import registry
 from ..experiments.config import Config, ConfigError
+from ..experiments.sru import cost_alone as sru_cost_alone
 
 DEFAULT_SECONDS = 3600.0
 """Estimate of a run of which nothing comparable was ever measured: one CPU-hour, a placeholder."""
@@ -103,6 +104,8 @@ COST_RULES: dict[str, CostRule] = {
                                    _timings_sum("wall_seconds"), scale_by="cure4rec-learn"),
     "cure4rec-exact-mio": CostRule(("model", "method", "timing", "n_shards", "max_epochs", "mio_seeds", "mio_epochs"),
                                    proxy="cure4rec-exact"),
+    "sru-unlearning": CostRule(("model", "method", "retrain", "n_shards", "aggregator_epochs", "max_sessions"),
+                               alone=sru_cost_alone, epochs="max_epochs"),
 }
 
 

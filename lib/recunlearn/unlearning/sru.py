@@ -24,7 +24,10 @@ The parts that do not depend on a particular session model:
   shard-specific affine maps ``e_k = h_k W_k + b_k``; attention ``s_k = h^T ReLU(W_U^T (e_k ⊙ ĉ_k) + b_U)``
   with ``ĉ_k`` the shard's centroid through the same map (SRU), or without the centroid factor
   (RecEraser-style); softmax over shards, ``z = Σ α_k e_k``, a new output layer. SISA averages the
-  sub-models' softmax probabilities (:func:`average_probabilities`).
+  sub-models' softmax probabilities (:func:`average_probabilities`). :class:`ShardEnsemble` serves K
+  frozen sub-models and one of these aggregates as a session model (``scores(windows)``).
+- **Affected shards** (:func:`affected_shards`): those holding an unlearning session, the ones
+  SISA-style exact unlearning retrains.
 """
 
 from __future__ import annotations
@@ -91,6 +94,11 @@ def draw_requests(sessions: Sessions, shard_of_session: np.ndarray, seed: int,
     position = low + np.floor(rng.random(len(session)) * (lengths - low)).astype(np.int64)
     item = sessions.items[sessions.offsets[session] + position]
     return UnlearningRequests(session.astype(np.int64), position, item)
+
+
+def affected_shards(shard_of_session: np.ndarray, requests: UnlearningRequests) -> np.ndarray:
+    """Sorted shards that hold at least one unlearning session of ``requests``."""
+    return np.unique(np.asarray(shard_of_session, dtype=np.int64)[requests.session])
 
 
 def remaining_part(sequence: np.ndarray, position: int, truncation: str = "suffix") -> np.ndarray:
@@ -227,3 +235,67 @@ class AttentiveAggregator(nn.Module):
 def average_probabilities(logits: torch.Tensor) -> torch.Tensor:
     """SISA's aggregate of K sub-models' logits (B, K, n): the mean of their softmax probabilities."""
     return torch.softmax(logits, dim=-1).mean(1)
+
+
+class ShardEnsemble(nn.Module):
+    """K frozen sub-models and their aggregate, with a session model's interface (``scores``,
+    ``training_loss``, ``device``, ``maxlen``, ``n_items``), so the session trainer and evaluators
+    take it as they take one model.
+
+    ``aggregator`` (an :class:`AttentiveAggregator`) maps the sub-models' final hidden states
+    ``(B, K, d)`` to logits; None averages the sub-models' softmax probabilities
+    (:func:`average_probabilities`, SISA), computed over row chunks of at most ``chunk_elements``
+    values of ``(rows, K, n_items + 1)``. The sub-models never train: their parameters are frozen,
+    their states detached, and they stay in eval mode whatever mode the ensemble is put in (no
+    dropout in the states the aggregator learns from); only the aggregator's parameters get gradients.
+    """
+
+    name = "shard-ensemble"
+
+    def __init__(self, shards, aggregator: nn.Module | None = None, chunk_elements: int = 2 ** 25):
+        super().__init__()
+        shards = list(shards)
+        if not shards:
+            raise ValueError("a shard ensemble needs at least one sub-model")
+        sizes = {(m.n_items, m.maxlen) for m in shards}
+        if len(sizes) != 1:
+            raise ValueError(f"sub-models differ in (n_items, maxlen): {sorted(sizes)}")
+        self.n_items, self.maxlen = sizes.pop()
+        self.shards = nn.ModuleList(shards)
+        self.shards.requires_grad_(False)
+        self.aggregator = aggregator
+        self.chunk_elements = int(chunk_elements)
+        self.eval()
+
+    @property
+    def device(self) -> torch.device:
+        return next(self.shards.parameters()).device
+
+    def train(self, mode: bool = True) -> "ShardEnsemble":
+        super().train(mode)
+        self.shards.eval()
+        return self
+
+    def scores(self, windows: torch.Tensor) -> torch.Tensor:
+        """Next-item scores ``(B, n_items + 1)``: the aggregator's logits, or SISA's mean probabilities."""
+        if self.aggregator is None:
+            rows = max(1, self.chunk_elements // (len(self.shards) * (self.n_items + 1)))
+            parts = []
+            with torch.no_grad():
+                for lo in range(0, len(windows), rows):
+                    chunk = windows[lo:lo + rows]
+                    parts.append(average_probabilities(torch.stack([m.scores(chunk) for m in self.shards], dim=1)))
+            return torch.cat(parts) if parts else torch.zeros(0, self.n_items + 1, device=windows.device)
+        with torch.no_grad():
+            hidden = torch.stack([m.hidden(windows) for m in self.shards], dim=1)
+        return self.aggregator(hidden)
+
+    def forward(self, windows: torch.Tensor) -> torch.Tensor:
+        return self.scores(windows)
+
+    def training_loss(self, windows: torch.Tensor, targets: torch.Tensor,
+                      generator: torch.Generator | None = None) -> torch.Tensor:
+        """Full-softmax cross-entropy of the next item through the aggregator (its parameters only)."""
+        if self.aggregator is None:
+            raise ValueError("an ensemble that averages probabilities has nothing to train")
+        return nn.functional.cross_entropy(self.scores(windows), targets)

@@ -1,0 +1,250 @@
+"""SRU's experiment runner: configs, the shared unlearning set, what each method trains on, records."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+import torch
+
+from recunlearn.data.sessions import Sessions, SessionData
+from recunlearn.experiments import sru as exp
+from recunlearn.experiments.config import ConfigError
+from recunlearn.experiments.records import record_key, run_or_load
+from recunlearn.models.session import make_session_model
+from recunlearn.unlearning.partition import random_partition
+from recunlearn.unlearning.sru import (AttentiveAggregator, ShardEnsemble, UnlearningRequests, average_probabilities,
+                                       remaining_part)
+
+CYCLE = 40
+TINY = dict(n_shards=2, max_epochs=2, aggregator_epochs=1)
+
+
+def synthetic_data(n_sessions=150, n_items=560, maxlen=5) -> SessionData:
+    """Walks round a cycle of 40 items (so a deleted item is inferable from what precedes it); the
+    catalogue is larger so that HIT@K can draw 500 negatives."""
+    rng = np.random.default_rng(0)
+    sequences = [[(start + j) % CYCLE + 1 for j in range(length)]
+                 for start, length in zip(rng.integers(0, CYCLE, n_sessions), rng.integers(2, 10, n_sessions))]
+    return SessionData.from_sessions("games", Sessions.from_lists(sequences), n_items, maxlen, seed=0,
+                                     label="synthetic", description="synthetic cycle walks")
+
+
+def config(**changes) -> exp.SruConfig:
+    return exp.SruConfig(**{**TINY, **changes})
+
+
+class Recorder:
+    """Wraps the runner's trainer, noting the sessions every model was trained on (None: all of
+    ``data.train``) and whether it was the aggregate of sub-models."""
+
+    def __init__(self, trainer):
+        self.trainer, self.calls = trainer, []
+
+    def __call__(self, model, data, generator=None, **kwargs):
+        self.calls.append((isinstance(model, ShardEnsemble), kwargs.get("sessions")))
+        return self.trainer(model, data, generator, **kwargs)
+
+
+@pytest.fixture(scope="module")
+def runs():
+    """Every method once on the synthetic data, with the sessions each model trained on."""
+    data = synthetic_data()
+    out = {}
+    with pytest.MonkeyPatch.context() as patch:
+        recorder = Recorder(exp.train_session_model)
+        patch.setattr(exp, "train_session_model", recorder)
+        exp._FULL_MODELS.clear()
+        for method in exp.METHODS:
+            recorder.calls = []
+            out[method] = (exp.unlearn_sessions(config(method=method), data), list(recorder.calls))
+    return data, out
+
+
+# --- configs ----------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("changes, name", [
+    ({"dataset": "steam"}, "DATASET"), ({"model": "caser"}, "MODEL"), ({"method": "ultrare"}, "METHOD"),
+    ({"truncation": "prefix"}, "TRUNCATION"), ({"extra_deletion": "all"}, "EXTRA_DELETION"),
+    ({"n_extra": -1}, "N_EXTRA"), ({"centroid": "median"}, "CENTROID"), ({"retrain": "some"}, "RETRAIN"),
+    ({"request_fraction": 0.0}, "REQUEST_FRACTION"), ({"request_fraction": 1.5}, "REQUEST_FRACTION"),
+    ({"max_sessions": 10}, "MAX_SESSIONS"), ({"device": "tpu"}, "DEVICE"), ({"n_shards": 0}, "N_SHARDS"),
+    ({"max_epochs": 0}, "MAX_EPOCHS"),
+])
+def test_bad_values_name_the_parameter(changes, name):
+    with pytest.raises(ConfigError, match=name):
+        exp.SruConfig(**changes)
+
+
+def test_bad_choice_lists_the_allowed_values():
+    with pytest.raises(ConfigError, match=r"allowed: \['retrain', 'sisa', 'receraser', 'sru'\]"):
+        exp.SruConfig(method="scif")
+
+
+def test_ignored_fields_are_normalised_so_equal_runs_share_a_record():
+    retrain = exp.SruConfig(method="retrain", n_shards=4, centroid="scalar", retrain="all", aggregator_epochs=3)
+    assert (retrain.n_shards, retrain.centroid, retrain.retrain, retrain.aggregator_epochs) == (1, "mean", "affected",
+                                                                                                10)
+    assert record_key(retrain) == record_key(exp.SruConfig(method="retrain"))
+    assert exp.SruConfig(extra_deletion="none", n_extra=3).n_extra == 0
+    assert exp.SruConfig(extra_deletion="ced", n_extra=3).n_extra == 3
+    assert exp.SruConfig(method="sru", centroid="scalar").centroid == "scalar"
+
+
+def test_grid_expands_lists_and_lists_equal_runs_once():
+    grid = exp.SruGrid(methods=("retrain", "sru"), extra_deletions=("none", "ned"), n_extras=(1, 2), seeds=(0, 1))
+    runs = grid.runs()
+    # per seed: (none) x {retrain, sru} + (ned, 1 | 2) x {retrain, sru}
+    assert len(runs) == 2 * (2 + 4)
+    assert len({record_key(r) for r in runs}) == len(runs)
+    with pytest.raises(ConfigError, match="MAX_SESSIONS"):
+        exp.SruGrid(max_sessions=12)
+
+
+def test_collect_without_records_lists_every_run_as_pending():
+    grid = exp.SruGrid(methods=("retrain", "sisa"), compute_missing=False)
+    frame = exp.collect_sru(grid)
+    assert frame.empty and [p["method"] for p in frame.attrs["pending"]] == ["retrain", "sisa"]
+
+
+def test_cost_alone_adds_back_a_cached_full_model():
+    record = {"timings": {"full_model_wall_seconds": 10.0, "full_model_cached": True}}
+    assert exp.cost_alone(record, 6.0, 3.0) == (26.0, 20.0)  # 10 wall seconds = 20 CPU seconds at this run's ratio
+    record["timings"]["full_model_cached"] = False
+    assert exp.cost_alone(record, 6.0, 3.0) == (6.0, 20.0)
+
+
+# --- the unlearning set ------------------------------------------------------------------------------------
+
+def test_one_unlearning_set_per_seed_for_every_method_and_strategy(runs):
+    data, out = runs
+    hashes = {result["unlearning"]["request_hash"] for result, _ in out.values()}
+    assert len(hashes) == 1
+    requests = exp.unlearning_requests(data, 0)
+    assert hashes == {exp.request_hash(data, requests)}
+    assert len(requests) == int(0.2 * len(data.train))
+    other = exp.unlearning_requests(data, 1)
+    assert exp.request_hash(data, other) != exp.request_hash(data, requests)
+    # a deletion strategy changes what is deleted, never who asked
+    ned = exp.unlearn_sessions(config(method="retrain", extra_deletion="ned", n_extra=1, truncation="item"), data)
+    assert ned["unlearning"]["request_hash"] in hashes
+    assert len(requests) < ned["unlearning"]["deleted_interactions"] <= 2 * len(requests)  # the item + one neighbour
+
+
+# --- every method ------------------------------------------------------------------------------------------
+
+def test_every_method_returns_metrics_hits_and_positive_timings(runs):
+    _, out = runs
+    for method, (result, _) in out.items():
+        metrics = result["metrics"]
+        for k in (5, 10, 20):
+            assert 0.0 <= metrics[f"recall@{k}"] <= 1.0 and 0.0 <= metrics[f"ndcg@{k}"] <= metrics[f"recall@{k}"]
+        for k in (1, 5, 10, 20):
+            assert 0.0 <= metrics[f"hit@{k}"] <= 1.0 and 0.0 <= metrics[f"hit_before_retraining@{k}"] <= 1.0
+        timings = result["timings"]
+        assert timings["unlearn_seconds"] > 0 and all(s > 0 for s in timings["retrained_shard_seconds"])
+        assert timings["unlearn_all_retrained_seconds"] >= timings["unlearn_seconds"]
+        assert (timings["aggregator_seconds"] > 0) == (method in ("receraser", "sru"))
+        assert (timings["full_retrain_seconds"] is not None) == (method == "retrain")
+        assert result["unlearning"]["n_shards"] == (1 if method == "retrain" else 2)
+        assert math.isfinite(timings["full_model_seconds"])
+
+
+def test_the_full_data_model_is_shared_and_its_hit_is_the_same_for_every_method(runs):
+    _, out = runs
+    before = {tuple(v for k, v in r["metrics"].items() if k.startswith("hit_before")) for r, _ in out.values()}
+    assert len(before) == 1
+    assert [r["timings"]["full_model_cached"] for r, _ in out.values()] == [False, True, True, True]
+
+
+def test_no_model_after_unlearning_sees_a_deleted_item(runs):
+    """Every model but the full-data one trains on post-deletion sessions: each unlearning session is
+    cut before its position (suffix); every training session is in exactly one shard."""
+    data, out = runs
+    requests = exp.unlearning_requests(data, 0)
+    cut = {int(data.train.ids[s]): (data.train[s], int(p)) for s, p in zip(requests.session, requests.position)}
+    for method, (result, calls) in out.items():
+        if not result["timings"]["full_model_cached"]:
+            assert calls[0] == (False, None)  # the full-data model: all original training sessions
+            calls = calls[1:]
+        trained = calls
+        shard_calls = [sessions for is_ensemble, sessions in trained if not is_ensemble]
+        assert len(shard_calls) == result["unlearning"]["n_shards"]
+        ids = np.concatenate([s.ids for s in shard_calls])
+        assert sorted(ids.tolist()) == sorted(data.train.ids.tolist())
+        aggregated = [sessions for is_ensemble, sessions in trained if is_ensemble]
+        assert len(aggregated) == (method in ("receraser", "sru"))
+        for sessions in shard_calls + aggregated:
+            for k, session_id in enumerate(sessions.ids):
+                if int(session_id) in cut:
+                    original, position = cut[int(session_id)]
+                    assert len(sessions[k]) <= position
+                    assert np.array_equal(sessions[k], remaining_part(original, position))
+
+
+def test_affected_retrains_only_the_shards_holding_an_unlearning_session():
+    data = synthetic_data()
+    shard = random_partition(len(data.train), 2, 0)  # SISA's partition for seed 0
+    chosen = np.flatnonzero(shard == 0)[:5]
+    position = data.train.lengths[chosen] - 1
+    requests = UnlearningRequests(chosen, position, data.train.items[data.train.offsets[chosen] + position])
+    assert exp.shards_to_retrain(shard, requests, 2).tolist() == [0]
+    assert exp.shards_to_retrain(shard, requests, 2, "all").tolist() == [0, 1]
+    with pytest.raises(ValueError, match="retrain"):
+        exp.shards_to_retrain(shard, requests, 2, "some")
+    result = exp.unlearn_sessions(config(method="sisa"), data, requests=requests)
+    assert result["unlearning"]["retrained_shards"] == [0]
+    assert [s["retrained"] for s in result["shards"]] == [True, False]
+    assert [s["requests"] for s in result["shards"]] == [5, 0]
+    assert len(result["timings"]["retrained_shard_seconds"]) == 1 == len(result["timings"]["learned_shard_seconds"])
+    everything = exp.unlearn_sessions(config(method="sisa", retrain="all"), data, requests=requests)
+    assert everything["unlearning"]["retrained_shards"] == [0, 1]
+    assert result["shards"][1]["pairs"] == everything["shards"][1]["pairs"]  # shard 1 lost nothing
+
+
+def test_the_same_config_reruns_to_identical_metrics(runs):
+    data, out = runs
+    exp._FULL_MODELS.clear()  # retrain the full-data model too
+    again = exp.unlearn_sessions(config(method="sru"), data)
+    assert not again["timings"]["full_model_cached"]
+    assert again["metrics"] == out["sru"][0]["metrics"]
+    assert again["full_model"]["test"] == out["sru"][0]["full_model"]["test"]
+
+
+@pytest.mark.parametrize("model", ["sasrec", "bert4rec"])
+def test_aggregating_dropout_and_cloze_sub_models(model):
+    result = exp.unlearn_sessions(config(model=model, method="sru", max_epochs=1), synthetic_data(n_sessions=80))
+    assert all(0.0 <= v <= 1.0 for v in result["metrics"].values())
+
+
+# --- the ensemble ------------------------------------------------------------------------------------------
+
+def test_ensemble_keeps_sub_models_frozen_in_eval_mode_and_averages_for_sisa():
+    subs = [make_session_model("sasrec", 30, 4, torch.Generator().manual_seed(s)) for s in range(3)]
+    windows = torch.randint(0, 31, (7, 4), generator=torch.Generator().manual_seed(0))
+    sisa = ShardEnsemble(subs, chunk_elements=31 * 3 * 2)  # two rows per chunk
+    with torch.no_grad():
+        expected = average_probabilities(torch.stack([m.eval().scores(windows) for m in subs], 1))
+    assert torch.allclose(sisa.scores(windows), expected)
+    aggregated = ShardEnsemble(subs, AttentiveAggregator(3, 64, 30))
+    aggregated.train()
+    assert aggregated.training and not any(m.training for m in subs)
+    aggregated.training_loss(windows, torch.randint(1, 31, (7,))).backward()
+    assert all(p.grad is None for m in subs for p in m.parameters())
+    assert all(p.grad is not None for p in aggregated.aggregator.parameters())
+    with pytest.raises(ValueError, match="nothing to train"):
+        sisa.training_loss(windows, torch.ones(7, dtype=torch.long))
+
+
+# --- real data ---------------------------------------------------------------------------------------------
+
+def test_reduced_scale_games_run(need_local):
+    need_local("games", "raw")
+    data = exp.sru_data("games", 0, 300)
+    assert len(data.sessions) == 300 and data.n_items == 23715 and "first 300 of 31013" in data.description
+    result = run_or_load(exp.SruConfig(dataset="games", method="sru", max_sessions=300, max_epochs=1,
+                                       aggregator_epochs=1, n_shards=2))  # a strict-JSON record
+    assert result["unlearning"]["n_requests"] == int(0.2 * len(data.train))
+    assert all(0.0 <= v <= 1.0 for v in result["metrics"].values())
+    assert result["unlearning"]["request_hash"] == exp.request_hash(data, exp.unlearning_requests(data, 0))
