@@ -360,6 +360,10 @@ def page_configs(page: str, params: dict) -> list:
 
     paper, stem = page.split("/")
     params = {**params, **({"DEVICE": "cpu"} if "DEVICE" in params else {})}
+    if paper == "sru":
+        from recunlearn.report.sru import page_grid_class
+
+        return page_grid_class().from_params(params).runs()
     if paper == "bystanders":
         from recunlearn.experiments.bystanders import BystanderGrid
 

@@ -63,6 +63,7 @@ import hashlib
 import itertools
 import statistics
 import time
+from typing import ClassVar
 
 import numpy as np
 import pandas as pd
@@ -352,6 +353,7 @@ class SruGrid(Config):
     differ only in a field their method ignores are listed once)."""
 
     experiment = "sru-unlearning"
+    PAPER_DATASETS: ClassVar[tuple[str, ...]] = SRU_DATASETS  # the paper's Beauty, Games, Steam (here: substitutes)
 
     datasets: tuple[str, ...] = option(("games",), choices=SRU_DATASETS)
     models: tuple[str, ...] = option(("gru4rec",), choices=tuple(SESSION_MODELS))

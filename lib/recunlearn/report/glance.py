@@ -95,11 +95,15 @@ def show_parameters(namespace: Mapping[str, Any]):
 # --- scale ------------------------------------------------------------------------------------------
 
 def paper_datasets(grid) -> tuple[str, ...]:
-    """The datasets the paper item of ``grid`` covers: CURE4Rec's three for a CURE4Rec grid (its
+    """The datasets the paper item of ``grid`` covers: its class's ``PAPER_DATASETS`` when declared;
+    CURE4Rec's three for a CURE4Rec grid (its
     sweeps over shards or ratios are on ML-100K only), the grid's own datasets otherwise (CASPER's
     paper-profile grids list the paper's datasets)."""
     settings = _settings(grid)
     datasets = tuple(_listed(settings.get("datasets")))
+    declared = getattr(type(grid), "PAPER_DATASETS", None)
+    if declared:
+        return tuple(declared)
     if "cure4rec" in type(grid).__module__:
         sweep = len(_listed(settings.get("shard_counts"))) > 1 or len(_listed(settings.get("ratios"))) > 1
         return ("ml-100k",) if sweep else CURE4REC_DATASETS

@@ -22,6 +22,11 @@ DISPLAY_NAMES = {
     "learn": "Learn", "retrain": "Retrain", "sisa": "SISA", "receraser": "RecEraser", "ultrare": "UltraRE",
     "scif": "SCIF", "none": "control", "random": "Random", "earliest": "Earliest-Random", "latest": "Latest-Random",
     "casper": "CASPER", "tracin": "TracIn", "loo": "LOO", "replace": "replacement", "insert": "insertion",
+    # SRU
+    "gru4rec": "GRU4Rec", "sasrec": "SASRec", "bert4rec": "BERT4Rec", "sru": "SRU", "ced": "CED", "ned": "NED",
+    "red": "RED", "extra_deletion": "Extra deletion", "n_extra": "Extra deleted items", "hit@10": "HIT@10",
+    "ndcg@10": "NDCG@10", "recall@10": "Recall@10", "ndcg@20": "NDCG@20 (sessions)", "recall@20": "Recall@20",
+    "hit_before_retraining@10": "HIT@10 before retraining", "unlearn_all_retrained_seconds": "all retraining (s)",
     # bystander controls (the book's own chapter)
     "unlearn": "the method's unlearning", "reinit-only": "re-initialisation only", "random-rows": "as many random rows",
     "control": "After", "n_bystanders": "Bystanders", "share_identical_top_k": "identical top 10",
@@ -43,8 +48,8 @@ DISPLAY_NAMES = {
 
 PAPER_ORDER = {
     "dataset": ("ml-100k", "ml-1m", "adm", "wikipedia", "reddit", "foursquare", "lastfm", "games", "beauty"),
-    "model": ("wmf", "bpr", "lightgcn", "lstm", "tisasrec", "jodie", "latentcross"),
-    "method": ("learn", "retrain", "sisa", "receraser", "ultrare", "scif"),
+    "model": ("wmf", "bpr", "lightgcn", "lstm", "tisasrec", "jodie", "latentcross", "gru4rec", "sasrec", "bert4rec"),
+    "method": ("learn", "retrain", "sisa", "receraser", "ultrare", "scif", "sru"),
     "selection": ("core", "random", "edge"),
     "selector": ("none", "random", "earliest", "latest", "tracin", "casper"),
     "perturbation": ("loo", "replace", "insert"),

@@ -120,7 +120,7 @@ def page_entry(page: dict) -> dict:
     computed = params.get("DATASETS", params.get("DATASET", datasets))
     computed = [computed] if isinstance(computed, str) else list(computed or [])
     scale = glued.get("page_scale") or scale_text({**params, "DATASETS": computed})
-    reduced = bool(params.get("MAX_ROWS")) and meta.get("profile") == "paper"
+    reduced = bool(params.get("MAX_ROWS") or params.get("MAX_SESSIONS")) and meta.get("profile") == "paper"
     if meta.get("profile") != "paper":
         scale = f"smoke profile only: {scale}"
     if reduced:

@@ -59,7 +59,8 @@ ITEMS = [
               "casper/claims-reduced-scale-cpu", ("foursquare",), 5),
     PaperItem("CASPER", "Figure 7; Table 3 (TracIn, Rev.Adv rows)", "TracIn and Rev.Adv baselines", None,
               ("foursquare",), 0),
-    PaperItem("SRU", "-", "Session-based recommendation unlearning", None, ("games", "beauty", "ml-1m"), 0),
+    PaperItem("SRU", "Abstract's claims", "Inference after deletion, accuracy, efficiency, extra deletion",
+              "sru/claims-abstract", ("games", "beauty", "ml-1m"), 12),
     PaperItem(OWN_CHAPTER, "Question 1", "How far exact unlearning moves the lists of users not unlearned",
               "bystanders/q1-unlearning-moves-bystanders", ("ml-100k",), 14),
 ]
@@ -134,6 +135,9 @@ def item_status(item: PaperItem, listed_commits: set[str] | None = None) -> dict
     if params.get("MAX_ROWS") and meta.get("profile") == "paper":  # a deliberately reduced scale
         status = (f"reduced scale (not the paper's): first {params['MAX_ROWS']:,} rows, {params.get('EPOCHS')} epochs"
                   + (f" ({scope})" if scope else ""))
+    elif params.get("MAX_SESSIONS") and meta.get("profile") == "paper":
+        status = (f"reduced scale (not the paper's): first {params['MAX_SESSIONS']:,} sessions, up to "
+                  f"{params.get('MAX_EPOCHS')} epochs" + (f" ({scope})" if scope else ""))
     pending = []
     if behind is None:
         device, commits = "unknown (rendered before records were traced)", {}
