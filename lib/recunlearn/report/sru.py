@@ -58,12 +58,15 @@ def extra_deletion_points(runs: pd.DataFrame) -> pd.DataFrame:
 
 def sru_claims(runs: pd.DataFrame) -> pd.DataFrame:
     """The claims of the module docstring, on seed-level runs."""
-    main = runs[runs["extra_deletion"] == "none"] if len(runs) else runs
+    needed = CELLS + ["seed", "method", "extra_deletion", "n_extra", "ndcg@10", "hit@10", "hit_before_retraining@10",
+                      "unlearn_seconds"]
+    runs = runs.reindex(columns=list(dict.fromkeys([*runs.columns, *needed])))  # no record yet: empty columns
+    main = runs[runs["extra_deletion"] == "none"]
     ratio = pd.DataFrame()
     if len(main) and {"sru", "retrain"} <= set(main["method"]):
         table = main.pivot_table(index=CELLS + ["seed"], columns="method", values="ndcg@10")
         ratio = (table["sru"] / table["retrain"]).rename("sru_share_of_retrain").dropna().reset_index()
-    before = main.drop_duplicates(CELLS + ["seed"]) if len(main) else main
+    before = main.drop_duplicates(CELLS + ["seed"])
     return claims_frame([
         band_claim("sru_deleted_item_inferable",
                    "After plain deletion the deleted item can still be inferred: HIT@10 above a random ranking's "
