@@ -117,3 +117,17 @@ def test_windows_at_equal_user_windows():
     at = np.sort(rng.choice(300, 40, replace=False))
     for length in (1, 5, 50):
         np.testing.assert_array_equal(windows_at(user, item, at, length), user_windows(user, item, length)[at])
+
+
+def test_dropout_masks_of_a_batch_depend_on_its_place_not_on_earlier_draws():
+    from recunlearn.models.sequential.tisasrec import _Noise
+
+    a, b = _Noise(0.2, seed=5), _Noise(0.2, seed=5)
+    a.start(0, 3)
+    first = a.keep01(1000).clone()
+    b.start(0, 1)
+    b.keep01(777)  # an earlier batch that drew a different number of masks
+    b.start(0, 3)
+    assert torch.equal(first, b.keep01(1000))
+    a.start(0, 4)
+    assert not torch.equal(first, a.keep01(1000))

@@ -31,8 +31,14 @@ computes the same function with less work:
   padded queries are zeroed), as (pairs, d) buffers drawn once per batch and shared by the blocks,
   each value with its own independent mask as before. Q_a·R_K[ab] and Σ_b A_ab R_V[ab] and their
   gradients are sparse products over those pairs. Dropout masks come from an SFC64 stream seeded by
-  the torch generator, not ``torch.bernoulli``: same distribution (keep probability 1 - p to
-  2^-61), other draws.
+  the torch generator and restarted at every batch from (epoch, batch), not ``torch.bernoulli``: same
+  distribution (keep probability 1 - p to 2^-61), other draws. The restart matters for CASPER: the
+  number of masks a batch draws depends on its sequences, so one continuous stream would give a
+  perturbed run different masks in every batch after the perturbed user's, and add that noise to the
+  rank-list differences it measures (it lowered TiSASRec's AO from ~0.985 to ~0.895 at a reduced
+  scale). With the restart only the batch holding the perturbed user draws differently (AO ~0.968);
+  the reference's fixed-shape masks keep even that batch's masks, so CASPER's runs still train the
+  reference (``recunlearn.experiments.casper.IMPLEMENTATIONS``) until masks are drawn per user.
 - Without dropout (``probe``, dropout 0) the interval terms are factorised:
   Q_a·R_K[ab] = (Q R_K^T)[a, ab] and Σ_b A_ab R_V[ab] = (A summed per interval value) @ R_V.
 - Test scores need the last position only: the last block computes its query side there only; the
@@ -287,7 +293,8 @@ class _Noise:
     """Dropout of one training run: masks with each element kept (scaled by 1 / (1 - p)) with
     probability 1 - p, independently, plus reusable buffers for the packed interval tensors.
 
-    Masks come from one SFC64 stream (numpy's fastest bit generator) seeded by the torch generator,
+    Masks come from an SFC64 stream (numpy's fastest bit generator) seeded by the torch generator and
+    restarted for every batch (:meth:`start`),
     one random byte per element: keep if byte < floor(256 (1 - p)); a byte equal to it (probability
     1/256) is kept with probability frac(256 (1 - p)) from a 53-bit uniform, so the keep probability is
     1 - p to 2^-61. Bytes are drawn in 256 KiB chunks and the buffers are reused across batches
@@ -297,12 +304,21 @@ class _Noise:
     _CHUNK = 1 << 18  # bytes per draw
 
     def __init__(self, p: float, seed: int):
-        self.p, self.rng = p, np.random.Generator(np.random.SFC64(seed))
+        self.p, self.seed = p, seed
+        self.rng = np.random.Generator(np.random.SFC64(seed))
         keep = (1.0 - p) * 256.0
         self.digit, self.tie = math.floor(keep), keep - math.floor(keep)
         self.buffers: dict[str, torch.Tensor] = {}
         self.host = np.empty(0, dtype=np.bool_)
         self.generation = 0
+
+    def start(self, *batch: int) -> None:
+        """Restart the stream for one training batch (e.g. ``start(epoch, batch_index)``): a batch's
+        masks depend on the run's seed and the batch's place only, never on how many masks earlier
+        batches drew. A perturbed run (one user's sequence changed) therefore draws the same masks as
+        the original run in every batch that does not hold the perturbed user, as the reference does
+        with its fixed-shape masks."""
+        self.rng = np.random.Generator(np.random.SFC64([self.seed, *batch]))
 
     def keep01(self, n: int) -> torch.Tensor:
         """``n`` independent keep indicators, uint8 0/1 on the CPU (a reused buffer)."""
@@ -615,6 +631,8 @@ class TiSASRecRecommender:
             total = 0.0
             for lo in range(0, len(seq), self.batch_users):
                 sl = slice(lo, lo + self.batch_users)
+                if noise is not None:
+                    noise.start(_epoch, lo // self.batch_users)
                 loss = self._loss(seq[sl], times[sl], pos[sl], neg[sl], noise)
                 optimizer.zero_grad()
                 loss.backward()
