@@ -294,7 +294,7 @@ def _exact_runs(seeds=3):
 
 
 def test_cure4rec_exact_claim_frames_have_stable_unique_ids():
-    from recunlearn.experiments.cure4rec_exact import fairness_claims, sweep_claims, time_claims, utility_claims
+    from recunlearn.report.cure4rec import fairness_claims, sweep_claims, time_claims, utility_claims
 
     runs = _exact_runs()
     utility = utility_claims(runs).set_index("id")
@@ -318,7 +318,7 @@ def test_cure4rec_exact_claim_frames_have_stable_unique_ids():
 
 
 def test_scif_claims_include_scif_slower_on_core():
-    from recunlearn.experiments.cure4rec_scif import scif_claims
+    from recunlearn.report.cure4rec_scif import scif_claims
 
     rng = np.random.default_rng(0)
     t0 = pd.Timestamp("2026-01-01T10:00", tz="UTC")
@@ -360,6 +360,7 @@ def test_page_summary_counts_no_cell_within_tolerance_when_none_is_computed():
     assert page_summary(None, pending) == "paper cells: 2 pending"
     partly = pending.assign(ours=[0.5, np.nan], within_tol=[True, False])
     assert page_summary(None, partly) == "paper cells: 1 of 2 within tolerance, 0 outside, 1 pending"
+
 
 # --- a claim tested on no cell never counts nothing ("0 of 0") -----------------------------------------------
 
