@@ -9,7 +9,8 @@ import torch
 
 from recunlearn.experiments import RUNNERS, ConfigError, record_key, run_or_load
 from recunlearn.experiments.cure4rec_exact import UnlearnConfig
-from recunlearn.experiments.cure4rec_scif import (SCIF_METHODS, ScifConfig, ScifGrid, run_scif_grid, scif_claims)
+from recunlearn.experiments.cure4rec_scif import SCIF_METHODS, ScifConfig, ScifGrid, run_scif_grid
+from recunlearn.report.cure4rec_scif import scif_claims
 
 ROLES = ("released_ratings", "released_train", "released_test")
 TINY = dict(max_epochs=2, mio_seeds=1, mio_epochs=5)
@@ -143,7 +144,7 @@ def test_exact_mio_runs_on_routed_shard_models(need_local):
 
 
 def test_exact_mio_table_puts_scif_runs_beside_the_exact_methods():
-    from recunlearn.experiments.cure4rec_scif import exact_mio_table
+    from recunlearn.report.cure4rec_scif import exact_mio_table
 
     base = {"dataset": "ml-100k", "model": "wmf", "selection": "random"}
     scif_runs = pd.DataFrame([{**base, "method": m, "seed": s, "mio_accuracy": v}
@@ -173,7 +174,7 @@ def test_oracle_scores_equals_mio_accuracy_on_its_own_samples():
 
 
 def test_overview_uses_measured_exact_mio_and_normalises_per_model():
-    from recunlearn.experiments.cure4rec_scif import overview_aspects
+    from recunlearn.report.cure4rec_scif import overview_aspects
 
     base = {"dataset": "ml-100k", "model": "wmf", "selection": "random", "seed": 0}
     scif_runs = pd.DataFrame([{**base, "method": "retrain", "mio_accuracy": 0.50, "ndcg_untruncated": 0.30,
@@ -192,7 +193,7 @@ def test_overview_uses_measured_exact_mio_and_normalises_per_model():
 
 
 def test_overview_claims_compare_scif_with_every_eu_method():
-    from recunlearn.experiments.cure4rec_scif import ASPECTS, overview_claims
+    from recunlearn.report.cure4rec_scif import ASPECTS, overview_claims
 
     rows = []
     for method, (c, u, e, f) in {"scif": (0.2, 0.9, 1.0, 0.5), "sisa": (1.0, 0.5, 0.4, 0.6),
@@ -211,7 +212,8 @@ def test_overview_claims_compare_scif_with_every_eu_method():
 
 
 def test_damping_sweep_grid_and_table():
-    from recunlearn.experiments.cure4rec_scif import ScifGrid, damping_sweep_table
+    from recunlearn.experiments.cure4rec_scif import ScifGrid
+    from recunlearn.report.cure4rec_scif import damping_sweep_table
 
     grid = ScifGrid(models=("wmf", "bpr"), selections=("core", "random"), seeds=(2, 0), damping_sweep_models=("bpr",))
     sweep_grid = grid.damping_sweep_grid()

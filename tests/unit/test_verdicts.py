@@ -10,7 +10,7 @@ import pytest
 from recunlearn.report.claims import (band_claim, band_p, check_claim, claim_text, claims_frame, interleaved,
                                       ordering_claim, sessions, signed_rank_p, spearman_permutation, timed_together,
                                       trend_claim)
-from recunlearn.report.compare import cell_tolerance, compare, printed_resolution, verdict
+from recunlearn.report.compare import cell_tolerance, compare, printed_resolution, verdict, within_text
 from recunlearn.report.verdicts import VERDICTS, base_verdict, combine, page_verdict
 
 
@@ -294,7 +294,7 @@ def _exact_runs(seeds=3):
 
 
 def test_cure4rec_exact_claim_frames_have_stable_unique_ids():
-    from recunlearn.experiments.cure4rec_exact import fairness_claims, sweep_claims, time_claims, utility_claims
+    from recunlearn.report.cure4rec import fairness_claims, sweep_claims, time_claims, utility_claims
 
     runs = _exact_runs()
     utility = utility_claims(runs).set_index("id")
@@ -318,7 +318,7 @@ def test_cure4rec_exact_claim_frames_have_stable_unique_ids():
 
 
 def test_scif_claims_include_scif_slower_on_core():
-    from recunlearn.experiments.cure4rec_scif import scif_claims
+    from recunlearn.report.cure4rec_scif import scif_claims
 
     rng = np.random.default_rng(0)
     t0 = pd.Timestamp("2026-01-01T10:00", tz="UTC")
@@ -360,3 +360,22 @@ def test_page_summary_counts_no_cell_within_tolerance_when_none_is_computed():
     assert page_summary(None, pending) == "paper cells: 2 pending"
     partly = pending.assign(ours=[0.5, np.nan], within_tol=[True, False])
     assert page_summary(None, partly) == "paper cells: 1 of 2 within tolerance, 0 outside, 1 pending"
+
+
+# --- a claim tested on no cell never counts nothing ("0 of 0") -----------------------------------------------
+
+def test_claims_tested_on_no_cell_say_only_pending():
+    empty = pd.DataFrame(columns=["dataset", "method", "seed", "metric_a"])
+    rows = [ordering_claim("a", "A", empty, "method", [("x", "y")], "metric_a", ["dataset"]),
+            trend_claim("b", "B", empty.assign(level=[]), "level", "metric_a", -1, ["dataset"]),
+            band_claim("c", "C", empty, "metric_a", ["dataset"], 0.0, 1.0),
+            check_claim("d", "D", empty, ["dataset"], lambda group: True)]
+    for row in rows:
+        assert row["holds in"] == "" and claim_text(pd.Series(row)) == "pending", row
+
+
+def test_within_text_of_nothing_computed_reads_pending():
+    comparison = pd.DataFrame({"paper": [0.3, 0.2], "ours": [np.nan, np.nan], "within_tol": [False, False]})
+    assert within_text(comparison) == "pending (2 paper cells)"
+    assert within_text(comparison.assign(ours=[0.3, np.nan], within_tol=[True, False])) == (
+        "1 of 1 computed paper cells within tolerance (1 pending)")

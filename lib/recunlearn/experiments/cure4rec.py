@@ -1,8 +1,10 @@
 """CURE4Rec experiments: dataset statistics (Table 4) and the original "Learn" models.
 
 Each experiment has a frozen config (one run) and, for notebooks, a grid config whose list-valued
-parameters expand into runs. Defaults are the paper's settings (CURE4Rec §4.4: d = 32, batch 512,
-lr 0.01, 4 negatives per positive), not those of the authors' code.
+parameters expand into runs; ``collect(grid)`` returns the grid's runs as their records give them and
+the runs still without a record (:class:`Collected`). Defaults are the paper's settings (CURE4Rec
+§4.4: d = 32, batch 512, lr 0.01, 4 negatives per positive), not those of the authors' code. Comparing
+runs with the paper is :mod:`recunlearn.report.cure4rec`'s.
 """
 
 from __future__ import annotations
@@ -22,9 +24,8 @@ from ..metrics import METRICS, a_igf, active_user_mask
 from ..models import MODELS, TrainingData, evaluate_model, train_until_converged
 from ..models.mf import WMF
 from ..seeding import seed_everything
-from ..report.compare import compare, summarize_runs
 from .config import Config, ConfigError, option, require_device
-from .records import load_record, register, run_or_load
+from .records import load_record, record_key, register, run_or_load
 
 DATASETS = ("ml-100k", "ml-1m", "adm")
 DEVICES = ("cpu", "cuda")
@@ -69,17 +70,6 @@ class StatisticsParams(Config):
     """Notebook parameters of the Table 4 page."""
 
     datasets: tuple[str, ...] = option(DATASETS, choices=DATASETS)
-
-
-def compare_statistics(ours: pd.DataFrame, paper: pd.DataFrame, rel_tol: float = 1e-4) -> pd.DataFrame:
-    """Paper's Table 4 beside ours (both sources), long format; counts must agree to ``rel_tol``."""
-    metrics = ["users", "items", "interactions", "sparsity"]
-    ours_long = ours.melt(id_vars=["dataset", "source"], value_vars=metrics, var_name="metric", value_name="mean")
-    ours_long["std"] = 0.0
-    paper_long = paper.melt(id_vars=["dataset"], value_vars=metrics, var_name="metric")
-    paper_long = paper_long.merge(ours[["dataset", "source"]].drop_duplicates(), on="dataset")
-    return compare(ours_long, paper_long, ["dataset", "source"], tol=rel_tol, relative=True,
-                   pending_label="not available")
 
 
 # --- Learn: one original model --------------------------------------------------------------------
@@ -237,6 +227,34 @@ def run_learn(config: LearnConfig) -> dict:
     }
 
 
+# --- collected runs ---------------------------------------------------------------------------------
+
+PENDING_GPU = "pending GPU"
+PENDING_CPU = "without a record yet (CPU-hours)"
+LEARN_KEYS = ["dataset", "model", "validation", "seed"]
+
+
+def pending_reason(device: str) -> str:
+    """Why a run of a grid on ``device`` has no record: it waits for a GPU or for CPU-hours."""
+    return PENDING_GPU if device == "cuda" else PENDING_CPU
+
+
+def pending_frame(configs: list[Config], device: str, keys: list[str]) -> pd.DataFrame:
+    """One row per config without a record: its ``keys``, ``reason`` and record ``key``."""
+    rows = [{**{k: getattr(c, k) for k in keys}, "reason": pending_reason(device), "key": record_key(c)}
+            for c in configs]
+    return pd.DataFrame(rows, columns=[*keys, "reason", "key"])
+
+
+@dataclasses.dataclass
+class Collected:
+    """The runs of a grid as records give them: ``runs`` (one row per run with a record, or per run and
+    method for SCIF) and ``pending`` (one row per run without a record: keys, ``reason``, ``key``)."""
+
+    runs: pd.DataFrame
+    pending: pd.DataFrame
+
+
 @dataclasses.dataclass(frozen=True)
 class UnlearningGrid(Config):
     """Notebook parameters shared by the unlearning pages (exact methods, SCIF): the cells
@@ -276,35 +294,24 @@ class LearnGrid(Config):
                 for d, m, v, s in itertools.product(self.datasets, self.models, self.validations, self.seeds)]
 
 
-def run_learn_grid(grid: LearnGrid, records_dir=None) -> pd.DataFrame:
-    """Run (or load) every run of ``grid``; one row per run with config, metrics and timings. With
-    ``compute_missing`` false, runs without a stored record are not computed: they are listed in
-    ``frame.attrs["pending"]`` (their configs) and their paper cells stay pending."""
+def collect(grid: LearnGrid, records_dir=None) -> Collected:
+    """Every run of ``grid``: its record, computed first when missing (unless ``grid.compute_missing`` is
+    false), else listed as pending. ``runs``: one row per run with a record, with config, metrics,
+    timings and training; its ``attrs["pending"]`` lists the pending runs' configs."""
     rows, pending = [], []
     for config in grid.runs():
         record = run_or_load(config, records_dir) if grid.compute_missing else load_record(config, records_dir)
         if record is None:
-            pending.append(config.to_dict())
+            pending.append(config)
             continue
         rows.append({"dataset": config.dataset, "model": config.model, "validation": config.validation,
                      "seed": config.seed, **record["metrics"], **record["timings"], **record["training"],
                      "device": record["device"], "git_commit": record["git_commit"]})
     frame = pd.DataFrame(rows)
-    frame.attrs["pending"] = pending
-    return frame
+    frame.attrs["pending"] = [config.to_dict() for config in pending]
+    return Collected(frame, pending_frame(pending, grid.device, LEARN_KEYS))
 
 
-LEARN_METRICS = ["ndcg_untruncated", "hr_cure4rec", "a_igf", "ndcg", "hit_ratio", "recall", "mrr", "a_igf_standard"]
-"""Metrics on the Learn page: the paper's (code-variant) NDCG/HR and A-IGF first, then the standard ones."""
-
-
-def compare_learn(runs: pd.DataFrame, paper: pd.DataFrame, tol: float | None = None) -> pd.DataFrame:
-    """Mean ± std over seeds beside the paper's "Learn" rows, for every validation rule run;
-    paper cells of datasets/models not run stay as pending. Tolerance per cell: the paper's
-    rounding or two standard errors of our mean (:func:`recunlearn.report.compare.cell_tolerance`)
-    unless ``tol`` fixes it."""
-    keys = ["dataset", "model", "validation"]
-    ours = summarize_runs(runs, keys, LEARN_METRICS)
-    validations = pd.DataFrame({"validation": runs["validation"].unique()})
-    paper_rows = paper[paper["metric"].isin(LEARN_METRICS)].merge(validations, how="cross")
-    return compare(ours, paper_rows.drop(columns="source"), keys, tol=tol)
+def run_learn_grid(grid: LearnGrid, records_dir=None) -> pd.DataFrame:
+    """The ``runs`` of :func:`collect` (runs without a record in ``frame.attrs["pending"]``)."""
+    return collect(grid, records_dir).runs

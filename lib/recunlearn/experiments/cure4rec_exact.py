@@ -1,6 +1,8 @@
 """CURE4Rec exact unlearning: Retrain, SISA, RecEraser and UltraRE through the four stages
 (learn, select, unlearn, evaluate), with utility, fairness (A-IGF, shardGF), shard composition
-and unlearning time (CURE4Rec §5.2-5.5, B.3-B.4)."""
+and unlearning time (CURE4Rec §5.2-5.5, B.3-B.4). :func:`collect` returns a grid's runs and the runs
+still without a record; the comparison with the paper and its claims are in
+:mod:`recunlearn.report.cure4rec`."""
 
 from __future__ import annotations
 
@@ -23,8 +25,8 @@ from ..unlearning.combiners import build_combiner
 from ..unlearning.exact import TIMINGS, ExactUnlearningResult, without_users
 from ..unlearning.partition import ORDERS
 from .config import option
-from .cure4rec import (LearnConfig, TrainingSettings, UnlearningGrid, _require_device,
-                       build_model, evaluate_remaining, remaining_after, train_original_model)
+from .cure4rec import (Collected, LearnConfig, TrainingSettings, UnlearningGrid, _require_device, build_model,
+                       evaluate_remaining, pending_frame, remaining_after, train_original_model)
 from .records import load_record, record_key, register, run_or_load
 
 COMBINERS = ("route", "original")
@@ -198,233 +200,71 @@ class ExactGrid(UnlearningGrid):
         return runs
 
 
-def run_exact_grid(grid: ExactGrid, records_dir=None) -> pd.DataFrame:
-    """Run (or load) every run of ``grid``: one row per run with config, metrics and timings. With
-    ``compute_missing=False`` runs without a stored record are skipped and listed, as configs, in
-    ``frame.attrs["pending"]``."""
-    rows, pending = [], []
+EXACT_KEYS = ["dataset", "model", "method", "selection", "ratio", "n_shards", "seed"]
+EXACT_UTILITY = ["ndcg_untruncated", "hr_cure4rec", "ndcg", "hit_ratio", "recall"]
+EXACT_FAIRNESS = ["a_igf", "a_igf_standard", "shard_gf", "shard_gf_standard"]
+SHARD_COLUMNS = ["dataset", "model", "method", "selection", "seed", "shard", "active", "inactive"]
+
+
+@dataclasses.dataclass
+class ExactCollected(Collected):
+    """:class:`~recunlearn.experiments.cure4rec.Collected` plus ``shards``: the remaining active and
+    inactive users of every shard of every sharded run with a record (one row per run and shard)."""
+
+    shards: pd.DataFrame = dataclasses.field(default_factory=lambda: pd.DataFrame(columns=SHARD_COLUMNS))
+
+
+def collect(grid: ExactGrid, records_dir=None) -> ExactCollected:
+    """Every run of ``grid``: its record, computed first when missing (unless ``grid.compute_missing`` is
+    false), else listed as pending. ``runs``: one row per run with a record (config, metrics, timings,
+    ``record`` key), with ``attrs["pending"]`` listing the pending runs' configs; ``shards``: active
+    and inactive remaining users per shard of the runs other than Retrain."""
+    rows, pending, shards = [], [], []
     for config in grid.runs():
         record = run_or_load(config, records_dir) if grid.compute_missing else load_record(config, records_dir)
         if record is None:
-            pending.append(config.to_dict())
+            pending.append(config)
             continue
         rows.append({"dataset": config.dataset, "model": config.model, "method": config.method,
                      "selection": config.selection, "ratio": config.ratio,
                      "n_shards": record["unlearning"]["n_shards"], "seed": config.seed, **record["metrics"],
                      **record["timings"], "record": record["key"]})
-    base_columns = ["dataset", "model", "method", "selection", "ratio", "n_shards", "seed"]
-    frame = pd.DataFrame(rows) if rows else pd.DataFrame(columns=base_columns + EXACT_UTILITY + EXACT_FAIRNESS
+        if config.method != "retrain":
+            for shard, (act, inact) in enumerate(zip(record["shards"]["shard_active"],
+                                                     record["shards"]["shard_inactive"])):
+                shards.append({"dataset": config.dataset, "model": config.model, "method": config.method,
+                               "selection": config.selection, "seed": config.seed, "shard": shard, "active": act,
+                               "inactive": inact})
+    frame = pd.DataFrame(rows) if rows else pd.DataFrame(columns=EXACT_KEYS + EXACT_UTILITY + EXACT_FAIRNESS
                                                          + ["unlearn_seconds", "record"])
-    frame.attrs["pending"] = pending
-    return frame
+    frame.attrs["pending"] = [config.to_dict() for config in pending]
+    return ExactCollected(frame, pending_frame(pending, grid.device, EXACT_KEYS),
+                          pd.DataFrame(shards, columns=SHARD_COLUMNS))
 
 
-EXACT_UTILITY = ["ndcg_untruncated", "hr_cure4rec", "ndcg", "hit_ratio", "recall"]
-EXACT_FAIRNESS = ["a_igf", "a_igf_standard", "shard_gf", "shard_gf_standard"]
+def run_exact_grid(grid: ExactGrid, records_dir=None) -> pd.DataFrame:
+    """The ``runs`` of :func:`collect` (runs without a record in ``frame.attrs["pending"]``)."""
+    return collect(grid, records_dir).runs
 
 
-def with_retrain_gap(runs: pd.DataFrame) -> pd.DataFrame:
-    """Add ``a_igf_gap`` = A-IGF minus the mean A-IGF of Retrain (same dataset, model, selection,
-    ratio) and its absolute value ``a_igf_gap_abs`` (the paper's "approaching Retrain")."""
-    keys = ["dataset", "model", "selection", "ratio"]
-    retrain = (runs[runs["method"] == "retrain"].groupby(keys)["a_igf"].mean().rename("a_igf_retrain").reset_index())
-    out = runs.merge(retrain, on=keys, how="left")
-    out["a_igf_gap"] = out["a_igf"] - out["a_igf_retrain"]
-    out["a_igf_gap_abs"] = out["a_igf_gap"].abs()
-    return out
+def combiner_variant_grids(grid: ExactGrid) -> list[ExactGrid]:
+    """The grids of the combiner variants of ``grid``: RecEraser and UltraRE on random users, the grid's
+    first seed, WMF and BPR, served by routing and by their original combiners (one grid per combiner)."""
+    base = grid.replace(methods=("receraser", "ultrare"), selections=("random",), seeds=grid.seeds[:1],
+                        models=tuple(m for m in grid.models if m != "lightgcn") or ("wmf",))
+    return [base.replace(combiner=c) for c in COMBINERS]
 
 
-def compare_exact(runs: pd.DataFrame, paper: pd.DataFrame, metrics: list[str],
-                  tol: float | None = None) -> pd.DataFrame:
-    """Mean ± std over seeds beside the paper, keyed by dataset, model, method and selection; paper
-    cells of datasets/models not run are kept as pending. Tolerance per cell: the paper's rounding
-    or two standard errors of our mean (:func:`recunlearn.report.compare.cell_tolerance`) unless
-    ``tol`` fixes it."""
-    from ..report.compare import compare, summarize_runs
-
-    keys = ["dataset", "model", "method", "selection"]
-    ours = summarize_runs(runs, keys, metrics)
-    return compare(ours, paper[paper["metric"].isin(metrics)].drop(columns="source"), keys, tol=tol)
-
-
-def shard_composition(grid: ExactGrid, records_dir=None, paper: pd.DataFrame | None = None) -> pd.DataFrame:
-    """Active / inactive remaining users per shard for every sharded run of ``grid`` (summed over
-    nothing: one row per run and shard), plus the paper's Tables 6-8 when given. Shards are
-    numbered arbitrarily by every method, so ``rank`` orders them by active users (1 = most)."""
-    rows = []
-    for config in grid.runs():
-        if config.method == "retrain":
-            continue
-        record = run_or_load(config, records_dir) if grid.compute_missing else load_record(config, records_dir)
-        if record is None:
-            continue
-        for shard, (act, inact) in enumerate(zip(record["shards"]["shard_active"], record["shards"]["shard_inactive"])):
-            rows.append({"dataset": config.dataset, "model": config.model, "method": config.method,
-                         "selection": config.selection, "seed": config.seed, "shard": shard, "active": act,
-                         "inactive": inact, "source": "ours"})
-    frame = pd.DataFrame(rows)
-    if paper is not None:  # the paper's groups are numbered from 1; its "source" column is a citation
-        theirs = paper[paper["dataset"].isin(frame["dataset"].unique())].copy()
-        theirs["shard"] -= 1
-        theirs["model"], theirs["seed"], theirs["source"] = "(paper)", -1, "paper"
-        frame = pd.concat([frame, theirs], ignore_index=True)
-    keys = ["source", "dataset", "model", "method", "selection", "seed"]
-    frame["rank"] = frame.groupby(keys)["active"].rank(method="first", ascending=False).astype(int)
-    return frame
-
-
-def active_concentration(composition: pd.DataFrame) -> pd.DataFrame:
-    """Per source, method and selection: the share of all active users held by the shard with the
-    most of them, and the coefficient of variation of active users across shards (mean over seeds)."""
-    keys = ["source", "dataset", "method", "selection", "seed"]
-    per_run = composition.groupby(keys)["active"].agg(
-        top_shard_share=lambda a: a.max() / max(a.sum(), 1), cv=lambda a: a.std(ddof=0) / max(a.mean(), 1e-12))
-    return per_run.groupby(["source", "dataset", "method", "selection"]).mean().reset_index()
-
-
-# --- the paper's claims (§5.2-5.5, B.3-B.4) ---------------------------------------------------------
-
-EU_METHODS = ["sisa", "receraser", "ultrare"]
-
-
-def _means(runs: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
-    return runs.groupby(keys, as_index=False).mean(numeric_only=True)
-
-
-def utility_claims(runs: pd.DataFrame, metric: str = "ndcg_untruncated") -> pd.DataFrame:
-    """CURE4Rec §5.2 on seed-level runs, cells = (dataset, model, selection), pairs = seeds (see
-    :func:`recunlearn.report.claims.ordering_claim`):
-
-    - ``eu_below_retrain``: every EU method below Retrain;
-    - ``receraser_ultrare_beat_sisa``: RecEraser and UltraRE above SISA;
-    - ``ultrare_ge_receraser_ge_sisa``: UltraRE ≥ RecEraser ≥ SISA (links UltraRE > RecEraser and
-      RecEraser > SISA);
-    - ``core_highest_utility``: for EU methods, unlearning core users leaves higher utility than
-      random and edge users (cells = dataset, model, method)."""
-    from ..report.claims import claims_frame, ordering_claim
-
-    cell = ["dataset", "model", "selection"]
-    eu = runs[runs["method"].isin(EU_METHODS)]
-    return claims_frame([
-        ordering_claim("eu_below_retrain", "every EU method is below Retrain in utility", runs, "method",
-                       [("retrain", m) for m in EU_METHODS], metric, cell),
-        ordering_claim("receraser_ultrare_beat_sisa", "RecEraser and UltraRE beat SISA in utility", runs, "method",
-                       [("receraser", "sisa"), ("ultrare", "sisa")], metric, cell),
-        ordering_claim("ultrare_ge_receraser_ge_sisa", "UltraRE ≥ RecEraser ≥ SISA in utility", runs, "method",
-                       [("ultrare", "receraser"), ("receraser", "sisa")], metric, cell),
-        ordering_claim("core_highest_utility",
-                       "EU methods: unlearning core users leaves higher utility than random or edge users", eu,
-                       "selection", [("core", "random"), ("core", "edge")], metric, ["dataset", "model", "method"]),
-    ])
-
-
-def fairness_claims(runs: pd.DataFrame) -> pd.DataFrame:
-    """CURE4Rec §5.4 on seed-level runs, cells = (dataset, model, selection), pairs = seeds:
-
-    - ``eu_a_igf_above_retrain``: EU methods favour active users more than Retrain (A-IGF above
-      Retrain's, seed by seed);
-    - ``receraser_ultrare_a_igf_further_than_sisa``: RecEraser and UltraRE move A-IGF further from
-      Retrain (|A-IGF − Retrain's mean A-IGF|) than SISA;
-    - ``receraser_ultrare_shardgf_above_sisa``: RecEraser and UltraRE have larger shardGF than SISA."""
-    from ..report.claims import claims_frame, ordering_claim
-
-    fair = with_retrain_gap(runs)
-    cell = ["dataset", "model", "selection"]
-    return claims_frame([
-        ordering_claim("eu_a_igf_above_retrain", "EU methods worsen A-IGF towards active users (A-IGF above Retrain's)",
-                       fair, "method", [(m, "retrain") for m in EU_METHODS], "a_igf", cell),
-        ordering_claim("receraser_ultrare_a_igf_further_than_sisa",
-                       "RecEraser and UltraRE move A-IGF further from Retrain than SISA", fair, "method",
-                       [("receraser", "sisa"), ("ultrare", "sisa")], "a_igf_gap_abs", cell),
-        ordering_claim("receraser_ultrare_shardgf_above_sisa", "RecEraser and UltraRE have larger shardGF than SISA",
-                       fair, "method", [("receraser", "sisa"), ("ultrare", "sisa")], "shard_gf", cell),
-    ])
-
-
-TIME_METRICS = ("unlearn_seconds", "unlearn_sum_seconds", "unlearn_plus_partition_seconds", "unlearn_wall_seconds")
-
-TIMING_RULE = ("Timing rule: times are compared only between runs timed in one session (records written at most "
-               "10 minutes apart), and a sweep's levels must be interleaved in time.")
-PAIR_TIMING_RULE = ("Timing rule: a time is compared only with the same seed's time whose record was written at "
-                    "most 30 minutes from it.")
-
-
-def sweep_claims(runs: pd.DataFrame, x: str, expected: dict[str, int], label: str,
-                 records_dir=None) -> pd.DataFrame:
-    """For each metric of ``expected`` (+1 rises, -1 falls with ``x``), one trend claim with id
-    ``<metric>_rises`` / ``<metric>_falls``, tested per (dataset, model, method) over seed-level
-    runs (:func:`recunlearn.report.claims.trend_claim`). Time metrics (:data:`TIME_METRICS`) use
-    only runs timed together: the session holding most levels, levels interleaved in time
-    (:func:`recunlearn.report.claims.timed_together`); runs' record times come from their records."""
-    from ..report.claims import claims_frame, timed_together, trend_claim, with_sessions
-
-    rows = []
-    for metric, sign in expected.items():
-        direction = "rises" if sign > 0 else "falls"
-        timing = metric in TIME_METRICS
-        frame = with_sessions(runs, [UnlearnConfig.experiment], records_dir) if timing else runs
-        rows.append(trend_claim(f"{metric}_{direction}", f"{metric} {direction} with {label}", frame, x, metric, sign,
-                                ["dataset", "model", "method"], usable=timed_together(x) if timing else None,
-                                note=TIMING_RULE if timing else ""))
-    return claims_frame(rows)
-
-
-def concentration_claims(composition: pd.DataFrame) -> pd.DataFrame:
-    """Appendix B.3 on :func:`shard_composition` (our runs), one value per run: the share of all
-    active users held by the shard with the most of them.
-
-    - ``receraser_ultrare_concentrate_active_users``: that share is larger for RecEraser and UltraRE
-      than for SISA (seed-paired, cells = dataset, model, selection; see
-      :func:`recunlearn.report.claims.ordering_claim`)."""
-    from ..report.claims import claims_frame, ordering_claim
-
-    keys = ["dataset", "model", "method", "selection", "seed"]
-    ours = composition[composition["source"] == "ours"]
-    per_run = ours.groupby(keys)["active"].agg(lambda a: a.max() / max(a.sum(), 1)).rename("top_shard_share")
-    return claims_frame([
-        ordering_claim("receraser_ultrare_concentrate_active_users",
-                       "RecEraser and UltraRE group active users together, SISA spreads them (top shard's share)",
-                       per_run.reset_index(), "method", [("receraser", "sisa"), ("ultrare", "sisa")],
-                       "top_shard_share", ["dataset", "model", "selection"]),
-    ])
-
-
-def time_claims(runs: pd.DataFrame, metric: str = "unlearn_seconds", records_dir=None) -> pd.DataFrame:
-    """CURE4Rec §5.3 on seed-level runs, cells = (dataset, model, selection), a time compared only
-    with the same seed's time of another method recorded at most 30 minutes from it
-    (:data:`recunlearn.report.claims.PAIR_WINDOW`):
-
-    - ``sisa_faster_than_receraser_ultrare``: SISA is faster than RecEraser and UltraRE;
-    - ``ultrare_faster_than_receraser``: UltraRE is faster than RecEraser;
-    - ``eu_faster_than_retrain``: every EU method is faster than Retrain;
-    - ``eu_faster_on_core``: EU methods unlearn core users faster than random or edge users
-      (cells = dataset, model, method)."""
-    from ..report.claims import PAIR_WINDOW, claims_frame, ordering_claim, record_times
-
-    timed = runs.assign(created=record_times(runs, [UnlearnConfig.experiment], records_dir))
-    cell, pair = ["dataset", "model", "selection"], ("seed",)
-    note = PAIR_TIMING_RULE
-    eu = timed[timed["method"].isin(EU_METHODS)]
-    return claims_frame([
-        ordering_claim("sisa_faster_than_receraser_ultrare", "SISA is faster than RecEraser and UltraRE", timed,
-                       "method", [("sisa", "receraser"), ("sisa", "ultrare")], metric, cell, higher=False,
-                       pair_on=pair, note=note, max_apart=PAIR_WINDOW),
-        ordering_claim("ultrare_faster_than_receraser", "UltraRE is faster than RecEraser", timed, "method",
-                       [("ultrare", "receraser")], metric, cell, higher=False, pair_on=pair, note=note,
-                       max_apart=PAIR_WINDOW),
-        ordering_claim("eu_faster_than_retrain", "every EU method is faster than Retrain", timed, "method",
-                       [(m, "retrain") for m in EU_METHODS], metric, cell, higher=False, pair_on=pair, note=note,
-                       max_apart=PAIR_WINDOW),
-        ordering_claim("eu_faster_on_core", "EU methods unlearn core users faster than random or edge users", eu,
-                       "selection", [("core", "random"), ("core", "edge")], metric, ["dataset", "model", "method"],
-                       higher=False, pair_on=pair, note=note, max_apart=PAIR_WINDOW),
-    ])
+def collect_combiner_variants(grid: ExactGrid, records_dir=None) -> Collected:
+    """The runs of :func:`combiner_variant_grids` (one row per run, with a ``combiner`` column) and
+    those still without a record (with a ``combiner`` column too)."""
+    parts = [(variant.combiner, collect(variant, records_dir)) for variant in combiner_variant_grids(grid)]
+    runs = pd.concat([c.runs.assign(combiner=name) for name, c in parts], ignore_index=True)
+    runs.attrs["pending"] = [config for _, c in parts for config in c.runs.attrs["pending"]]
+    pending = pd.concat([c.pending.assign(combiner=name) for name, c in parts], ignore_index=True)
+    return Collected(runs, pending)
 
 
 def combiner_variants(grid: ExactGrid, records_dir=None) -> pd.DataFrame:
-    """RecEraser and UltraRE served by routing and by their original combiners (random users,
-    the grid's first seed, WMF and BPR), one row per run with a ``combiner`` column."""
-    base = grid.replace(methods=("receraser", "ultrare"), selections=("random",), seeds=grid.seeds[:1],
-                        models=tuple(m for m in grid.models if m != "lightgcn") or ("wmf",))
-    frames = [run_exact_grid(base.replace(combiner=c), records_dir).assign(combiner=c) for c in COMBINERS]
-    return pd.concat(frames, ignore_index=True)
+    """The ``runs`` of :func:`collect_combiner_variants`."""
+    return collect_combiner_variants(grid, records_dir).runs

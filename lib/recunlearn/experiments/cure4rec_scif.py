@@ -25,6 +25,10 @@ The separate experiment ``cure4rec-exact-mio`` (:class:`ExactMioConfig`) re-runs
 (:func:`~recunlearn.unlearning.unlearn_exactly`) and measures the MIO of the routed shard models:
 each user is described by its own shard's user row and that shard's item table (for the unlearned
 users: the shard that held them), which the paper does not report.
+
+``collect(grid)``, :func:`collect_exact_mio` and :func:`collect_damping_sweep` return a grid's runs and
+the runs still without a record; comparing them with the paper, the overview's aspects and the
+claims are in :mod:`recunlearn.report.cure4rec_scif`.
 """
 
 from __future__ import annotations
@@ -46,10 +50,10 @@ from ..unlearning import EXACT_METHODS
 from ..unlearning.exact import TIMINGS
 from ..unlearning.scif import DAMPING_FRACTION, DAMPING_PROBES, DAMPING_RULES, scif_unlearn
 from .config import option
-from .cure4rec import (TrainingSettings, UnlearningGrid, _require_device, evaluate_remaining, remaining_after,
-                       train_original_model)
+from .cure4rec import (Collected, TrainingSettings, UnlearningGrid, _require_device, evaluate_remaining,
+                       pending_frame, remaining_after, train_original_model)
 from .cure4rec_exact import exact_unlearning
-from .records import register, run_or_load
+from .records import load_record, register, run_or_load
 
 SCIF_METHODS = ("learn", "retrain", "scif")
 MIO_FIELDS = ("accuracy", "accuracy_std", "auc", "auc_std", "train_accuracy", "train_accuracy_std", "restarts")
@@ -164,6 +168,7 @@ class ScifGrid(UnlearningGrid):
     damping_sweep_models: tuple[str, ...] | None = option(
         None, choices=("wmf", "bpr", "lightgcn", None),
         doc="models of the damping sweep (random users, first dataset, ratio and seed); None: no sweep")
+    compute_missing: bool = option(True, doc="False: show only stored records, list the rest as pending")
 
     def damping_sweep_grid(self) -> "ScifGrid | None":
         """The grid the damping sweep runs on: ``damping_sweep_models`` on random users, first dataset,
@@ -185,13 +190,29 @@ SCIF_METRICS = ["ndcg_untruncated", "hr_cure4rec", "mio_accuracy", "a_igf", "mio
                 "recall", "a_igf_standard"]
 
 
-def run_scif_grid(grid: ScifGrid, records_dir=None) -> pd.DataFrame:
-    """Run (or load) every run of ``grid``: one row per run and method (learn, retrain, scif) with
-    the metrics (``mio_accuracy`` = mean over oracle seeds, ``mio_accuracy_std`` their std) and the
-    method's time (``unlearn_seconds``: SCIF gradient + CG + update; Retrain training time; NaN for Learn)."""
-    rows = []
+SCIF_KEYS = ["dataset", "model", "selection", "ratio", "seed"]
+SCIF_COLUMNS = ["dataset", "model", "method", "selection", "ratio", "seed", "ndcg_untruncated", "hr_cure4rec",
+                "mio_accuracy", "a_igf", "unlearn_seconds", "cg_iterations", "damping", "record"]
+"""Columns of a grid's runs frame when no run has a record."""
+
+
+def _record(config, grid, records_dir):
+    """The record of ``config``: computed when missing unless ``grid.compute_missing`` is false (None then)."""
+    return run_or_load(config, records_dir) if grid.compute_missing else load_record(config, records_dir)
+
+
+def collect(grid: ScifGrid, records_dir=None) -> Collected:
+    """Every run of ``grid`` (computed first when missing, unless ``grid.compute_missing`` is false):
+    ``runs`` has one row per run and method (learn, retrain, scif) with the metrics (``mio_accuracy`` =
+    mean over oracle seeds, ``mio_accuracy_std`` their std) and the method's time (``unlearn_seconds``:
+    SCIF gradient + CG + update; Retrain training time; NaN for Learn); ``pending`` the runs without
+    a record."""
+    rows, pending = [], []
     for config in grid.runs():
-        record = run_or_load(config, records_dir)
+        record = _record(config, grid, records_dir)
+        if record is None:
+            pending.append(config)
+            continue
         seconds = {"learn": np.nan, "retrain": record["timings"]["retrain_seconds"],
                    "scif": record["timings"]["scif_seconds"]}
         for method in SCIF_METHODS:
@@ -202,226 +223,63 @@ def run_scif_grid(grid: ScifGrid, records_dir=None) -> pd.DataFrame:
                          "cg_iterations": record["scif"]["cg_iterations"] if method == "scif" else np.nan,
                          "damping": record["scif"]["damping"] if method == "scif" else np.nan,
                          "record": record["key"]})
-    return pd.DataFrame(rows)
+    frame = pd.DataFrame(rows) if rows else pd.DataFrame(columns=SCIF_COLUMNS)
+    frame.attrs["pending"] = [config.to_dict() for config in pending]
+    return Collected(frame, pending_frame(pending, grid.device, SCIF_KEYS))
+
+
+def run_scif_grid(grid: ScifGrid, records_dir=None) -> pd.DataFrame:
+    """The ``runs`` of :func:`collect`."""
+    return collect(grid, records_dir).runs
 
 
 DAMPING_SWEEP_FRACTIONS = (1e-3, 1e-2, 1e-1, 1.0)
 
 
-def run_scif_damping_sweep(grid: ScifGrid, fractions=DAMPING_SWEEP_FRACTIONS, absolute=(1e-3,),
-                           records_dir=None) -> pd.DataFrame:
+def damping_sweep_configs(grid: ScifGrid, fractions=DAMPING_SWEEP_FRACTIONS, absolute=(1e-3,)) -> list[ScifConfig]:
+    """Every run of ``grid`` once per damping: the relative rule at each of ``fractions``, then the
+    absolute rule at each δ of ``absolute``."""
+    variants = ([{"damping_rule": "relative", "damping_fraction": float(f)} for f in fractions]
+                + [{"damping_rule": "absolute", "damping": float(d)} for d in absolute])
+    return [config.replace(**variant) for config, variant in itertools.product(grid.runs(), variants)]
+
+
+def collect_damping_sweep(grid: ScifGrid, fractions=DAMPING_SWEEP_FRACTIONS, absolute=(1e-3,),
+                          records_dir=None) -> Collected:
     """How SCIF's MIO and utility move with its damping, on every run of ``grid``.
 
     Each run of ``grid`` is run (or loaded) once per damping: the relative rule at each of
     ``fractions`` and the absolute rule at each δ of ``absolute`` (every damping is a full
-    :class:`ScifConfig` record; its Learn and Retrain do not depend on the damping). One row per run
-    and damping: the cell, ``damping_rule``, ``damping_fraction`` (NaN for absolute), the Hutchinson
-    ``mean_eigenvalue`` (NaN for absolute), ``initial_damping`` (the rule's δ), ``damping`` (δ of the
-    last CG attempt), ``update_norm``, ``cg_converged``, SCIF's metrics, and Learn's and Retrain's
-    ``mio_accuracy`` and ``ndcg_untruncated`` (suffixes ``_learn``, ``_retrain``) for reference."""
-    variants = ([{"damping_rule": "relative", "damping_fraction": float(f)} for f in fractions]
-                + [{"damping_rule": "absolute", "damping": float(d)} for d in absolute])
-    rows = []
-    for config, variant in itertools.product(grid.runs(), variants):
-        record = run_or_load(config.replace(**variant), records_dir)
+    :class:`ScifConfig` record; its Learn and Retrain do not depend on the damping). ``runs``: one row
+    per run and damping: the cell, ``damping_rule``, ``damping_fraction`` (NaN for absolute), the
+    Hutchinson ``mean_eigenvalue`` (NaN for absolute), ``initial_damping`` (the rule's δ), ``damping``
+    (δ of the last CG attempt), ``update_norm``, ``cg_converged``, SCIF's metrics, and Learn's and
+    Retrain's ``mio_accuracy`` and ``ndcg_untruncated`` (suffixes ``_learn``, ``_retrain``) for
+    reference; ``pending`` the runs without a record."""
+    rows, pending = [], []
+    for config in damping_sweep_configs(grid, fractions, absolute):
+        record = _record(config, grid, records_dir)
+        if record is None:
+            pending.append(config)
+            continue
         scif, metrics = record["scif"], record["metrics"]
-        relative = variant["damping_rule"] == "relative"
+        relative = config.damping_rule == "relative"
         rows.append({"dataset": config.dataset, "model": config.model, "selection": config.selection,
-                     "ratio": config.ratio, "seed": config.seed, "damping_rule": variant["damping_rule"],
-                     "damping_fraction": variant["damping_fraction"] if relative else np.nan,
+                     "ratio": config.ratio, "seed": config.seed, "damping_rule": config.damping_rule,
+                     "damping_fraction": config.damping_fraction if relative else np.nan,
                      "mean_eigenvalue": scif["mean_eigenvalue"] if relative else np.nan,
                      **{k: scif[k] for k in ("initial_damping", "damping", "update_norm", "cg_converged")},
                      **{k: v for k, v in metrics["scif"].items() if not isinstance(v, list)},
                      **{f"{k}_{m}": metrics[m][k] for m in ("learn", "retrain")
                         for k in ("mio_accuracy", "ndcg_untruncated")},
                      "record": record["key"]})
-    return pd.DataFrame(rows)
+    return Collected(pd.DataFrame(rows), pending_frame(pending, grid.device, SCIF_KEYS + ["damping_rule"]))
 
 
-def damping_sweep_table(sweep: pd.DataFrame) -> pd.DataFrame:
-    """The damping sweep for a page: one row per model and damping (relative fractions in increasing
-    order, then the absolute rule), with the damping used, SCIF's update size, MIO and NDCG, and
-    Learn's and Retrain's MIO beside them; δ as text in scientific notation, the rest to 4 decimals."""
-    label = np.where(sweep["damping_rule"] == "relative",
-                     [f"{f:g} x mean eigenvalue" for f in sweep["damping_fraction"].fillna(0)],
-                     [f"absolute {d:g}" for d in sweep["initial_damping"]])
-    table = sweep.assign(damping_label=label, absolute=sweep["damping_rule"] == "absolute")
-    table = table.sort_values(["model", "absolute", "initial_damping"])
-    columns = {"model": "model", "damping_label": "damping rule", "initial_damping": "δ (rule)",
-               "damping": "δ (used)", "update_norm": "update size", "mio_accuracy": "SCIF MIO",
-               "mio_accuracy_learn": "Learn MIO", "mio_accuracy_retrain": "Retrain MIO",
-               "ndcg_untruncated": "SCIF NDCG@20", "ndcg_untruncated_retrain": "Retrain NDCG@20"}
-    table = table[list(columns)].rename(columns=columns).reset_index(drop=True)
-    for column in ("δ (rule)", "δ (used)"):
-        table[column] = table[column].map(lambda v: f"{v:.2e}")
-    return table.round(4)
-
-
-def compare_scif(runs: pd.DataFrame, paper: pd.DataFrame, learn_paper: pd.DataFrame, metrics: list[str],
-                 tol: float | None = None) -> pd.DataFrame:
-    """Mean ± std over seeds beside the paper's Tables 1/5 (Retrain and SCIF rows) and its Learn row
-    (``learn_paper``, keyed by dataset and model). Our Learn model is the same for every selection,
-    but its utility is measured on that selection's remaining users and its MIO on that selection's
-    unlearned users, so it is shown per selection beside the paper's single Learn value. Tolerance
-    per cell: the paper's rounding or two standard errors of our mean
-    (:func:`recunlearn.report.compare.cell_tolerance`) unless ``tol`` fixes it."""
-    from ..report.compare import compare, summarize_runs
-
-    keys = ["dataset", "model", "method", "selection"]
-    ours = summarize_runs(runs, keys, metrics)
-    selections = pd.DataFrame({"selection": runs["selection"].unique()})
-    learn = learn_paper[learn_paper["metric"].isin(metrics)].assign(method="learn").merge(selections, how="cross")
-    theirs = pd.concat([learn, paper[paper["metric"].isin(metrics)]], ignore_index=True)
-    extra = ["resolution"] if "resolution" in theirs else []
-    return compare(ours, theirs[keys + ["metric", "value"] + extra], keys, tol=tol)
-
-
-ASPECTS = ["completeness", "utility", "efficiency", "fairness"]
-
-
-def overview_aspects(scif_runs: pd.DataFrame, exact_runs: pd.DataFrame, selection: str = "random",
-                     exact_mio: pd.DataFrame | None = None) -> pd.DataFrame:
-    """The four aspects of Figures 2 and 5 for Retrain, SISA, RecEraser, UltraRE and SCIF on the
-    ``selection`` sets, per dataset and model (mean over seeds), raw and min-max normalised.
-
-    - completeness = 1 − 2·|MIO accuracy − 0.5| (1: nothing to infer). SCIF's MIO comes from the
-      SCIF runs; the exact methods' (Retrain included) from ``exact_mio`` (rows of
-      :func:`run_exact_mio_grid`) where given; an exact method without a measured value gets the
-      SCIF runs' Retrain value (the paper: "EU methods inherently achieve the highest level of
-      completeness");
-    - utility = NDCG@20 (code variant) on the remaining users;
-    - efficiency = 1 / unlearning seconds (SCIF: gradient + CG + update; exact methods: the
-      ``cure4rec-exact`` unlearning time, shards in parallel);
-    - fairness = −|A-IGF − A-IGF of Retrain| (Retrain of the exact runs: 0 for itself).
-
-    ``<aspect>_norm`` rescales each aspect to [0, 1] across the methods of one dataset and model
-    (best = 1); equal values give 1."""
-    keys = ["dataset", "model", "method"]
-    exact = exact_runs[exact_runs["selection"] == selection].groupby(keys, as_index=False).mean(numeric_only=True)
-    scif = scif_runs[(scif_runs["selection"] == selection) & (scif_runs["method"] == "scif")]
-    scif = scif.groupby(keys, as_index=False).mean(numeric_only=True)
-    retrain_mio = scif_runs[(scif_runs["selection"] == selection) & (scif_runs["method"] == "retrain")].groupby(
-        ["dataset", "model"])["mio_accuracy"].mean().rename("retrain_mio")
-    frame = pd.concat([exact[keys + ["ndcg_untruncated", "a_igf", "unlearn_seconds"]],
-                       scif[keys + ["ndcg_untruncated", "a_igf", "unlearn_seconds", "mio_accuracy"]]],
-                      ignore_index=True)
-    frame = frame.merge(retrain_mio.reset_index(), on=["dataset", "model"], how="left")
-    if exact_mio is not None and len(exact_mio):
-        measured = exact_mio[exact_mio["selection"] == selection].groupby(keys)["mio_accuracy"].mean()
-        frame = frame.merge(measured.rename("exact_mio").reset_index(), on=keys, how="left")
-        frame["mio_accuracy"] = frame["mio_accuracy"].fillna(frame.pop("exact_mio"))
-    frame["mio_accuracy"] = frame["mio_accuracy"].fillna(frame["retrain_mio"])
-    retrain_igf = exact[exact["method"] == "retrain"].set_index(["dataset", "model"])["a_igf"].rename("a_igf_retrain")
-    frame = frame.merge(retrain_igf.reset_index(), on=["dataset", "model"], how="left")
-    frame["completeness"] = 1.0 - 2.0 * (frame["mio_accuracy"] - 0.5).abs()
-    frame["utility"] = frame["ndcg_untruncated"]
-    frame["efficiency"] = 1.0 / frame["unlearn_seconds"]
-    frame["fairness"] = -(frame["a_igf"] - frame["a_igf_retrain"]).abs()
-    for aspect in ASPECTS:
-        group = frame.groupby(["dataset", "model"])[aspect]
-        low, high = group.transform("min"), group.transform("max")
-        span = (high - low).where(high > low)
-        frame[f"{aspect}_norm"] = ((frame[aspect] - low) / span).fillna(1.0)
-    return frame.drop(columns=["retrain_mio"])
-
-
-# --- the paper's claims (§5.1-5.2) ------------------------------------------------------------------
-
-def overview_aspects_by_seed(scif_runs: pd.DataFrame, exact_runs: pd.DataFrame, selection: str = "random",
-                             exact_mio: pd.DataFrame | None = None, records_dir=None) -> pd.DataFrame:
-    """:func:`overview_aspects` computed seed by seed (a ``seed`` column), for the claims' paired
-    tests, with each row's record time (``created``, from the runs' ``record`` keys; see
-    :func:`recunlearn.report.claims.record_times`)."""
-    from ..report.claims import record_times
-
-    frames = []
-    for seed in sorted(set(scif_runs["seed"]) & set(exact_runs["seed"])):
-        mio = exact_mio[exact_mio["seed"] == seed] if exact_mio is not None and len(exact_mio) else None
-        frames.append(overview_aspects(scif_runs[scif_runs["seed"] == seed], exact_runs[exact_runs["seed"] == seed],
-                                       selection, mio).assign(seed=seed))
-    if not frames:
-        return pd.DataFrame(columns=["dataset", "model", "method", "seed", *ASPECTS, "created"])
-    frame = pd.concat(frames, ignore_index=True)
-    keys = ["dataset", "model", "method", "seed"]
-    timed = pd.concat([scif_runs[(scif_runs["method"] == "scif") & (scif_runs["selection"] == selection)],
-                       exact_runs[exact_runs["selection"] == selection]], ignore_index=True)
-    if "record" in timed:
-        timed = timed[keys + ["record"]].assign(
-            created=lambda t: record_times(t, ["cure4rec-scif", "cure4rec-exact"], records_dir))
-        frame = frame.merge(timed[keys + ["created"]].drop_duplicates(keys), on=keys, how="left")
-    return frame
-
-
-def overview_claims(aspects: pd.DataFrame) -> pd.DataFrame:
-    """CURE4Rec §5 on Figures 2/5, per (dataset, model), on the raw aspects of
-    :func:`overview_aspects`, paired by seed (``aspects`` from :func:`overview_aspects_by_seed`;
-    without a ``seed`` column every row counts as one seed):
-
-    - ``scif_beats_eu_efficiency``, ``scif_beats_eu_fairness``, ``scif_beats_eu_utility``: SCIF above
-      every EU method (SISA, RecEraser, UltraRE);
-    - ``eu_more_complete_than_scif``: every EU method more complete than SCIF.
-
-    Efficiency is a time: a SCIF time is compared only with an EU time of the same seed recorded at
-    most 30 minutes from it (``created`` column; the timing rule of :mod:`recunlearn.report.claims`;
-    without record times no pair qualifies and the claim is inconclusive)."""
-    from ..report.claims import PAIR_WINDOW, claims_frame, ordering_claim
-
-    eu = ["sisa", "receraser", "ultrare"]
-    frame = aspects if "seed" in aspects else aspects.assign(seed=0)
-    if "created" not in frame:
-        frame = frame.assign(created=pd.NaT)
-    cells = ["dataset", "model"]
-    rows = []
-    for aspect in ["efficiency", "fairness", "utility"]:
-        timing = aspect == "efficiency"
-        rows.append(ordering_claim(
-            f"scif_beats_eu_{aspect}", f"SCIF beats every EU method in {aspect}", frame, "method",
-            [("scif", m) for m in eu], aspect, cells, max_apart=PAIR_WINDOW if timing else None,
-            note=("Timing rule: a SCIF time is compared only with an EU time of the same seed whose record was "
-                  "written at most 30 minutes from it.") if timing else ""))
-    rows.append(ordering_claim("eu_more_complete_than_scif", "EU methods are more complete than SCIF", frame, "method",
-                               [(m, "scif") for m in eu], "completeness", cells))
-    return claims_frame(rows)
-
-
-def scif_claims(runs: pd.DataFrame, records_dir=None) -> pd.DataFrame:
-    """CURE4Rec §5.1-5.3 on seed-level runs (one row per run and method), paired by seed within
-    each cell (dataset, model, selection) or, across unlearning sets, within (dataset, model):
-
-    - ``mio_well_below_learn``: Retrain and SCIF both bring MIO accuracy well below Learn's (by more
-      than 0.05);
-    - ``scif_mio_gap_about_4pc``: "SCIF's MIO accuracy is about 4 % above Retrain's", checked as the
-      seed-paired gap SCIF − Retrain lying in [0.01, 0.08] (the paper's gap is 0.041 on average);
-    - ``scif_worst_on_edge``: SCIF's MIO accuracy is highest on edge data;
-    - ``scif_most_utility_loss_on_core``: SCIF loses most utility (NDCG@20 drop from Learn) on core users;
-    - ``scif_slower_on_core``: SCIF takes longer on core users than on random or edge users
-      (CURE4Rec §5.3), a time compared only with the same seed's time recorded at most 30 minutes
-      from it (the timing rule of :mod:`recunlearn.report.claims`)."""
-    from ..report.claims import PAIR_WINDOW, band_claim, claims_frame, ordering_claim, paired_differences, record_times
-
-    cell = ["dataset", "model", "selection"]
-    gap = paired_differences(runs, "method", "scif", "retrain", "mio_accuracy", cell)
-    scif = runs[runs["method"] == "scif"]
-    learn = runs[runs["method"] == "learn"][cell + ["seed", "ndcg_untruncated"]]
-    drops = scif.merge(learn, on=cell + ["seed"], suffixes=("", "_learn"))
-    drops["ndcg_drop"] = drops["ndcg_untruncated_learn"] - drops["ndcg_untruncated"]
-    timed = scif.assign(created=record_times(scif, [ScifConfig.experiment], records_dir))
-    selections = [("core", "random"), ("core", "edge")]
-    return claims_frame([
-        ordering_claim("mio_well_below_learn", "Retrain and SCIF both bring MIO accuracy well below Learn's", runs,
-                       "method", [("learn", "retrain"), ("learn", "scif")], "mio_accuracy", cell, margin=0.05),
-        band_claim("scif_mio_gap_about_4pc", "SCIF's MIO accuracy is about 4 % above Retrain's (0.01-0.08 above)",
-                   gap, "diff", cell, low=0.01, high=0.08, note="SCIF − Retrain MIO accuracy, paired by seed;"),
-        ordering_claim("scif_worst_on_edge", "SCIF is worst (highest MIO accuracy) on edge data", scif, "selection",
-                       [("edge", "core"), ("edge", "random")], "mio_accuracy", ["dataset", "model"]),
-        ordering_claim("scif_most_utility_loss_on_core",
-                       "SCIF loses most utility (NDCG@20 drop from Learn) on core users", drops, "selection",
-                       selections, "ndcg_drop", ["dataset", "model"]),
-        ordering_claim("scif_slower_on_core", "SCIF is slower on core users than on random or edge users", timed,
-                       "selection", selections, "unlearn_seconds", ["dataset", "model"], max_apart=PAIR_WINDOW,
-                       note="Timing rule: a time is compared only with the same seed's time whose record was "
-                            "written at most 30 minutes from it."),
-    ])
+def run_scif_damping_sweep(grid: ScifGrid, fractions=DAMPING_SWEEP_FRACTIONS, absolute=(1e-3,),
+                           records_dir=None) -> pd.DataFrame:
+    """The ``runs`` of :func:`collect_damping_sweep`."""
+    return collect_damping_sweep(grid, fractions, absolute, records_dir).runs
 
 
 # --- MIO of the exact methods (not in the paper) ----------------------------------------------------
@@ -499,36 +357,39 @@ def run_exact_mio(config: ExactMioConfig) -> dict:
             "split": split.description, "seed": config.seed, "device": config.device}
 
 
-def run_exact_mio_grid(grid: ScifGrid, methods=tuple(EXACT_METHODS), records_dir=None) -> pd.DataFrame:
-    """MIO of the exact methods on the cells of ``grid`` (its datasets, ``exact_mio_models`` or else
-    its models, selections, seeds, epochs and MIO settings): one row per run with ``mio_accuracy`` / ``mio_auc`` (mean over oracle
-    seeds) and their std."""
-    rows = []
+EXACT_MIO_KEYS = ["dataset", "model", "method", "selection", "seed"]
+
+
+def exact_mio_configs(grid: ScifGrid, methods=tuple(EXACT_METHODS)) -> list[ExactMioConfig]:
+    """The exact methods' MIO runs on the cells of ``grid`` (its datasets, ``exact_mio_models`` or else
+    its models, selections, seeds, epochs and MIO settings)."""
     models = grid.models if grid.exact_mio_models is None else grid.exact_mio_models
-    for d, m, method, s, seed in itertools.product(grid.datasets, models, methods, grid.selections, grid.seeds):
-        config = ExactMioConfig(dataset=d, model=m, method=method, selection=s, seed=seed, validation=grid.validation,
-                                max_epochs=grid.max_epochs, mio_seeds=grid.mio_seeds, mio_epochs=grid.mio_epochs,
-                                device=grid.device)
-        record = run_or_load(config, records_dir)
-        rows.append({"dataset": d, "model": m, "method": method, "selection": s, "seed": seed,
-                     **record["metrics"], "record": record["key"]})
-    return pd.DataFrame(rows)
+    return [ExactMioConfig(dataset=d, model=m, method=method, selection=s, seed=seed, validation=grid.validation,
+                           max_epochs=grid.max_epochs, mio_seeds=grid.mio_seeds, mio_epochs=grid.mio_epochs,
+                           device=grid.device)
+            for d, m, method, s, seed in itertools.product(grid.datasets, models, methods, grid.selections,
+                                                           grid.seeds)]
 
 
-def exact_mio_table(exact_mio: pd.DataFrame, scif_runs: pd.DataFrame) -> pd.DataFrame:
-    """MIO accuracy (mean ± std over run seeds) per (dataset, model, selection): Learn, Retrain and
-    SCIF of the SCIF runs, and every exact method of the ``cure4rec-exact-mio`` runs (columns
-    ``EU <method>``; their Retrain is the same model as the SCIF runs' Retrain, with its own MIO
-    featurisation and oracle draws; ``not run`` where a cell has no run). 0.5 = nothing to infer."""
-    columns = ["dataset", "model", "method", "selection", "seed", "mio_accuracy"]
-    exact = exact_mio[columns].assign(method="EU " + exact_mio["method"])
-    both = pd.concat([scif_runs[columns], exact], ignore_index=True)
-    stats = both.groupby(["dataset", "model", "selection", "method"])["mio_accuracy"].agg(["mean", "std"])
-    cells = pd.Series([f"{m:.3f} ± {sd:.3f}" if pd.notna(sd) else f"{m:.3f}" for m, sd in stats.to_numpy()],
-                      index=stats.index)
-    order = ["learn", "retrain", "scif", *(f"EU {m}" for m in EXACT_METHODS)]
-    table = cells.unstack("method").reindex(columns=[m for m in order if m in set(both["method"])])
-    return table.fillna("not run")
+def collect_exact_mio(grid: ScifGrid, methods=tuple(EXACT_METHODS), records_dir=None) -> Collected:
+    """MIO of the exact methods on the cells of ``grid`` (its datasets, ``exact_mio_models`` or else
+    its models, selections, seeds, epochs and MIO settings): ``runs`` has one row per run with
+    ``mio_accuracy`` / ``mio_auc`` (mean over oracle seeds) and their std; ``pending`` the runs
+    without a record."""
+    rows, pending = [], []
+    for config in exact_mio_configs(grid, methods):
+        record = _record(config, grid, records_dir)
+        if record is None:
+            pending.append(config)
+            continue
+        rows.append({**{k: getattr(config, k) for k in EXACT_MIO_KEYS}, **record["metrics"], "record": record["key"]})
+    frame = pd.DataFrame(rows) if rows else pd.DataFrame(columns=EXACT_MIO_KEYS + ["mio_accuracy", "record"])
+    return Collected(frame, pending_frame(pending, grid.device, EXACT_MIO_KEYS))
+
+
+def run_exact_mio_grid(grid: ScifGrid, methods=tuple(EXACT_METHODS), records_dir=None) -> pd.DataFrame:
+    """The ``runs`` of :func:`collect_exact_mio`."""
+    return collect_exact_mio(grid, methods, records_dir).runs
 
 
 def stored_scif_times(datasets, models, selections, seeds, max_epochs: int = 500, device: str = "cpu",
@@ -537,8 +398,6 @@ def stored_scif_times(datasets, models, selections, seeds, max_epochs: int = 500
     of every combination (default SCIF and MIO settings); combinations without a record are left
     out, never computed. Columns: dataset, model, method (``"scif"``), selection, seed,
     unlearn_seconds, scif_cg_seconds, cg_iterations."""
-    from .records import load_record
-
     rows = []
     for d, m, s, seed in itertools.product(datasets, models, selections, seeds):
         record = load_record(ScifConfig(dataset=d, model=m, selection=s, seed=seed, max_epochs=max_epochs,

@@ -81,6 +81,12 @@ def cells_verdict(outcomes: Iterable[str | None]) -> str:
     return combine(_CELL[o] for o in outcomes if o is not None)
 
 
+def holds_in_text(count: int, total: int, unit: str) -> str:
+    """``"3 of 4 cells"`` for a claim's ``holds in``; empty when no cell was tested (a claim never
+    counts nothing: it reads as its verdict alone, e.g. ``pending``)."""
+    return f"{count} of {total} {unit}" if total else ""
+
+
 def claim_text(row) -> str:
     """What a page shows for a claim: ``"reproduced (3 of 3 cells; p = 0.002)"``."""
     details = [str(row["holds in"])] if row["holds in"] else []
@@ -141,7 +147,7 @@ def check_claim(id: str, claim: str, means: pd.DataFrame, cells: list[str],
     tested = [bool(r) for r in results if r is not None]
     holds = sum(tested)
     verdict = cells_verdict("holds" if t else "fails" for t in tested)
-    return claim_row(id, claim, verdict, f"{holds} of {len(tested)} cells", test="exact", evidence=evidence)
+    return claim_row(id, claim, verdict, holds_in_text(holds, len(tested), "cells"), test="exact", evidence=evidence)
 
 
 # --- tests ------------------------------------------------------------------------------------------
@@ -318,7 +324,7 @@ def ordering_claim(id: str, claim: str, runs: pd.DataFrame, factor: str, links: 
         note = (note + " " if note else "") + (f"{left_out} pairs left out: recorded more than "
                                                f"{max_apart.total_seconds() / 60:g} minutes apart.")
     if not diffs:
-        return claim_row(id, claim, INCONCLUSIVE if left_out else PENDING, "0 of 0 cells", test=test_name,
+        return claim_row(id, claim, INCONCLUSIVE if left_out else PENDING, "", test=test_name,
                          evidence=(note + " " if note else "") + ("no pair timed together" if left_out
                                                                   else "no paired runs yet"))
     keys = sorted(set().union(*(set(map(tuple, d[cells].to_numpy())) if cells else {()} for d in diffs.values())))
@@ -331,7 +337,7 @@ def ordering_claim(id: str, claim: str, runs: pd.DataFrame, factor: str, links: 
                 means.append(part["diff"].mean())
         if means:
             cell_hold.append(all(m > 0 for m in means))
-    holds_in = f"{sum(cell_hold)} of {len(cell_hold)} cells"
+    holds_in = holds_in_text(sum(cell_hold), len(cell_hold), "cells")
     parts, p_values = [], []
     if per_cell:
         outcomes = []
@@ -349,7 +355,7 @@ def ordering_claim(id: str, claim: str, runs: pd.DataFrame, factor: str, links: 
                 outcomes.append("holds" if all(o == "holds" for o in link_outcomes)
                                 else "fails" if "fails" in link_outcomes else "noise")
         verdict = cells_verdict(outcomes)
-        holds_in = f"{outcomes.count('holds')} of {len(outcomes)} cells significant"
+        holds_in = holds_in_text(outcomes.count("holds"), len(outcomes), "cells significant")
     else:
         link_outcomes = []
         for (a, b), d in diffs.items():
@@ -401,7 +407,7 @@ def trend_claim(id: str, claim: str, runs: pd.DataFrame, x: str, metric: str, si
     verdict = cells_verdict(outcomes)
     test = "Spearman ρ over seed-level points, one-sided permutation p-value"
     evidence = (note + " " if note else "") + ("; ".join(parts) if parts else "no cell with two levels yet")
-    return claim_row(id, claim, verdict, f"{outcomes.count('holds')} of {len(outcomes)} cells significant",
+    return claim_row(id, claim, verdict, holds_in_text(outcomes.count("holds"), len(outcomes), "cells significant"),
                      max(p_values) if p_values else float("nan"), test, evidence + f"; alpha = {alpha}")
 
 
@@ -422,7 +428,7 @@ def band_claim(id: str, claim: str, runs: pd.DataFrame, metric: str, cells: list
     verdict = cells_verdict(outcomes)
     evidence = (note + " " if note else "") + (f"{metric} in [{low:g}, {high:g}]; " + "; ".join(parts)
                                                if parts else "no computed cell yet")
-    return claim_row(id, claim, verdict, f"{inside} of {len(outcomes)} cells", max(p_values) if p_values else
+    return claim_row(id, claim, verdict, holds_in_text(inside, len(outcomes), "cells"), max(p_values) if p_values else
                      float("nan"), "one-sided t-tests against both ends, per cell", evidence + f"; alpha = {alpha}")
 
 

@@ -114,10 +114,15 @@ def verdict(comparison: pd.DataFrame) -> str:
 
 
 def within_text(comparison: pd.DataFrame) -> str:
-    """``"5 of 12 paper cells within tolerance (3 pending)"`` for a :func:`compare` frame."""
+    """``"5 of 12 computed paper cells within tolerance (3 pending)"`` for a :func:`compare` frame;
+    ``"pending (3 paper cells)"`` when none is computed (never a count of nothing)."""
     part = comparison[comparison["paper"].notna()]
     computed = int(part["ours"].notna().sum())
     pending = len(part) - computed
+    if not len(part):
+        return "no paper cell on this page"
+    if computed == 0:
+        return f"pending ({pending} paper cells)"
     text = f"{int(part['within_tol'].sum())} of {computed} computed paper cells within tolerance"
     return text + (f" ({pending} pending)" if pending else "")
 

@@ -213,7 +213,8 @@ def coverage_text(grid=None, runs: pd.DataFrame | None = None, comparison: pd.Da
     parts = []
     if comparison is not None and len(comparison) and "paper" in comparison:
         cells = comparison[comparison["paper"].notna()]
-        parts.append(f"{int(cells['ours'].notna().sum())} of {len(cells)} paper cells computed")
+        if len(cells):
+            parts.append(f"{int(cells['ours'].notna().sum())} of {len(cells)} paper cells computed")
     if grid is not None:
         paper = paper_datasets(grid)
         computed = set(_listed(_settings(grid).get("datasets")))

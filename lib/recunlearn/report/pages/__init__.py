@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import dataclasses
 import html
+import json
 import re
 from collections import Counter
 from typing import Any, Callable, Iterable, Mapping
@@ -161,6 +162,24 @@ def plan_entries(page: str, keys: Iterable[str], device: str) -> list[str]:
         if page in entry.pages and wanted & {record_key(c) for c in entry_configs(entry, device)}:
             names.append(entry.name)
     return names
+
+
+def run_command(configs: list[Config]) -> str:
+    """``python -m recunlearn run <experiment> key=value ...`` computing every config of ``configs`` (one
+    experiment; a list value is an axis of the command's grid, so other combinations of the values run
+    too). Values equal to the config's default are left out."""
+    cls = type(configs[0])
+    defaults = {field.name: field.default for field in dataclasses.fields(cls)}
+    parts = []
+    for name in cls.parameter_names():
+        values = list(dict.fromkeys(getattr(c, name) for c in configs))
+        if values == [defaults[name]]:
+            continue
+        value = values[0] if len(values) == 1 else values
+        text = json.dumps(value, separators=(",", ":"))
+        parts.append(f"{name}={text if isinstance(value, (int, float)) or value is None else repr(text)}"
+                     if not isinstance(value, str) else f"{name}={value}")
+    return f"python -m recunlearn run {cls.experiment} " + " ".join(parts)
 
 
 def compute_command(entries: list[str], device: str) -> str:

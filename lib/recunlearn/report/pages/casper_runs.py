@@ -3,7 +3,6 @@ computes the pending ones, and the tables every run page shows (run counts, the 
 
 from __future__ import annotations
 
-import json
 from typing import Any, Mapping
 
 import pandas as pd
@@ -11,6 +10,7 @@ import pandas as pd
 from ...experiments.casper import CasperConfig, CasperGrid, Collected, collect
 from ...experiments.records import record_key
 from . import compute_command, plan_entries, validated
+from . import run_command as generic_run_command
 
 
 def collect_page(page: str, grid_cls: type[CasperGrid], params: Mapping[str, Any],
@@ -42,17 +42,7 @@ def pending_command(page: str, grid: CasperGrid, pending: pd.DataFrame) -> str |
 def run_command(configs: list[CasperConfig]) -> str:
     """``python -m recunlearn run casper-rls key=value ...`` computing every config of ``configs`` (a list
     value is an axis of the command's grid, so other combinations of the values run too)."""
-    defaults = {name: field.default for name, field in CasperConfig.__dataclass_fields__.items()}
-    parts = []
-    for name in CasperConfig.parameter_names():
-        values = list(dict.fromkeys(getattr(c, name) for c in configs))
-        if values == [defaults[name]]:
-            continue
-        value = values[0] if len(values) == 1 else values
-        text = json.dumps(value, separators=(",", ":"))
-        parts.append(f"{name}={text if isinstance(value, (int, float)) or value is None else repr(text)}"
-                     if not isinstance(value, str) else f"{name}={value}")
-    return "python -m recunlearn run casper-rls " + " ".join(parts)
+    return generic_run_command(configs)
 
 
 def status_counts(runs: pd.DataFrame) -> pd.Series:

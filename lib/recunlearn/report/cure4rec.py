@@ -1,0 +1,244 @@
+"""CURE4Rec runs against the paper: dataset statistics (Table 4), the Learn models (Tables 1/5, row
+Learn) and exact unlearning (Tables 2, 3, 6-8; Figures 3-4, 6-8): the paper-vs-ours comparisons, the
+tables the pages show and the paper's claims (stable ids). The runs come from
+:mod:`recunlearn.experiments.cure4rec` and :mod:`recunlearn.experiments.cure4rec_exact`."""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from ..experiments.cure4rec_exact import UnlearnConfig
+from .claims import PAIR_WINDOW, claims_frame, ordering_claim, record_times, timed_together, trend_claim, with_sessions
+from .compare import compare, summarize_runs
+
+# --- Table 4 ----------------------------------------------------------------------------------------
+
+
+def compare_statistics(ours: pd.DataFrame, paper: pd.DataFrame, rel_tol: float = 1e-4) -> pd.DataFrame:
+    """Paper's Table 4 beside ours (both sources), long format; counts must agree to ``rel_tol``."""
+    metrics = ["users", "items", "interactions", "sparsity"]
+    ours_long = ours.melt(id_vars=["dataset", "source"], value_vars=metrics, var_name="metric", value_name="mean")
+    ours_long["std"] = 0.0
+    paper_long = paper.melt(id_vars=["dataset"], value_vars=metrics, var_name="metric")
+    paper_long = paper_long.merge(ours[["dataset", "source"]].drop_duplicates(), on="dataset")
+    return compare(ours_long, paper_long, ["dataset", "source"], tol=rel_tol, relative=True,
+                   pending_label="not available")
+
+
+# --- Learn --------------------------------------------------------------------------------------------
+
+LEARN_METRICS = ["ndcg_untruncated", "hr_cure4rec", "a_igf", "ndcg", "hit_ratio", "recall", "mrr", "a_igf_standard"]
+"""Metrics on the Learn page: the paper's (code-variant) NDCG/HR and A-IGF first, then the standard ones."""
+
+
+def compare_learn(runs: pd.DataFrame, paper: pd.DataFrame, tol: float | None = None,
+                  validations=None) -> pd.DataFrame:
+    """Mean ± std over seeds beside the paper's "Learn" rows, for every validation rule of
+    ``validations`` (default: those run); paper cells of datasets/models not run stay as pending.
+    Tolerance per cell: the paper's rounding or two standard errors of our mean
+    (:func:`recunlearn.report.compare.cell_tolerance`) unless ``tol`` fixes it."""
+    keys = ["dataset", "model", "validation"]
+    if runs.empty:
+        ours = pd.DataFrame(columns=keys + ["metric", "mean", "std", "n"])
+    else:
+        ours = summarize_runs(runs, keys, LEARN_METRICS)
+    if validations is None:
+        validations = runs["validation"].unique() if "validation" in runs else []
+    validations = pd.DataFrame({"validation": list(validations)})
+    paper_rows = paper[paper["metric"].isin(LEARN_METRICS)].merge(validations, how="cross")
+    return compare(ours, paper_rows.drop(columns="source"), keys, tol=tol)
+
+
+# --- exact unlearning ---------------------------------------------------------------------------------
+
+EU_METHODS = ["sisa", "receraser", "ultrare"]
+
+
+def with_retrain_gap(runs: pd.DataFrame) -> pd.DataFrame:
+    """``runs`` with ``a_igf_gap`` = A-IGF minus the mean A-IGF of Retrain (same dataset, model,
+    selection, ratio) and its absolute value ``a_igf_gap_abs`` (the paper's "approaching Retrain")."""
+    keys = ["dataset", "model", "selection", "ratio"]
+    retrain = (runs[runs["method"] == "retrain"].groupby(keys)["a_igf"].mean().rename("a_igf_retrain").reset_index())
+    out = runs.merge(retrain, on=keys, how="left")
+    out["a_igf_gap"] = out["a_igf"] - out["a_igf_retrain"]
+    out["a_igf_gap_abs"] = out["a_igf_gap"].abs()
+    return out
+
+
+def compare_exact(runs: pd.DataFrame, paper: pd.DataFrame, metrics: list[str],
+                  tol: float | None = None) -> pd.DataFrame:
+    """Mean ± std over seeds beside the paper, keyed by dataset, model, method and selection; paper
+    cells of datasets/models not run are kept as pending. Tolerance per cell: the paper's rounding
+    or two standard errors of our mean (:func:`recunlearn.report.compare.cell_tolerance`) unless
+    ``tol`` fixes it."""
+    keys = ["dataset", "model", "method", "selection"]
+    ours = summarize_runs(runs, keys, metrics)
+    return compare(ours, paper[paper["metric"].isin(metrics)].drop(columns="source"), keys, tol=tol)
+
+
+def shard_composition(shards: pd.DataFrame, paper: pd.DataFrame | None = None) -> pd.DataFrame:
+    """Active / inactive remaining users per shard of our runs (``shards``, one row per run and shard,
+    see :func:`recunlearn.experiments.cure4rec_exact.collect`; ``source`` "ours") and the paper's
+    Tables 6-8 for the same datasets when given (``source`` "paper", shards numbered from 0). Shards
+    are numbered arbitrarily by every method, so ``rank`` orders them by active users (1 = most)."""
+    frame = shards.assign(source="ours")
+    if paper is not None:  # the paper's groups are numbered from 1; its "source" column is a citation
+        theirs = paper[paper["dataset"].isin(frame["dataset"].unique())].copy()
+        theirs["shard"] -= 1
+        theirs["model"], theirs["seed"], theirs["source"] = "(paper)", -1, "paper"
+        frame = pd.concat([frame, theirs], ignore_index=True) if len(theirs) else frame
+    keys = ["source", "dataset", "model", "method", "selection", "seed"]
+    frame["rank"] = frame.groupby(keys)["active"].rank(method="first", ascending=False).astype(int)
+    return frame
+
+
+def active_concentration(composition: pd.DataFrame) -> pd.DataFrame:
+    """Per source, method and selection: the share of all active users held by the shard with the
+    most of them, and the coefficient of variation of active users across shards (mean over seeds)."""
+    keys = ["source", "dataset", "method", "selection", "seed"]
+    per_run = composition.groupby(keys)["active"].agg(
+        top_shard_share=lambda a: a.max() / max(a.sum(), 1), cv=lambda a: a.std(ddof=0) / max(a.mean(), 1e-12))
+    return per_run.groupby(["source", "dataset", "method", "selection"]).mean().reset_index()
+
+
+TIME_COLUMNS = ["unlearn_seconds", "unlearn_sum_seconds", "partition_seconds", "unlearn_plus_partition_seconds"]
+
+
+def time_table(runs: pd.DataFrame, scif: pd.DataFrame, paper: pd.DataFrame) -> pd.DataFrame:
+    """The paper's Table 3 (``paper_seconds``) beside our mean times over seeds of the exact runs and
+    the stored SCIF runs (``scif``), with each method's time relative to Retrain in the same setting:
+    ``paper_vs_retrain`` and ``ours_vs_retrain`` (slowest shard). One row per paper cell."""
+    keys = ["dataset", "model", "method", "selection"]
+    timed = pd.concat([runs, scif], ignore_index=True) if len(scif) else runs
+    ours = timed.groupby(keys)[[c for c in TIME_COLUMNS if c in timed]].mean()
+    paper = paper.rename(columns={"value": "paper_seconds"})
+    table = paper.drop(columns=["metric", "source", "resolution"]).merge(ours.reset_index(), how="left", on=keys)
+    table["paper_vs_retrain"] = table["paper_seconds"] / table.groupby(["dataset", "model", "selection"])[
+        "paper_seconds"].transform(lambda s: s[table.loc[s.index, "method"] == "retrain"].iloc[0])
+    retrain = table[table["method"] == "retrain"].set_index(["dataset", "model", "selection"])["unlearn_seconds"]
+    table["ours_vs_retrain"] = table["unlearn_seconds"] / table.set_index(["dataset", "model", "selection"]).index.map(
+        retrain)
+    return table
+
+
+# --- the paper's claims (§5.2-5.5, B.3-B.4) ---------------------------------------------------------
+
+
+def utility_claims(runs: pd.DataFrame, metric: str = "ndcg_untruncated") -> pd.DataFrame:
+    """CURE4Rec §5.2 on seed-level runs, cells = (dataset, model, selection), pairs = seeds (see
+    :func:`recunlearn.report.claims.ordering_claim`):
+
+    - ``eu_below_retrain``: every EU method below Retrain;
+    - ``receraser_ultrare_beat_sisa``: RecEraser and UltraRE above SISA;
+    - ``ultrare_ge_receraser_ge_sisa``: UltraRE ≥ RecEraser ≥ SISA (links UltraRE > RecEraser and
+      RecEraser > SISA);
+    - ``core_highest_utility``: for EU methods, unlearning core users leaves higher utility than
+      random and edge users (cells = dataset, model, method)."""
+    cell = ["dataset", "model", "selection"]
+    eu = runs[runs["method"].isin(EU_METHODS)]
+    return claims_frame([
+        ordering_claim("eu_below_retrain", "every EU method is below Retrain in utility", runs, "method",
+                       [("retrain", m) for m in EU_METHODS], metric, cell),
+        ordering_claim("receraser_ultrare_beat_sisa", "RecEraser and UltraRE beat SISA in utility", runs, "method",
+                       [("receraser", "sisa"), ("ultrare", "sisa")], metric, cell),
+        ordering_claim("ultrare_ge_receraser_ge_sisa", "UltraRE ≥ RecEraser ≥ SISA in utility", runs, "method",
+                       [("ultrare", "receraser"), ("receraser", "sisa")], metric, cell),
+        ordering_claim("core_highest_utility",
+                       "EU methods: unlearning core users leaves higher utility than random or edge users", eu,
+                       "selection", [("core", "random"), ("core", "edge")], metric, ["dataset", "model", "method"]),
+    ])
+
+
+def fairness_claims(runs: pd.DataFrame) -> pd.DataFrame:
+    """CURE4Rec §5.4 on seed-level runs, cells = (dataset, model, selection), pairs = seeds:
+
+    - ``eu_a_igf_above_retrain``: EU methods favour active users more than Retrain (A-IGF above
+      Retrain's, seed by seed);
+    - ``receraser_ultrare_a_igf_further_than_sisa``: RecEraser and UltraRE move A-IGF further from
+      Retrain (|A-IGF − Retrain's mean A-IGF|) than SISA;
+    - ``receraser_ultrare_shardgf_above_sisa``: RecEraser and UltraRE have larger shardGF than SISA."""
+    fair = with_retrain_gap(runs)
+    cell = ["dataset", "model", "selection"]
+    return claims_frame([
+        ordering_claim("eu_a_igf_above_retrain", "EU methods worsen A-IGF towards active users (A-IGF above Retrain's)",
+                       fair, "method", [(m, "retrain") for m in EU_METHODS], "a_igf", cell),
+        ordering_claim("receraser_ultrare_a_igf_further_than_sisa",
+                       "RecEraser and UltraRE move A-IGF further from Retrain than SISA", fair, "method",
+                       [("receraser", "sisa"), ("ultrare", "sisa")], "a_igf_gap_abs", cell),
+        ordering_claim("receraser_ultrare_shardgf_above_sisa", "RecEraser and UltraRE have larger shardGF than SISA",
+                       fair, "method", [("receraser", "sisa"), ("ultrare", "sisa")], "shard_gf", cell),
+    ])
+
+
+TIME_METRICS = ("unlearn_seconds", "unlearn_sum_seconds", "unlearn_plus_partition_seconds", "unlearn_wall_seconds")
+
+TIMING_RULE = ("Timing rule: times are compared only between runs timed in one session (records written at most "
+               "10 minutes apart), and a sweep's levels must be interleaved in time.")
+PAIR_TIMING_RULE = ("Timing rule: a time is compared only with the same seed's time whose record was written at "
+                    "most 30 minutes from it.")
+
+
+def sweep_claims(runs: pd.DataFrame, x: str, expected: dict[str, int], label: str,
+                 records_dir=None) -> pd.DataFrame:
+    """For each metric of ``expected`` (+1 rises, -1 falls with ``x``), one trend claim with id
+    ``<metric>_rises`` / ``<metric>_falls``, tested per (dataset, model, method) over seed-level
+    runs (:func:`recunlearn.report.claims.trend_claim`). Time metrics (:data:`TIME_METRICS`) use
+    only runs timed together: the session holding most levels, levels interleaved in time
+    (:func:`recunlearn.report.claims.timed_together`); runs' record times come from their records."""
+    rows = []
+    for metric, sign in expected.items():
+        direction = "rises" if sign > 0 else "falls"
+        timing = metric in TIME_METRICS
+        frame = with_sessions(runs, [UnlearnConfig.experiment], records_dir) if timing else runs
+        rows.append(trend_claim(f"{metric}_{direction}", f"{metric} {direction} with {label}", frame, x, metric, sign,
+                                ["dataset", "model", "method"], usable=timed_together(x) if timing else None,
+                                note=TIMING_RULE if timing else ""))
+    return claims_frame(rows)
+
+
+def concentration_claims(composition: pd.DataFrame) -> pd.DataFrame:
+    """Appendix B.3 on :func:`shard_composition` (our runs), one value per run: the share of all
+    active users held by the shard with the most of them.
+
+    - ``receraser_ultrare_concentrate_active_users``: that share is larger for RecEraser and UltraRE
+      than for SISA (seed-paired, cells = dataset, model, selection; see
+      :func:`recunlearn.report.claims.ordering_claim`)."""
+    keys = ["dataset", "model", "method", "selection", "seed"]
+    ours = composition[composition["source"] == "ours"]
+    per_run = ours.groupby(keys)["active"].agg(lambda a: a.max() / max(a.sum(), 1)).rename("top_shard_share")
+    return claims_frame([
+        ordering_claim("receraser_ultrare_concentrate_active_users",
+                       "RecEraser and UltraRE group active users together, SISA spreads them (top shard's share)",
+                       per_run.reset_index(), "method", [("receraser", "sisa"), ("ultrare", "sisa")],
+                       "top_shard_share", ["dataset", "model", "selection"]),
+    ])
+
+
+def time_claims(runs: pd.DataFrame, metric: str = "unlearn_seconds", records_dir=None) -> pd.DataFrame:
+    """CURE4Rec §5.3 on seed-level runs, cells = (dataset, model, selection), a time compared only
+    with the same seed's time of another method recorded at most 30 minutes from it
+    (:data:`recunlearn.report.claims.PAIR_WINDOW`):
+
+    - ``sisa_faster_than_receraser_ultrare``: SISA is faster than RecEraser and UltraRE;
+    - ``ultrare_faster_than_receraser``: UltraRE is faster than RecEraser;
+    - ``eu_faster_than_retrain``: every EU method is faster than Retrain;
+    - ``eu_faster_on_core``: EU methods unlearn core users faster than random or edge users
+      (cells = dataset, model, method)."""
+    timed = runs.assign(created=record_times(runs, [UnlearnConfig.experiment], records_dir))
+    cell, pair = ["dataset", "model", "selection"], ("seed",)
+    note = PAIR_TIMING_RULE
+    eu = timed[timed["method"].isin(EU_METHODS)]
+    return claims_frame([
+        ordering_claim("sisa_faster_than_receraser_ultrare", "SISA is faster than RecEraser and UltraRE", timed,
+                       "method", [("sisa", "receraser"), ("sisa", "ultrare")], metric, cell, higher=False,
+                       pair_on=pair, note=note, max_apart=PAIR_WINDOW),
+        ordering_claim("ultrare_faster_than_receraser", "UltraRE is faster than RecEraser", timed, "method",
+                       [("ultrare", "receraser")], metric, cell, higher=False, pair_on=pair, note=note,
+                       max_apart=PAIR_WINDOW),
+        ordering_claim("eu_faster_than_retrain", "every EU method is faster than Retrain", timed, "method",
+                       [(m, "retrain") for m in EU_METHODS], metric, cell, higher=False, pair_on=pair, note=note,
+                       max_apart=PAIR_WINDOW),
+        ordering_claim("eu_faster_on_core", "EU methods unlearn core users faster than random or edge users", eu,
+                       "selection", [("core", "random"), ("core", "edge")], metric, ["dataset", "model", "method"],
+                       higher=False, pair_on=pair, note=note, max_apart=PAIR_WINDOW),
+    ])

@@ -1,0 +1,72 @@
+"""CURE4Rec Figures 2 and 5: the four-aspect overview (completeness, utility, efficiency, fairness) of
+Retrain, the exact methods and SCIF on random unlearning sets, and the paper's claims."""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from ...experiments import cure4rec_exact
+from ...experiments.cure4rec import Collected
+from ...experiments.cure4rec_exact import ExactGrid
+from ...experiments.cure4rec_scif import ScifGrid, collect, collect_exact_mio, exact_mio_configs
+from ..cure4rec_scif import ASPECTS, overview_aspects, overview_aspects_by_seed, overview_claims
+from ..plots import aspect_radar
+from . import Page, validated
+from .cure4rec_runs import notices, pending_command, printed, runs_notice, runs_table
+
+PAGE = "cure4rec/figure-02-05-overview"
+RAW = ["mio_accuracy", "ndcg_untruncated", "unlearn_seconds", "a_igf"]
+
+
+def exact_grid(grid: ScifGrid) -> ExactGrid:
+    """The exact-unlearning grid of the overview: the SCIF grid's cells, users routed to their own
+    shard's model, shards trained together (batched timing)."""
+    return ExactGrid(datasets=grid.datasets, models=grid.models, selections=grid.selections, seeds=grid.seeds,
+                     max_epochs=grid.max_epochs, device=grid.device, combiner="route", timing="batched",
+                     compute_missing=grid.compute_missing)
+
+
+def build(collected: Collected | None = None, exact: Collected | None = None, exact_mio: Collected | None = None,
+          **params) -> Page:
+    """The overview page at notebook parameters ``params``: the raw and normalised aspects per dataset
+    and method, Figure 5 per dataset and Figure 2 (their mean), and the claims. ``collected``,
+    ``exact`` and ``exact_mio`` replace the collected SCIF runs, exact runs and exact-method MIO runs."""
+    grid = validated(ScifGrid, params)
+    eu_grid = exact_grid(grid)
+    collected = collect(grid) if collected is None else collected
+    exact = cure4rec_exact.collect(eu_grid) if exact is None else exact
+    exact_mio = collect_exact_mio(grid) if exact_mio is None else exact_mio
+    configs = grid.runs() + eu_grid.runs() + exact_mio_configs(grid)
+    pending = pd.concat([c.pending for c in (collected, exact, exact_mio) if len(c.pending)] or [collected.pending],
+                        ignore_index=True)
+    command = pending_command(PAGE, grid.device, pending, configs)
+    scif_runs, exact_runs, mio_runs = collected.runs, exact.runs, exact_mio.runs
+
+    if len(scif_runs) and len(exact_runs):
+        aspects = overview_aspects(scif_runs, exact_runs, selection="random", exact_mio=mio_runs)
+        raw = aspects.groupby(["dataset", "method"])[RAW + ASPECTS].mean()
+        overview = aspects.groupby(["dataset", "method"], as_index=False)[[f"{a}_norm" for a in ASPECTS]].mean()
+        overview.columns = ["dataset", "method"] + ASPECTS
+    else:
+        raw = overview = pd.DataFrame()
+
+    def figures():
+        for dataset, part in overview.groupby("dataset"):
+            aspect_radar(part, ASPECTS, "method",
+                         f"Figure 5 ({dataset}): normalised aspects, mean over {', '.join(grid.models)}")
+        average = overview.groupby("method", as_index=False)[ASPECTS].mean()
+        aspect_radar(average, ASPECTS, "method", f"Figure 2: mean over datasets {', '.join(grid.datasets)}")
+
+    counts = f"runs: {len(scif_runs)} SCIF-page rows, {len(exact_runs)} exact, {len(mio_runs)} exact MIO"
+    return Page(
+        PAGE, grid, scif_runs, pending, None,
+        overview_claims(overview_aspects_by_seed(scif_runs, exact_runs, "random", mio_runs)),
+        tables={"runs": runs_table(len(configs), pending), "raw": raw.round(4), "normalised": overview.round(2)},
+        figures={"figures": figures},
+        values={"models": ", ".join(grid.models)},
+        notices=notices(runs=runs_notice("The runs of this page", len(configs), pending, command),
+                        raw=runs_notice("The raw aspects", len(configs), pending, command),
+                        normalised=runs_notice("The normalised aspects", len(configs), pending, command),
+                        figures=runs_notice("Figures 2 and 5", len(configs), pending, command)),
+        checks=[counts] + ([printed(raw[["ndcg_untruncated", "a_igf"]].round(2))] if len(raw) else []),
+        claims_command=command)

@@ -1,0 +1,36 @@
+"""CURE4Rec Figures 3, 6 and 7: fairness (A-IGF, shardGF) of Retrain and the three exact methods, and the
+paper's claims (the figures print no numbers)."""
+
+from __future__ import annotations
+
+from ...experiments.cure4rec_exact import ExactCollected
+from ..cure4rec import fairness_claims, with_retrain_gap
+from ..plots import method_bars
+from . import Page
+from .cure4rec_runs import collect_exact, notices, printed, runs_notice, runs_table
+
+PAGE = "cure4rec/figure-03-06-07-eu-fairness"
+KEYS = ["dataset", "model", "method", "selection"]
+SHOWN = ["a_igf", "a_igf_gap", "a_igf_gap_abs", "shard_gf", "a_igf_standard", "shard_gf_standard"]
+
+
+def build(collected: ExactCollected | None = None, **params) -> Page:
+    """The fairness page at notebook parameters ``params``: its runs, A-IGF (and its gap to Retrain) and
+    shardGF per cell, the two figures and the paper's claims. ``collected`` replaces the collected runs."""
+    grid, collected, command = collect_exact(PAGE, params, collected)
+    runs, pending, total = collected.runs, collected.pending, len(grid.runs())
+    fair = with_retrain_gap(runs)
+    return Page(
+        PAGE, grid, runs, pending, None, fairness_claims(runs),
+        tables={"runs": runs_table(total, pending),
+                "fairness": fair.groupby(KEYS)[SHOWN].agg(["mean", "std"]).round(4)},
+        figures={"a_igf": lambda: method_bars(
+                     fair, "a_igf", "A-IGF (active − inactive NDCG@20, code variant); Retrain is the reference"),
+                 "shard_gf": lambda: method_bars(fair[fair["method"] != "retrain"], "shard_gf",
+                                                 "shardGF (variance of per-shard NDCG@20)")},
+        notices=notices(runs=runs_notice("The runs of this page", total, pending, command),
+                        fairness=runs_notice("The fairness table", total, pending, command),
+                        a_igf=runs_notice("The A-IGF figure", total, pending, command),
+                        shard_gf=runs_notice("The shardGF figure", total, pending, command)),
+        checks=[printed(fair.groupby(["model", "method", "selection"])[["a_igf", "shard_gf"]].mean().round(2))],
+        claims_command=command)

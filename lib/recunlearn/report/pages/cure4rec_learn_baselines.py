@@ -1,0 +1,75 @@
+"""CURE4Rec Tables 1 and 5, rows "Learn": the original WMF, BPR and LightGCN models beside the paper,
+under both validation rules, with their training cost."""
+
+from __future__ import annotations
+
+from ...data.splits import VALIDATION_RULES
+from ...experiments.cure4rec import Collected, LearnGrid, collect, pending_reason
+from ..compare import paper_vs_ours_table, verdict, within_text
+from ..cure4rec import compare_learn
+from ..paper import paper_table
+from ..plots import paper_vs_ours_bars
+from . import Page, computed_cells, validated
+from .cure4rec_runs import (NO_RUN, cells_notice, comparison_command, notices, pending_command, runs_notice,
+                            runs_table)
+
+PAGE = "cure4rec/learn-baselines"
+KEYS = ["dataset", "model", "validation"]
+METRICS = ["ndcg_untruncated", "hr_cure4rec", "a_igf"]
+CHECKED = ["dataset", "model", "validation", "seed", "ndcg_untruncated", "hr_cure4rec", "a_igf", "ndcg", "hit_ratio",
+           "best_epoch"]
+COST = ["epochs_run", "best_epoch", "train_seconds", "validation_seconds"]
+CELL_COLUMNS = ["dataset", "model", "validation", "metric", "paper", "ours", "n", "delta", "tol", "status"]
+
+
+def build(collected: Collected | None = None, **params) -> Page:
+    """The Learn page at notebook parameters ``params``: its runs, the comparison with the paper's Learn
+    rows, every metric, the training cost, the figures, a verdict per validation rule and the glued
+    values of every computed cell. ``collected`` replaces the collected runs."""
+    grid = validated(LearnGrid, params)
+    collected = collect(grid) if collected is None else collected
+    runs, pending, total = collected.runs, collected.pending, len(grid.runs())
+    command = pending_command(PAGE, grid.device, pending, grid.runs())
+    comparison = compare_learn(runs, paper_table("cure4rec-learn"), validations=grid.validations)
+    computed = computed_cells(comparison)
+    paper_cells = comparison[comparison["paper"].notna()]
+
+    values = {}
+    for validation in VALIDATION_RULES:
+        part = paper_cells[paper_cells["validation"] == validation]
+        values[f"verdict_{validation}"] = verdict(part)
+        values[f"within_{validation}"] = (within_text(part) if validation in grid.validations
+                                          else "pending (not in this render's parameters)")
+    for row in comparison.dropna(subset=["ours"]).itertuples():
+        values[f"{row.dataset}_{row.model}_{row.validation}_{row.metric}"] = row.ours
+    if len(runs):
+        for (model, validation), value in runs.groupby(["model", "validation"])["best_epoch"].mean().items():
+            values[f"best_epoch_{model}_{validation}"] = value
+
+    def figure():
+        for (dataset, validation), part in comparison.groupby(["dataset", "validation"]):
+            if part["ours"].notna().any():
+                paper_vs_ours_bars(part[part["ours"].notna()], x="model", metrics=METRICS,
+                                   title=f"{dataset}, validation = {validation}: Learn models, ours vs paper")
+
+    pending_cells = cells_notice("The Learn rows, paper vs ours", comparison, grid, ["model", "validation"],
+                                 pending_reason(grid.device), comparison_command(PAGE, grid, command))
+    return Page(
+        PAGE, grid, runs, pending, paper_cells, None,
+        tables={"runs": runs_table(total, pending),
+                "comparison": paper_vs_ours_table(computed, KEYS, METRICS) if len(computed) else computed,
+                "all_metrics": computed.pivot_table(index=KEYS, columns="metric", values="ours").round(4)
+                if len(computed) else computed,
+                "training": runs.groupby(KEYS)[COST].agg(["mean", "std"]).round(2) if len(runs) else runs,
+                "paper_cells": computed_cells(paper_cells)[CELL_COLUMNS]},
+        figures={"figure": figure},
+        values=values,
+        notices=notices(runs=runs_notice("The runs of this page", total, pending, command),
+                        comparison=pending_cells,
+                        all_metrics=runs_notice("Every metric", total, pending, command),
+                        training=runs_notice("The training cost", total, pending, command),
+                        figure=runs_notice("The figures", total, pending, command),
+                        paper_cells=pending_cells if pending_cells is not None and not pending_cells.partial
+                        else None),
+        checks=[runs[CHECKED].round(2).to_string(index=False) if len(runs) else NO_RUN],
+        claims_command=command)

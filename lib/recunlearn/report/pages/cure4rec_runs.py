@@ -1,0 +1,134 @@
+"""What every CURE4Rec page builder shares: validating its grid before any compute, the command that
+computes its pending runs, the run counts every run page shows first, and the notices of tables,
+figures and paper-vs-ours comparisons that are not (fully) computed."""
+
+from __future__ import annotations
+
+from typing import Any, Iterable, Mapping
+
+import pandas as pd
+
+from ...experiments.config import Config
+from ...experiments.cure4rec_exact import ExactCollected, ExactGrid, collect
+from ...experiments.records import record_key
+from ..glance import CURE4REC_DATASETS
+from ..names import display_name
+from . import Notice, _names, compute_command, plan_entries, reasons_text, run_command, validated
+
+NO_RUN = "no run computed yet"
+"""What the nbval-checked cell prints for a table with no computed run."""
+
+
+def pending_command(page: str, device: str, pending: pd.DataFrame | None, configs: Iterable[Config]) -> str | None:
+    """The command that computes the ``pending`` runs (rows with a record ``key``) of ``page``: the
+    compute plan's entries listing them, else one ``python -m recunlearn run`` per experiment for the
+    ``configs`` among them; None when nothing is pending."""
+    if pending is None or pending.empty:
+        return None
+    keys = set(pending["key"])
+    entries = plan_entries(page, keys, device)
+    if entries:
+        return compute_command(entries, device)
+    waiting = [c for c in configs if record_key(c) in keys]
+    by_experiment: dict[str, list[Config]] = {}
+    for config in waiting:
+        by_experiment.setdefault(config.experiment, []).append(config)
+    return " && ".join(run_command(group) for group in by_experiment.values()) or None
+
+
+def paper_command(page: str, device: str, configs: Iterable[Config]) -> str | None:
+    """The compute plan's command for ``configs`` of the paper's datasets this render does not run
+    (None when the plan lists none of them for ``page``)."""
+    entries = plan_entries(page, {record_key(c) for c in configs}, device)
+    return compute_command(entries, device) if entries else None
+
+
+def missing_datasets(grid) -> tuple[str, ...]:
+    """The paper's datasets that ``grid`` does not run (none for a sweep on ML-100K alone)."""
+    sweep = len(getattr(grid, "shard_counts", ())) > 1 or len(getattr(grid, "ratios", ())) > 1
+    return () if sweep else tuple(d for d in CURE4REC_DATASETS if d not in grid.datasets)
+
+
+def collect_exact(page: str, params: Mapping[str, Any], collected: ExactCollected | None = None
+                  ) -> tuple[ExactGrid, ExactCollected, str | None]:
+    """``(grid, collected runs, command computing the pending runs)`` of an exact-unlearning page at
+    notebook ``params``; the grid is validated before any compute, and ``collected`` (e.g. runs made
+    up by a test) replaces :func:`~recunlearn.experiments.cure4rec_exact.collect`."""
+    grid = validated(ExactGrid, params)
+    collected = collect(grid) if collected is None else collected
+    return grid, collected, pending_command(page, grid.device, collected.pending, grid.runs())
+
+
+def runs_table(total: int, pending: pd.DataFrame) -> pd.Series:
+    """How many of the ``total`` runs have a record and how many are pending, by reason."""
+    counts = {"computed": total - len(pending), **pending["reason"].value_counts().to_dict()}
+    return pd.Series({k: v for k, v in counts.items() if v}, name="runs", dtype=int).rename_axis("status")
+
+
+def runs_notice(what: str, total: int, pending: pd.DataFrame, command: str | None = None,
+                by: str | None = "model") -> Notice | None:
+    """The notice of a table or figure drawn from ``total`` runs of which ``pending`` (rows with a
+    ``reason``) have no record: None when every run has one; a partial notice when some have; a
+    notice shown instead of it when none has."""
+    if total == 0:
+        return Notice(what, "no run in this page's parameters")
+    if pending is None or pending.empty:
+        return None
+    why = reasons_text(pending["reason"], total)
+    if by and by in pending:
+        why += f" ({_names(by, pending[by])})"
+    return Notice(what, why, command, partial=len(pending) < total)
+
+
+def cells_notice(what: str, comparison: pd.DataFrame, grid, keys: list[str], pending_why: str,
+                 command: str | None = None) -> Notice | None:
+    """The notice of a paper-vs-ours table: None when every paper cell holds our value, else how many
+    do not and why: their dataset is not run yet, their other keys (``keys``: model, method, selection,
+    validation) are outside this render's parameters, or their runs are pending (``pending_why``).
+    Partial when some cell is computed."""
+    cells = comparison[comparison["paper"].notna()]
+    missing = cells[cells["ours"].isna()]
+    if missing.empty:
+        return None
+    datasets = set(grid.datasets)
+    outside_data = missing[~missing["dataset"].isin(datasets)]
+    inside = missing[missing["dataset"].isin(datasets)]
+    in_params = pd.Series(True, index=inside.index)
+    for key in keys:
+        allowed = getattr(grid, f"{key}s", None)
+        if allowed is not None:
+            in_params &= inside[key].isin(allowed)
+    parts = []
+    if len(outside_data):
+        names = ", ".join(display_name(d) for d in CURE4REC_DATASETS if d in set(outside_data["dataset"]))
+        parts.append(f"{len(outside_data):,} for {names}, not run yet")
+    if (~in_params).sum():
+        parts.append(f"{int((~in_params).sum()):,} outside this render's parameters")
+    if in_params.sum():
+        parts.append(f"{int(in_params.sum()):,} {pending_why}")
+    why = f"{len(missing):,} of {len(cells):,} paper cells without our value: " + "; ".join(parts)
+    return Notice(what, why, command, partial=bool(comparison["ours"].notna().any()))
+
+
+def printed(frame) -> str:
+    """A frame or series as the nbval-checked cell prints it (``to_string()``)."""
+    return frame.to_string()
+
+
+def notices(**items: Notice | None) -> dict[str, Notice]:
+    """The notices that are not None, by table or figure name."""
+    return {name: notice for name, notice in items.items() if notice is not None}
+
+
+def fixed(value: float, digits: int) -> str:
+    """``value`` with ``digits`` decimals, or ``pending`` when it is not a number."""
+    return "pending" if pd.isna(value) else f"{value:.{digits}f}"
+
+
+def comparison_command(page: str, grid, command: str | None) -> str | None:
+    """The command behind a paper-vs-ours notice: ``command`` (computing the grid's pending runs) when
+    there is one, else the plan's command for the paper's datasets this render does not run."""
+    if command:
+        return command
+    missing = missing_datasets(grid)
+    return paper_command(page, grid.device, grid.replace(datasets=missing).runs()) if missing else None

@@ -1,0 +1,151 @@
+"""CURE4Rec Tables 1 and 5: completeness (MIO), utility and fairness of Learn, Retrain and SCIF beside the
+paper, its claims, how SCIF's damping moves them, and the exact methods' MIO (not in the
+paper)."""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from ...experiments.cure4rec import Collected, pending_reason
+from ...experiments.cure4rec_scif import (ScifGrid, collect, collect_damping_sweep, collect_exact_mio,
+                                          damping_sweep_configs, exact_mio_configs)
+from ..compare import paper_vs_ours_table, within_text
+from ..cure4rec_scif import compare_scif, damping_sweep_table, exact_mio_table, scif_claims
+from ..paper import paper_table
+from ..plots import damping_sweep, method_bars
+from . import Notice, Page, computed_cells, validated
+from .cure4rec_runs import (NO_RUN, cells_notice, comparison_command, fixed, notices, pending_command, printed,
+                            runs_notice, runs_table)
+
+PAGE = "cure4rec/table-01-05-scif-completeness"
+KEYS = ["dataset", "model", "method", "selection"]
+CELL = ["dataset", "model", "selection"]
+METRICS = ["ndcg_untruncated", "hr_cure4rec", "mio_accuracy", "a_igf"]
+EXTRA = ["mio_auc", "mio_train_accuracy", "ndcg", "hit_ratio", "a_igf_standard", "unlearn_seconds", "cg_iterations",
+         "damping"]
+CLOSE_TO_CHANCE = 0.05
+"""An exact method's MIO accuracy within this of 0.5 is consistent with complete unlearning."""
+
+
+def signed(value: float, digits: int = 3, missing: str = "pending") -> str:
+    """``+0.035``, or ``missing`` when ``value`` is not a number."""
+    return missing if pd.isna(value) else f"{value:+.{digits}f}"
+
+
+def range_text(values: pd.Series) -> str:
+    """``"0.491-0.518"`` (three decimals), or ``pending`` without values."""
+    return f"{values.min():.3f}-{values.max():.3f}" if len(values) else "pending"
+
+
+def mio_values(runs: pd.DataFrame, paper: pd.DataFrame, learn_paper: pd.DataFrame, grid: ScifGrid) -> dict:
+    """The glued gaps of the page: SCIF − Retrain MIO (ours ``mio_gap``, the paper's ``paper_mio_gap``)
+    and SCIF's NDCG@20 loss from Learn (``ndcg_drop``, the paper's on the same cells ``paper_ndcg_drop``)."""
+    paper_gap = paper[(paper["metric"] == "mio_accuracy")].pivot_table(index=CELL, columns="method", values="value")
+    paper_drop = paper[(paper["method"] == "scif") & (paper["metric"] == "ndcg_untruncated")
+                       & paper["dataset"].isin(grid.datasets) & paper["model"].isin(grid.models)
+                       & paper["selection"].isin(grid.selections)].merge(
+        learn_paper[learn_paper["metric"] == "ndcg_untruncated"], on=["dataset", "model", "metric"],
+        suffixes=("", "_learn"))
+    values = {"mio_gap": "pending", "paper_mio_gap": signed((paper_gap["scif"] - paper_gap["retrain"]).mean()),
+              "ndcg_drop": "pending",
+              "paper_ndcg_drop": fixed((paper_drop["value_learn"] - paper_drop["value"]).mean(), 3)}
+    if len(runs):
+        gap = runs.pivot_table(index=CELL, columns="method", values="mio_accuracy")
+        ndcg = runs.pivot_table(index=CELL, columns="method", values="ndcg_untruncated")
+        values.update(mio_gap=signed((gap["scif"] - gap["retrain"]).mean()),
+                      ndcg_drop=fixed((ndcg["learn"] - ndcg["scif"]).mean(), 3))
+    return values
+
+
+def gap_table(runs: pd.DataFrame) -> pd.DataFrame:
+    """MIO accuracy of Learn, Retrain and SCIF per cell (mean over seeds) and SCIF − Retrain."""
+    if runs.empty:
+        return pd.DataFrame()
+    gap = runs.pivot_table(index=CELL, columns="method", values="mio_accuracy")
+    gap["scif_minus_retrain"] = gap["scif"] - gap["retrain"]
+    return gap.round(3)
+
+
+def exact_values(exact_mio: pd.DataFrame, runs: pd.DataFrame) -> dict:
+    """The glued MIO ranges of the exact methods and of SCIF, the largest distance of an exact cell from
+    0.5 and what it says (``pending`` where nothing is computed)."""
+    exact_means = exact_mio.groupby(["dataset", "model", "method", "selection"])["mio_accuracy"].mean()
+    scif_means = runs[runs["method"] == "scif"].groupby(CELL)["mio_accuracy"].mean()
+    distance = (exact_means.astype(float) - 0.5).abs()
+    if not len(exact_means):
+        verdict = "pending"
+    elif bool((distance <= CLOSE_TO_CHANCE).all()):
+        verdict = "every exact cell is within 0.05 of 0.5, consistent with complete unlearning"
+    else:
+        verdict = "not every exact cell is within 0.05 of 0.5: see the table"
+    return {"exact_mio_range": range_text(exact_means), "exact_mio_maxdev": fixed(distance.max(), 3),
+            "scif_mio_range": range_text(scif_means), "exact_verdict": verdict}
+
+
+def build(collected: Collected | None = None, exact_mio: Collected | None = None, sweep: Collected | None = None,
+          **params) -> Page:
+    """The Tables 1/5 page at notebook parameters ``params``: its runs, the comparison with the paper's
+    Tables 1 and 5 (and Learn row), SCIF's solver, the figure, the paper's claims, the damping sweep
+    and the exact methods' MIO, with the values its text glues. ``collected``, ``exact_mio`` and
+    ``sweep`` replace the collected SCIF runs, exact-method MIO runs and damping sweep."""
+    grid = validated(ScifGrid, params)
+    sweep_grid = grid.damping_sweep_grid()
+    collected = collect(grid) if collected is None else collected
+    if sweep is None and sweep_grid is not None:
+        sweep = collect_damping_sweep(sweep_grid)
+    exact_mio = collect_exact_mio(grid) if exact_mio is None else exact_mio
+    sweep_configs = damping_sweep_configs(sweep_grid) if sweep_grid is not None else []
+    configs = grid.runs() + exact_mio_configs(grid) + sweep_configs
+    pending = pd.concat([c.pending for c in (collected, exact_mio, sweep) if c is not None and len(c.pending)]
+                        or [collected.pending], ignore_index=True)
+    command = pending_command(PAGE, grid.device, pending, configs)
+    runs, total = collected.runs, len(grid.runs())
+
+    paper, learn_paper = paper_table("cure4rec-table-01-05"), paper_table("cure4rec-learn")
+    comparison = compare_scif(runs, paper, learn_paper, METRICS, selections=grid.selections)
+    in_grid = comparison[comparison["dataset"].isin(grid.datasets) & comparison["model"].isin(grid.models)
+                         & comparison["selection"].isin(grid.selections)]
+    shown = computed_cells(in_grid)
+
+    def figure():
+        for metric, title in [("mio_accuracy", "MIO accuracy (0.5 = complete)"), ("ndcg_untruncated", "NDCG@20")]:
+            method_bars(runs, metric, f"{title} after unlearning 5 % of users (ML-100K)",
+                        paper=paper[(paper["metric"] == metric) & paper["dataset"].isin(grid.datasets)])
+
+    if sweep_grid is None:
+        no_sweep = Notice("The damping sweep", "not asked for at these parameters (DAMPING_SWEEP_MODELS = None)")
+        sweep_runs = pd.DataFrame()
+    else:
+        no_sweep = runs_notice("The damping sweep", len(sweep_configs), sweep.pending, command)
+        sweep_runs = sweep.runs
+    mio_runs = exact_mio.runs
+    exact_notice = runs_notice("The exact methods' MIO", len(exact_mio_configs(grid)), exact_mio.pending, command)
+
+    values = {"within_tol": within_text(comparison), **mio_values(runs, paper, learn_paper, grid),
+              **exact_values(mio_runs, runs)}
+    checks = [NO_RUN] if runs.empty else [
+        printed(runs.groupby(["model", "method", "selection"])[["ndcg_untruncated", "hr_cure4rec", "a_igf"]].mean()
+                .round(2)),
+        printed(runs.groupby(["model", "method", "selection"]).size())]
+    return Page(
+        PAGE, grid, runs, pending, comparison, scif_claims(runs),
+        tables={"runs": runs_table(len(configs), pending),
+                "comparison": paper_vs_ours_table(shown, KEYS, METRICS) if len(shown) else shown,
+                "extra": runs.groupby(KEYS)[EXTRA].mean().round(4) if len(runs) else runs,
+                "mio_gap": gap_table(runs),
+                "damping_table": damping_sweep_table(sweep_runs) if len(sweep_runs) else sweep_runs,
+                "exact_mio": exact_mio_table(mio_runs, runs) if len(mio_runs) or len(runs) else mio_runs},
+        figures={"figure": figure,
+                 "damping_figure": lambda: damping_sweep(
+                     sweep_runs, "SCIF's MIO accuracy against its damping (random users, first seed)")},
+        values=values,
+        notices=notices(
+            runs=runs_notice("The runs of this page", len(configs), pending, command),
+            comparison=cells_notice("Tables 1 and 5, paper vs ours", comparison, grid, ["model", "selection"],
+                                    pending_reason(grid.device), comparison_command(PAGE, grid, command)),
+            extra=runs_notice("MIO AUC, standard metrics and SCIF's solver", total, collected.pending, command),
+            figure=runs_notice("The figure", total, collected.pending, command),
+            mio_gap=runs_notice("The MIO gap", total, collected.pending, command),
+            damping_figure=no_sweep, damping_table=no_sweep if sweep_runs.empty else None,
+            exact_mio=exact_notice),
+        checks=checks, claims_command=command)

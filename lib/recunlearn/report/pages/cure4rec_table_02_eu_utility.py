@@ -1,0 +1,62 @@
+"""CURE4Rec Table 2: utility (NDCG@20, HR@20) of Retrain and the three exact methods after unlearning
+5 % of users, beside the paper; the original combiners beside routing; the paper's claims."""
+
+from __future__ import annotations
+
+from ...experiments.cure4rec import Collected, pending_reason
+from ...experiments.cure4rec_exact import (EXACT_UTILITY, ExactCollected, collect_combiner_variants,
+                                           combiner_variant_grids)
+from ..compare import paper_vs_ours_table, within_text
+from ..cure4rec import compare_exact, utility_claims
+from ..paper import paper_table
+from ..plots import method_bars
+from . import Page, computed_cells
+from .cure4rec_runs import (cells_notice, collect_exact, comparison_command, notices, pending_command, printed,
+                            runs_notice, runs_table)
+
+PAGE = "cure4rec/table-02-eu-utility"
+METRICS = ["ndcg_untruncated", "hr_cure4rec"]
+KEYS = ["dataset", "model", "method", "selection"]
+VARIANT_VALUES = ["ndcg_untruncated", "hr_cure4rec", "a_igf", "unlearn_seconds"]
+
+
+def build(collected: ExactCollected | None = None, variants: Collected | None = None, **params) -> Page:
+    """The Table 2 page at notebook parameters ``params``: its runs, the comparison with the paper's
+    Table 2, the standard metrics, the combiner variants (``variants``, by default collected), the
+    figure, the paper's claims and ``within_tol``. ``collected`` replaces the collected runs."""
+    grid, collected, command = collect_exact(PAGE, params, collected)
+    runs, pending, total = collected.runs, collected.pending, len(grid.runs())
+    variant_configs = [c for g in combiner_variant_grids(grid) for c in g.runs()]
+    variants = collect_combiner_variants(grid) if variants is None else variants
+    variants_command = pending_command(PAGE, grid.device, variants.pending, variant_configs)
+
+    paper = paper_table("cure4rec-table-02")
+    comparison = compare_exact(runs, paper, METRICS)
+    in_grid = comparison[comparison["dataset"].isin(grid.datasets) & comparison["model"].isin(grid.models)]
+    shown = computed_cells(in_grid)
+
+    def figure():
+        for metric in METRICS:
+            method_bars(runs, metric, f"{metric}@20 after unlearning 5 % of users (ML-100K)",
+                        paper=paper[(paper["metric"] == metric) & paper["dataset"].isin(grid.datasets)])
+
+    by_combiner = variants.runs
+    combiners = (by_combiner.pivot_table(index=["dataset", "model", "method"], columns="combiner",
+                                         values=VARIANT_VALUES).round(4) if len(by_combiner) else by_combiner)
+    return Page(
+        PAGE, grid, runs, pending, comparison, utility_claims(runs),
+        tables={"runs": runs_table(total, pending),
+                "comparison": paper_vs_ours_table(shown, KEYS, METRICS) if len(shown) else shown,
+                "standard_metrics": runs.groupby(KEYS)[EXACT_UTILITY].mean().round(4),
+                "combiners": combiners},
+        figures={"figure": figure},
+        values={"within_tol": within_text(comparison)},
+        notices=notices(
+            runs=runs_notice("The runs of this page", total, pending, command),
+            comparison=cells_notice("Table 2, paper vs ours", comparison, grid, ["model", "method", "selection"],
+                                    pending_reason(grid.device), comparison_command(PAGE, grid, command)),
+            standard_metrics=runs_notice("The standard metrics", total, pending, command),
+            combiners=runs_notice("The combiner variants", len(variant_configs), variants.pending, variants_command),
+            figure=runs_notice("The figure", total, pending, command)),
+        checks=[printed(runs.groupby(["model", "method", "selection"])[METRICS].mean().round(2))],
+        claims_command=command)

@@ -1,0 +1,57 @@
+"""CURE4Rec Table 3: unlearning time of Retrain and the three exact methods beside the paper's seconds
+(compared as time relative to Retrain), SCIF's stored times, and the paper's claims."""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from ...experiments.cure4rec import pending_reason
+from ...experiments.cure4rec_exact import ExactCollected
+from ...experiments.cure4rec_scif import stored_scif_times
+from ..cure4rec import time_claims, time_table
+from ..paper import paper_table
+from ..plots import method_bars
+from . import Notice, Page
+from .cure4rec_runs import (cells_notice, collect_exact, comparison_command, notices, printed, runs_notice,
+                            runs_table)
+
+PAGE = "cure4rec/table-03-unlearning-time"
+KEYS = ["dataset", "model", "method", "selection"]
+SCIF_SHOWN = ["unlearn_seconds", "scif_cg_seconds", "cg_iterations"]
+
+
+def build(collected: ExactCollected | None = None, scif: pd.DataFrame | None = None, **params) -> Page:
+    """The Table 3 page at notebook parameters ``params``: its runs, the paper's seconds beside ours
+    (absolute and relative to Retrain), SCIF's times from the stored SCIF runs (``scif``, by default
+    read from the records, never computed), the figures and the paper's claims. ``collected``
+    replaces the collected runs."""
+    grid, collected, command = collect_exact(PAGE, params, collected)
+    runs, pending, total = collected.runs, collected.pending, len(grid.runs())
+    if scif is None:
+        scif = stored_scif_times(grid.datasets, grid.models, grid.selections, grid.seeds, grid.max_epochs,
+                                 grid.device)
+    timed = pd.concat([runs, scif], ignore_index=True) if len(scif) else runs
+    table = time_table(runs, scif, paper_table("cure4rec-table-03"))
+    shown = table[table["dataset"].isin(grid.datasets) & table["model"].isin(grid.models)]
+    shown = shown[shown["unlearn_seconds"].notna()]
+    cells = table.assign(paper=table["paper_seconds"], ours=table["unlearn_seconds"])
+    no_scif = Notice("SCIF's times", "no stored SCIF run at this page's settings (SCIF runs are made by the "
+                     "Tables 1/5 page, never here)") if not len(scif) else None
+    return Page(
+        PAGE, grid, runs, pending, None, time_claims(runs),
+        tables={"runs": runs_table(total, pending),
+                "times": shown.set_index(KEYS).round(3),
+                "scif_times": scif.groupby(["dataset", "model", "selection"])[SCIF_SHOWN].mean().round(2)},
+        figures={"scif_figure": lambda: method_bars(timed[timed["method"].isin(["retrain", "scif"])],
+                                                    "unlearn_seconds",
+                                                    "Retrain vs SCIF: unlearning time (seconds, CPU)"),
+                 "figure": lambda: method_bars(runs, "unlearn_seconds",
+                                               "Stage-III time, slowest retrained shard (seconds, CPU)")},
+        notices=notices(
+            runs=runs_notice("The runs of this page", total, pending, command),
+            times=cells_notice("Table 3, paper vs ours", cells, grid, ["model", "method", "selection"],
+                               pending_reason(grid.device), comparison_command(PAGE, grid, command)),
+            scif_times=no_scif, scif_figure=no_scif,
+            figure=runs_notice("The figure", total, pending, command)),
+        checks=[printed(runs.groupby(["model", "method", "selection"])["unlearn_seconds"].size())],
+        claims_command=command)

@@ -1,0 +1,49 @@
+"""CURE4Rec Tables 6-8: active and inactive remaining users in each shard of SISA, RecEraser and UltraRE
+beside the paper's tables, how concentrated the active users are, and the paper's claim."""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from ...experiments.cure4rec_exact import ExactCollected
+from ..cure4rec import active_concentration, concentration_claims, shard_composition
+from ..paper import paper_table
+from ..plots import shard_composition as composition_bars
+from . import Page
+from .cure4rec_runs import collect_exact, fixed, notices, printed, runs_notice, runs_table
+
+PAGE = "cure4rec/table-06-08-shard-composition"
+
+
+def build(collected: ExactCollected | None = None, **params) -> Page:
+    """The shard-composition page at notebook parameters ``params``: its runs, the active users per shard
+    (ours and the paper's, shards ordered by rank), their concentration, the figure, the paper's
+    claim and the glued top-shard shares. ``collected`` replaces the collected runs."""
+    grid, collected, command = collect_exact(PAGE, params, collected)
+    runs, pending, total = collected.runs, collected.pending, len(grid.runs())
+    composition = shard_composition(collected.shards, paper=paper_table("cure4rec-table-06-08"))
+    concentration = active_concentration(composition)
+    ours = composition[composition["source"] == "ours"]
+
+    top = concentration[concentration["source"] == "ours"].set_index(["method", "selection"])["top_shard_share"]
+    sisa = top.xs("sisa").mean() if "sisa" in top.index.get_level_values(0) else float("nan")
+    clustered = top.drop("sisa", level=0, errors="ignore").mean()
+    empty = pd.DataFrame()
+    return Page(
+        PAGE, grid, runs, pending, None, concentration_claims(composition),
+        tables={"runs": runs_table(total, pending),
+                "concentration": concentration.pivot_table(
+                    index=["dataset", "method", "selection"], columns="source",
+                    values=["top_shard_share", "cv"]).round(3) if len(concentration) else empty,
+                "composition": composition.pivot_table(
+                    index=["dataset", "method", "selection", "source"], columns="rank", values="active",
+                    aggfunc="mean").round(1) if len(composition) else empty},
+        figures={"figure": lambda: composition_bars(composition[composition["seed"] <= 0].assign(
+            shard=lambda c: c["rank"]), "Active users per shard, shards ordered by rank (ours: seed 0)")},
+        values={"sisa_top_share": fixed(sisa, 2), "clustered_top_share": fixed(clustered, 2)},
+        notices=notices(runs=runs_notice("The runs of this page", total, pending, command),
+                        concentration=runs_notice("The concentration of active users", total, pending, command),
+                        composition=runs_notice("Active users per shard", total, pending, command),
+                        figure=runs_notice("The figure", total, pending, command)),
+        checks=[printed(ours.groupby(["method", "selection"])["active"].agg(["sum", "max"]))],
+        claims_command=command)

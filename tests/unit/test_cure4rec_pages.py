@@ -1,0 +1,506 @@
+"""The CURE4Rec page builders: parameters checked before any compute, one notice for pending content
+(never an empty table or an all-pending one), no glued sentence counting nothing ("0 of 0"), tables
+that hold what the notebooks computed before the builders existed (on made-up runs), and notebooks
+that are parameters -> build -> show -> publish, with ``experiments`` never importing ``report``."""
+
+from __future__ import annotations
+
+import ast
+import importlib
+import json
+import re
+
+import numpy as np
+import pandas as pd
+import pytest
+import yaml
+
+from recunlearn import paths
+from recunlearn.experiments.config import ConfigError
+from recunlearn.experiments.cure4rec import Collected, LearnGrid, pending_frame, pending_reason
+from recunlearn.experiments.cure4rec_exact import (EXACT_KEYS, SHARD_COLUMNS, ExactCollected, ExactGrid,
+                                                   combiner_variant_grids)
+from recunlearn.experiments.cure4rec_scif import (SCIF_METHODS, ScifGrid, damping_sweep_configs, exact_mio_configs)
+from recunlearn.report.compare import paper_vs_ours_table, verdict, within_text
+from recunlearn.report.cure4rec import (EU_METHODS, active_concentration, compare_exact, compare_learn,
+                                        concentration_claims, fairness_claims, shard_composition, sweep_claims,
+                                        time_table, utility_claims, with_retrain_gap)
+from recunlearn.report.pages import EMPTY_COUNT, Notice, Page
+from recunlearn.report.paper import paper_table
+
+NOTEBOOKS = paths.REPO_ROOT / "notebooks" / "cure4rec"
+PARAMS = paths.REPO_ROOT / "notebooks" / "params" / "cure4rec"
+STEMS = sorted(p.stem for p in NOTEBOOKS.glob("*.ipynb"))
+EXACT_PAGES = ["table-02-eu-utility", "figure-03-06-07-eu-fairness", "figure-04-shard-number",
+               "figure-08-unlearning-ratio", "table-03-unlearning-time", "table-06-08-shard-composition"]
+SCIF_PAGES = ["table-01-05-scif-completeness", "figure-02-05-overview"]
+RUN_PAGES = EXACT_PAGES + SCIF_PAGES + ["learn-baselines"]
+LEVEL = {"retrain": 0.32, "sisa": 0.25, "receraser": 0.28, "ultrare": 0.281}
+SELECTION_SHIFT = {"core": 0.01, "random": 0.0, "edge": -0.01}
+
+
+def module(stem: str):
+    return importlib.import_module(f"recunlearn.report.pages.cure4rec_{stem.replace('-', '_')}")
+
+
+def params(stem: str, profile: str = "smoke", **changes) -> dict:
+    """The notebook's parameters cell, overridden by its profile file and ``changes``."""
+    notebook = json.loads((NOTEBOOKS / f"{stem}.ipynb").read_text())
+    cell = next(c for c in notebook["cells"] if "parameters" in c["metadata"].get("tags", []))
+    values: dict = {}
+    exec("".join(cell["source"]), {}, values)  # the cell holds literals only
+    values.update(yaml.safe_load((PARAMS / f"{stem}.{profile}.yml").read_text()) or {})
+    return {**values, **changes}
+
+
+# --- made-up runs ----------------------------------------------------------------------------------------
+
+def fake_exact(grid: ExactGrid, pending_models=()) -> ExactCollected:
+    """Made-up runs of ``grid``: NDCG by method (:data:`LEVEL`) plus a shift by unlearning set and 0.001
+    per seed, less 0.001 per extra shard and 0.01 per ratio step; A-IGF higher for the clustered
+    methods; SISA spreads active users over its shards, RecEraser and UltraRE pack them into one.
+    Runs of ``pending_models`` have no record."""
+    rows, pending, shards = [], [], []
+    for c in grid.runs():
+        if c.model in pending_models:
+            pending.append(c)
+            continue
+        n_shards = 1 if c.method == "retrain" else c.n_shards
+        ndcg = (LEVEL[c.method] + SELECTION_SHIFT[c.selection] + 0.001 * c.seed
+                - 0.001 * (n_shards - 10) * (n_shards > 1) - 0.002 * (c.ratio - 5.0))
+        clustered = c.method in ("receraser", "ultrare")
+        rows.append({"dataset": c.dataset, "model": c.model, "method": c.method, "selection": c.selection,
+                     "ratio": c.ratio, "n_shards": n_shards, "seed": c.seed, "ndcg_untruncated": ndcg,
+                     "hr_cure4rec": ndcg + 0.05, "ndcg": ndcg + 0.01, "hit_ratio": 0.9, "recall": ndcg + 0.03,
+                     "a_igf": -0.02 + 0.02 * clustered + 0.0005 * c.seed, "a_igf_standard": 0.2,
+                     "shard_gf": np.nan if n_shards == 1 else 0.002 + 0.003 * clustered - 0.0001 * n_shards,
+                     "shard_gf_standard": np.nan if n_shards == 1 else 0.003,
+                     "unlearn_seconds": 10.0 if c.method == "retrain" else 2.0 + 0.1 * c.seed,
+                     "unlearn_sum_seconds": 10.0 if c.method == "retrain" else 15.0,
+                     "partition_seconds": 0.5 * clustered, "unlearn_plus_partition_seconds": 2.5, "record": None})
+        if c.method != "retrain":
+            active = [50 // n_shards] * n_shards if not clustered else [50 - (n_shards - 1)] + [1] * (n_shards - 1)
+            shards += [{"dataset": c.dataset, "model": c.model, "method": c.method, "selection": c.selection,
+                        "seed": c.seed, "shard": s, "active": a, "inactive": 90 - a} for s, a in enumerate(active)]
+    runs = pd.DataFrame(rows, columns=None if rows else EXACT_KEYS)
+    runs.attrs["pending"] = [c.to_dict() for c in pending]
+    return ExactCollected(runs, pending_frame(pending, grid.device, EXACT_KEYS),
+                          pd.DataFrame(shards, columns=SHARD_COLUMNS))
+
+
+def fake_variants(grid: ExactGrid) -> Collected:
+    """Made-up combiner variants: the original combiners a little below routing."""
+    parts = []
+    for variant in combiner_variant_grids(grid):
+        runs = fake_exact(variant).runs.assign(combiner=variant.combiner)
+        if variant.combiner == "original":
+            runs["ndcg_untruncated"] -= 0.05
+        parts.append(runs)
+    return Collected(pd.concat(parts, ignore_index=True), pending_frame([], grid.device, EXACT_KEYS))
+
+
+def fake_learn(grid: LearnGrid) -> Collected:
+    rows = [{"dataset": c.dataset, "model": c.model, "validation": c.validation, "seed": c.seed,
+             "ndcg_untruncated": 0.30 + 0.01 * c.seed, "hr_cure4rec": 0.33, "a_igf": -0.03, "ndcg": 0.31,
+             "hit_ratio": 0.9, "recall": 0.35, "mrr": 0.5, "a_igf_standard": 0.2, "epochs_run": 10 + c.seed,
+             "best_epoch": 5 + c.seed, "train_seconds": 3.0, "validation_seconds": 0.1} for c in grid.runs()]
+    runs = pd.DataFrame(rows)
+    runs.attrs["pending"] = []
+    return Collected(runs, pending_frame([], grid.device, ["dataset", "model", "validation", "seed"]))
+
+
+SCIF_LEVEL = {"learn": (0.72, 0.32), "retrain": (0.52, 0.31), "scif": (0.58, 0.30)}
+
+
+def fake_scif(grid: ScifGrid) -> Collected:
+    """Made-up SCIF runs: MIO accuracy and NDCG of Learn, Retrain and SCIF by :data:`SCIF_LEVEL`."""
+    rows = []
+    for c in grid.runs():
+        for method in SCIF_METHODS:
+            mio, ndcg = SCIF_LEVEL[method]
+            rows.append({"dataset": c.dataset, "model": c.model, "method": method, "selection": c.selection,
+                         "ratio": c.ratio, "seed": c.seed, "ndcg_untruncated": ndcg + 0.001 * c.seed,
+                         "hr_cure4rec": ndcg + 0.03, "mio_accuracy": mio + 0.002 * c.seed, "a_igf": -0.02,
+                         "mio_auc": mio, "mio_train_accuracy": 0.7, "ndcg": ndcg, "hit_ratio": 0.9,
+                         "a_igf_standard": 0.2, "unlearn_seconds": {"learn": np.nan, "retrain": 10.0,
+                                                                    "scif": 3.0}[method],
+                         "cg_iterations": 20.0 if method == "scif" else np.nan,
+                         "damping": 0.01 if method == "scif" else np.nan, "record": None})
+    runs = pd.DataFrame(rows)
+    runs.attrs["pending"] = []
+    return Collected(runs, pending_frame([], grid.device, ["dataset", "model", "selection", "ratio", "seed"]))
+
+
+def fake_exact_mio(grid: ScifGrid) -> Collected:
+    rows = [{"dataset": c.dataset, "model": c.model, "method": c.method, "selection": c.selection, "seed": c.seed,
+             "mio_accuracy": 0.5 + 0.01 * (c.method == "sisa"), "record": None} for c in exact_mio_configs(grid)]
+    return Collected(pd.DataFrame(rows), pending_frame([], grid.device, ["dataset", "model", "method", "selection",
+                                                                          "seed"]))
+
+
+def fake_sweep(grid: ScifGrid) -> Collected:
+    rows = []
+    for c in damping_sweep_configs(grid.damping_sweep_grid()):
+        relative = c.damping_rule == "relative"
+        delta = c.damping_fraction * 0.01 if relative else c.damping
+        rows.append({"dataset": c.dataset, "model": c.model, "selection": c.selection, "ratio": c.ratio,
+                     "seed": c.seed, "damping_rule": c.damping_rule,
+                     "damping_fraction": c.damping_fraction if relative else np.nan, "initial_damping": delta,
+                     "damping": delta, "update_norm": 1.0 / delta, "cg_converged": True,
+                     "mio_accuracy": 0.55 + delta, "ndcg_untruncated": 0.3, "mio_accuracy_learn": 0.72,
+                     "mio_accuracy_retrain": 0.52, "ndcg_untruncated_learn": 0.32, "ndcg_untruncated_retrain": 0.31})
+    return Collected(pd.DataFrame(rows), pending_frame([], grid.device, ["dataset", "model"]))
+
+
+def fake_statistics() -> pd.DataFrame:
+    rows = []
+    for dataset, (users, items, interactions) in {"ml-100k": (943, 1349, 99287), "ml-1m": (6040, 3416, 999611),
+                                                  "adm": (22878, 115082, 238692)}.items():
+        stats = {"users": users, "items": items, "interactions": interactions,
+                 "sparsity": 1 - interactions / (users * items)}
+        if dataset == "adm":
+            rows.append({"dataset": dataset, "source": "raw, 5-core", "note": "not available here: made up"})
+        else:
+            rows.append({"dataset": dataset, "source": "raw, 5-core", **stats, "note": ""})
+        rows.append({"dataset": dataset, "source": "released", **stats, "note": ""})
+    return pd.DataFrame(rows).astype({"users": "Int64", "items": "Int64", "interactions": "Int64"})
+
+
+def fake_page(stem: str, profile: str = "smoke", pending_models=(), **changes) -> Page:
+    """The page of ``stem`` built on made-up runs at ``profile``'s parameters (plus ``changes``)."""
+    values = params(stem, profile, **changes)
+    build = module(stem).build
+    if stem in EXACT_PAGES:
+        grid = ExactGrid.from_params(values)
+        extra = {"variants": fake_variants(grid)} if stem == "table-02-eu-utility" else {}
+        if stem == "table-03-unlearning-time":
+            extra["scif"] = pd.DataFrame(columns=["dataset", "model", "method", "selection", "seed",
+                                                  "unlearn_seconds", "scif_cg_seconds", "cg_iterations"])
+        return build(collected=fake_exact(grid, pending_models), **extra, **values)
+    if stem == "learn-baselines":
+        return build(collected=fake_learn(LearnGrid.from_params(values)), **values)
+    if stem == "table-04-dataset-statistics":
+        return build(ours=fake_statistics(), **values)
+    grid = ScifGrid.from_params(values)
+    if stem == "figure-02-05-overview":
+        eu = module(stem).exact_grid(grid)
+        return build(collected=fake_scif(grid), exact=fake_exact(eu), exact_mio=fake_exact_mio(grid), **values)
+    sweep = fake_sweep(grid) if grid.damping_sweep_grid() is not None else None
+    return build(collected=fake_scif(grid), exact_mio=fake_exact_mio(grid), sweep=sweep, **values)
+
+
+def shown(page: Page, name: str, monkeypatch) -> list:
+    """What ``page.show(name)`` puts on the page: the figures it drew, the objects it displayed, then the
+    table it returned."""
+    import IPython.display
+    import matplotlib.pyplot as plt
+
+    out = []
+    monkeypatch.setattr(IPython.display, "display", lambda obj, **_: out.append(obj))
+    before = set(plt.get_fignums())
+    result = page.show(name)
+    drawn = [plt.figure(n) for n in plt.get_fignums() if n not in before]
+    return drawn + out + ([result] if result is not None else [])
+
+
+def no_empty_count(page: Page) -> None:
+    texts = page.texts()
+    assert {name: text for name, text in texts.items() if EMPTY_COUNT.search(text)} == {}
+
+
+@pytest.fixture(autouse=True)
+def _no_figures_left():
+    import matplotlib
+
+    matplotlib.use("Agg")
+    yield
+    import matplotlib.pyplot as plt
+
+    plt.close("all")
+
+
+# --- no package cycle; notebooks are parameters -> build -> show -> publish ---------------------------------
+
+def test_experiments_never_import_report():
+    for path in sorted((paths.REPO_ROOT / "lib" / "recunlearn" / "experiments").glob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ImportFrom):
+                name = ("." * node.level) + (node.module or "")
+                assert not re.match(r"^(\.\.report|recunlearn\.report)", name), (path.name, name)
+
+
+@pytest.mark.parametrize("stem", STEMS)
+def test_a_notebook_is_parameters_build_show_publish(stem):
+    notebook = json.loads((NOTEBOOKS / f"{stem}.ipynb").read_text())
+    code = [c for c in notebook["cells"] if c["cell_type"] == "code"
+            and not {"parameters", "injected-parameters"} & set(c["metadata"].get("tags", []))]
+    sources = ["".join(c["source"]) for c in code]
+    assert sources[0] == "from recunlearn.report import show_parameters\n\nshow_parameters(globals())"
+    assert sources[1].startswith(f"from recunlearn.report.pages import notebook_parameters\n"
+                                 f"from recunlearn.report.pages.cure4rec_{stem.replace('-', '_')} import build\n\n"
+                                 "page = build(**notebook_parameters(globals()))")
+    for source in sources[2:]:
+        lines = [line for line in source.splitlines() if line and not line.startswith("#")]
+        assert all(re.fullmatch(r'page\.(show\("\w+"\)|check\(\)|publish\(\))', line) for line in lines), source
+    assert sum("page.publish()" in s for s in sources) == 1
+    checked = [s for c, s in zip(code, sources) if "nbval-check-output" in c["metadata"].get("tags", [])]
+    assert len(checked) == 1 and checked[0].endswith("page.check()")
+    assert notebook["cells"][-1]["metadata"].get("tags") == ["downloads"]
+
+
+@pytest.mark.parametrize("stem", STEMS)
+def test_every_item_a_notebook_shows_exists_and_every_glue_name_is_published(stem):
+    notebook = json.loads((NOTEBOOKS / f"{stem}.ipynb").read_text())
+    page = fake_page(stem, "paper")
+    code = "".join("".join(c["source"]) for c in notebook["cells"] if c["cell_type"] == "code")
+    assert set(re.findall(r'page\.show\("(\w+)"\)', code)) <= set(page.items)
+    markdown = "".join("".join(c["source"]) for c in notebook["cells"] if c["cell_type"] == "markdown")
+    used = {name.split(":")[0] for name in re.findall(r"\{glue:text\}`([^`]+)`", markdown)}
+    evidence = {f"claim_{i}_evidence" for i in (page.claims["id"] if page.claims is not None else [])}
+    assert used - set(page.texts()) - evidence == set()
+
+
+# --- parameters ------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("stem", STEMS)
+@pytest.mark.parametrize("bad, message", [
+    ({"MODELS": ["wmf", "no-such-model"]}, r"MODELS = .*'no-such-model' is not allowed"),
+    ({"datasets": ["ml-100k"]}, r"case-sensitive: \['datasets'\].*DATASETS"),
+    ({"EPOCHS": 3}, r"unknown parameter\(s\) \['EPOCHS'\].*allowed"),
+    ({"DATASETS": ["movielens"]}, r"DATASETS = .*'movielens' is not allowed; allowed: \['ml-100k'"),
+])
+def test_a_wrong_parameter_fails_before_any_compute(stem, bad, message, monkeypatch):
+    from recunlearn.experiments import cure4rec, cure4rec_exact, cure4rec_scif
+    from recunlearn.report.pages import cure4rec_runs
+
+    def fail(*args, **kwargs):
+        pytest.fail("runs collected before the parameters were checked")
+
+    for target, name in [(cure4rec, "collect"), (cure4rec_exact, "collect"), (cure4rec_runs, "collect"),
+                         (cure4rec_scif, "collect"), (cure4rec, "dataset_statistics")]:
+        monkeypatch.setattr(target, name, fail)
+    for name in ("collect", "dataset_statistics", "collect_exact_mio", "collect_damping_sweep",
+                 "collect_combiner_variants"):
+        if hasattr(module(stem), name):
+            monkeypatch.setattr(module(stem), name, fail)
+    values = params(stem)
+    if "MODELS" in bad and "MODELS" not in values:
+        pytest.skip("the page has no MODELS parameter")
+    with pytest.raises(ConfigError, match=message):
+        module(stem).build(**{**values, **bad})
+
+
+@pytest.mark.parametrize("stem", ["figure-08-unlearning-ratio", "table-02-eu-utility"])
+def test_a_ratio_that_unlearns_nobody_fails_before_any_compute(stem, monkeypatch):
+    from recunlearn.report.pages import cure4rec_runs
+
+    monkeypatch.setattr(cure4rec_runs, "collect", lambda *a, **k: pytest.fail("runs collected"))
+    with pytest.warns(UserWarning, match="is a percentage"), \
+            pytest.raises(ConfigError, match=r"RATIOS = 0\.05: .*nobody would be unlearned"):
+        module(stem).build(**params(stem, RATIOS=[0.05]))
+
+
+# --- pending content: one notice --------------------------------------------------------------------------
+
+@pytest.mark.parametrize("stem", RUN_PAGES)
+def test_a_grid_without_records_shows_one_notice_per_item_and_no_empty_count(stem, monkeypatch):
+    """The paper profile with no record at all (the tests' records directory is empty) and nothing
+    computed: every table and figure is one notice naming why and the compute plan's command; every
+    claim reads ``pending``; no glued text counts nothing."""
+    page = module(stem).build(**params(stem, "paper", COMPUTE_MISSING=False))
+    assert len(page.pending) and set(page.pending["reason"]) == {pending_reason("cpu")}
+    for name in page.items:
+        out = shown(page, name, monkeypatch)
+        assert len(out) == 1 and isinstance(out[0], Notice), (name, out)
+        if name in ("scif_times", "scif_figure"):  # read from the SCIF page's records, never computed here
+            assert out[0].why.startswith("no stored SCIF run at this page's settings")
+            continue
+        assert "without a record yet" in out[0].why or "claims pending" in out[0].why, out[0].why
+        if name != "claims":
+            assert out[0].command.startswith("python -m recunlearn compute --only cure4rec-ml100k-"), out[0].command
+    no_empty_count(page)
+    texts = page.texts()
+    assert all(texts[f"claim_{c}"] == "pending" for c in (page.claims["id"] if page.claims is not None else []))
+    assert "0 of" not in texts.get("within_tol", "")
+    for name in ("mio_gap", "ndcg_drop", "exact_mio_range", "exact_mio_maxdev", "exact_verdict",
+                 "sisa_top_share", "clustered_top_share"):
+        if name in texts:
+            assert texts[name] == "pending", (name, texts[name])
+
+
+def test_runs_of_one_model_pending_leave_partly_computed_tables_with_a_notice(monkeypatch):
+    page = fake_page("table-02-eu-utility", "paper", pending_models=("bpr",))
+    table, notice = shown(page, "comparison", monkeypatch)
+    assert "BPR" not in set(table.index.get_level_values("Model"))
+    assert notice.partial and "24 without a record yet (CPU-hours)" in notice.why
+    assert notice.why == ("168 of 216 paper cells without our value: 144 for ML-1M, ADM, not run yet; "
+                          "24 without a record yet (CPU-hours)")
+    runs_table, runs_notice = shown(page, "runs", monkeypatch)
+    assert runs_table.to_dict() == {"computed": 72, "without a record yet (CPU-hours)": 36}
+    assert runs_notice.why == "36 of 108 runs without a record yet (CPU-hours) (BPR)" and runs_notice.partial
+    no_empty_count(page)
+
+
+def test_no_sweep_asked_for_is_one_notice(monkeypatch):
+    page = fake_page("table-01-05-scif-completeness", DAMPING_SWEEP_MODELS=None)
+    (notice,) = shown(page, "damping_figure", monkeypatch)
+    assert notice.why == "not asked for at these parameters (DAMPING_SWEEP_MODELS = None)"
+
+
+@pytest.mark.parametrize("stem", STEMS)
+def test_made_up_runs_give_every_item_and_no_empty_count(stem, monkeypatch):
+    page = fake_page(stem, "paper")
+    for name in page.items:
+        if name == "item_degrees":  # reads the dataset files
+            continue
+        out = shown(page, name, monkeypatch)
+        assert out and not any(isinstance(o, pd.DataFrame) and o.empty for o in out), name
+    no_empty_count(page)
+    assert page.checks and all(page.checks)
+
+
+# --- the tables hold the values the notebooks computed before ----------------------------------------------
+
+def exact_runs(stem: str, profile: str = "paper", **changes) -> tuple[dict, ExactGrid, ExactCollected]:
+    values = params(stem, profile, **changes)
+    grid = ExactGrid.from_params(values)
+    return values, grid, fake_exact(grid)
+
+
+def test_table_2_values_equal_the_notebook_pipeline(monkeypatch):
+    values, grid, collected = exact_runs("table-02-eu-utility")
+    runs = collected.runs
+    page = module("table-02-eu-utility").build(collected=collected, variants=fake_variants(grid), **values)
+    # what the notebook computed inline before the builder
+    comparison = compare_exact(runs, paper_table("cure4rec-table-02"), ["ndcg_untruncated", "hr_cure4rec"])
+    pd.testing.assert_frame_equal(page.comparison, comparison)
+    computed = comparison[comparison["dataset"].isin(grid.datasets) & comparison["model"].isin(grid.models)]
+    before = paper_vs_ours_table(computed, ["dataset", "model", "method", "selection"],
+                                 ["ndcg_untruncated", "hr_cure4rec"])
+    table = shown(page, "comparison", monkeypatch)[0]
+    pd.testing.assert_frame_equal(table, before)  # every cell of the grid computed: the same table
+    assert table.loc[("ML-100K", "WMF", "Retrain", "Core"), ("NDCG@20", "ours")] == "0.3310 ± 0.0010"
+    pd.testing.assert_frame_equal(page.tables["standard_metrics"], runs.groupby(
+        ["dataset", "model", "method", "selection"])[["ndcg_untruncated", "hr_cure4rec", "ndcg", "hit_ratio",
+                                                       "recall"]].mean().round(4))
+    pd.testing.assert_frame_equal(page.claims, utility_claims(runs))
+    claims = page.claims.set_index("id")["verdict"]
+    assert claims["eu_below_retrain"] == "reproduced" and claims["core_highest_utility"] == "reproduced"
+    assert page.texts()["within_tol"] == within_text(comparison)
+    assert page.texts()["page_coverage"] == "72 of 216 paper cells computed; 1 of 3 paper datasets; 108 of 108 runs " \
+                                           "have a record"
+    assert page.checks[0] == runs.groupby(["model", "method", "selection"])[
+        ["ndcg_untruncated", "hr_cure4rec"]].mean().round(2).to_string()
+
+
+def test_fairness_and_sweep_tables_equal_the_notebook_pipeline():
+    values, grid, collected = exact_runs("figure-03-06-07-eu-fairness")
+    page = module("figure-03-06-07-eu-fairness").build(collected=collected, **values)
+    fair = with_retrain_gap(collected.runs)
+    shown_columns = ["a_igf", "a_igf_gap", "a_igf_gap_abs", "shard_gf", "a_igf_standard", "shard_gf_standard"]
+    pd.testing.assert_frame_equal(page.tables["fairness"], fair.groupby(["dataset", "model", "method", "selection"])[
+        shown_columns].agg(["mean", "std"]).round(4))
+    pd.testing.assert_frame_equal(page.claims, fairness_claims(collected.runs))
+    assert page.claims.set_index("id").loc["eu_a_igf_above_retrain", "verdict"] == "partly reproduced"
+
+    values, grid, collected = exact_runs("figure-04-shard-number")
+    page = module("figure-04-shard-number").build(collected=collected, **values)
+    eu = with_retrain_gap(collected.runs)
+    eu = eu[eu["method"] != "retrain"]
+    metrics = ["ndcg_untruncated", "unlearn_seconds", "a_igf_gap_abs", "shard_gf"]
+    pd.testing.assert_frame_equal(page.tables["sweep"], eu.groupby(["method", "n_shards"])[metrics].agg(
+        ["mean", "std"]).round(4))
+    claims = page.claims.set_index("id")
+    assert claims.loc["ndcg_untruncated_falls", "verdict"] == "reproduced"  # 0.001 less per extra shard
+    assert claims.loc["unlearn_seconds_falls", "verdict"] == "inconclusive"  # no record times: nothing timed
+    pd.testing.assert_frame_equal(page.claims, sweep_claims(eu, "n_shards", {
+        "ndcg_untruncated": -1, "unlearn_seconds": -1, "a_igf_gap_abs": +1, "shard_gf": -1}, "the number of shards"))
+
+    values, grid, collected = exact_runs("figure-08-unlearning-ratio")
+    page = module("figure-08-unlearning-ratio").build(collected=collected, **values)
+    sweep = with_retrain_gap(collected.runs)
+    assert page.claims.set_index("id").loc["ndcg_untruncated_falls", "verdict"] == "reproduced"
+    pd.testing.assert_frame_equal(page.tables["sweep"], sweep.groupby(["method", "ratio"])[
+        ["ndcg_untruncated", "unlearn_seconds", "a_igf", "a_igf_gap_abs"]].agg(["mean", "std"]).round(4))
+
+
+def test_shard_composition_ranks_shards_and_measures_concentration(monkeypatch):
+    values, grid, collected = exact_runs("table-06-08-shard-composition")
+    page = module("table-06-08-shard-composition").build(collected=collected, **values)
+    composition = shard_composition(collected.shards, paper_table("cure4rec-table-06-08"))
+    ours = composition[composition["source"] == "ours"]
+    assert set(ours.groupby(["method", "selection", "seed"])["rank"].apply(sorted).map(tuple)) == {tuple(range(1, 11))}
+    theirs = composition[composition["source"] == "paper"]
+    assert theirs["shard"].min() == 0 and (theirs["model"] == "(paper)").all() and (theirs["seed"] == -1).all()
+    concentration = active_concentration(composition).set_index(["source", "method", "selection"])
+    assert concentration.loc[("ours", "sisa", "core"), "top_shard_share"] == pytest.approx(5 / 50)
+    assert concentration.loc[("ours", "receraser", "core"), "top_shard_share"] == pytest.approx(41 / 50)
+    texts = page.texts()
+    assert texts["sisa_top_share"] == "0.10" and texts["clustered_top_share"] == "0.82"
+    pd.testing.assert_frame_equal(page.claims, concentration_claims(composition))
+    assert texts["claim_receraser_ultrare_concentrate_active_users"].startswith("reproduced")
+    table = shown(page, "composition", monkeypatch)[0]
+    assert table.loc[("ml-100k", "receraser", "core", "ours"), 1] == 41.0
+
+
+def test_table_3_times_relative_to_retrain(monkeypatch):
+    values, grid, collected = exact_runs("table-03-unlearning-time")
+    scif = pd.DataFrame({"dataset": "ml-100k", "model": "wmf", "method": "scif", "selection": "core", "seed": [0, 1],
+                         "unlearn_seconds": [4.0, 6.0], "scif_cg_seconds": 3.0, "cg_iterations": 30.0})
+    page = module("table-03-unlearning-time").build(collected=collected, scif=scif, **values)
+    table = time_table(collected.runs, scif, paper_table("cure4rec-table-03"))
+    times = shown(page, "times", monkeypatch)[0]
+    expected = table[table["dataset"].isin(["ml-100k"]) & table["unlearn_seconds"].notna()]
+    assert set(expected["method"]) == {"retrain", "scif", *EU_METHODS}  # SCIF: its one stored cell
+    pd.testing.assert_frame_equal(times, expected.set_index(["dataset", "model", "method", "selection"]).round(3))
+    assert times.loc[("ml-100k", "wmf", "sisa", "core"), "ours_vs_retrain"] == pytest.approx(0.21)  # 2.1 / 10
+    assert times.loc[("ml-100k", "wmf", "retrain", "core"), "paper_vs_retrain"] == 1.0
+    scif_times = shown(page, "scif_times", monkeypatch)[0]
+    assert scif_times.loc[("ml-100k", "wmf", "core"), "unlearn_seconds"] == 5.0
+
+
+def test_learn_values_equal_the_notebook_pipeline(monkeypatch):
+    values = params("learn-baselines", "paper")
+    grid = LearnGrid.from_params(values)
+    collected = fake_learn(grid)
+    page = module("learn-baselines").build(collected=collected, **values)
+    comparison = compare_learn(collected.runs, paper_table("cure4rec-learn"))
+    pd.testing.assert_frame_equal(page.comparison, comparison[comparison["paper"].notna()])
+    texts = page.texts()
+    assert float(texts["ml-100k_wmf_test_ndcg_untruncated"]) == pytest.approx(0.31)
+    assert texts["best_epoch_bpr_split_test"] == "6.0"
+    test_cells = comparison[(comparison["validation"] == "test") & comparison["paper"].notna()]
+    assert texts["verdict_test"] == verdict(test_cells) and "(6 of 18 cells pending)" in texts["verdict_test"]
+    assert texts["within_test"] == within_text(test_cells)
+    table, notice = shown(page, "comparison", monkeypatch)
+    assert "ADM" not in set(table.index.get_level_values("Dataset"))
+    assert notice.why == "12 of 36 paper cells without our value: 12 for ADM, not run yet"
+    assert notice.command == "python -m recunlearn compute --only cure4rec-adm-learn"
+
+
+def test_scif_page_values_on_made_up_runs(monkeypatch):
+    page = fake_page("table-01-05-scif-completeness", "paper")
+    texts = page.texts()
+    assert texts["mio_gap"] == "+0.060"  # 0.58 - 0.52
+    assert texts["ndcg_drop"] == "0.020"  # 0.32 - 0.30
+    assert texts["exact_mio_range"] == "0.500-0.510" and texts["exact_mio_maxdev"] == "0.010"
+    assert texts["exact_verdict"].startswith("every exact cell is within 0.05 of 0.5")
+    assert texts["scif_mio_range"] == "0.582-0.582"  # mean over seeds 0, 1, 2 of 0.58 + 0.002 * seed
+    gap = shown(page, "mio_gap", monkeypatch)[0]
+    assert gap["scif_minus_retrain"].round(3).eq(0.06).all()
+    claims = page.claims.set_index("id")["verdict"]
+    assert claims["mio_well_below_learn"] == "reproduced" and claims["scif_mio_gap_about_4pc"] == "reproduced"
+    sweep = shown(page, "damping_table", monkeypatch)[0]
+    assert list(sweep["damping rule"][:5]) == ["0.001 x mean eigenvalue", "0.01 x mean eigenvalue",
+                                               "0.1 x mean eigenvalue", "1 x mean eigenvalue", "absolute 0.001"]
+
+
+def test_overview_claims_on_made_up_runs():
+    page = fake_page("figure-02-05-overview", "paper")
+    raw = page.tables["raw"]
+    assert set(raw.index.get_level_values("method")) == {"retrain", "scif", *EU_METHODS}
+    normalised = page.tables["normalised"].set_index("method")
+    assert normalised.loc["retrain", "efficiency"] == 0.0 and normalised.loc["sisa", "efficiency"] == 1.0
+    assert 0 < normalised.loc["scif", "efficiency"] < 1  # 3 s: slower than the shards (2.1 s), faster than 10 s
+    assert page.texts()["models"] == "wmf, bpr, lightgcn"
+    assert page.checks[0] == "runs: 27 SCIF-page rows, 36 exact, 36 exact MIO"
