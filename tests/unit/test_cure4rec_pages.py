@@ -329,7 +329,7 @@ def test_a_grid_without_records_shows_one_notice_per_item_and_no_empty_count(ste
 
 
 def test_runs_of_one_model_pending_leave_partly_computed_tables_with_a_notice(monkeypatch):
-    page = fake_page("table-02-eu-utility", "paper", pending_models=("bpr",))
+    page = fake_page("table-02-eu-utility", "paper", pending_models=("bpr",), DATASETS=["ml-100k"])
     table, notice = shown(page, "comparison", monkeypatch)
     assert "BPR" not in set(table.index.get_level_values("Model"))
     assert notice.partial and "24 without a record yet (CPU-hours)" in notice.why
@@ -368,7 +368,7 @@ def exact_runs(stem: str, profile: str = "paper", **changes) -> tuple[dict, Exac
 
 
 def test_table_2_values_equal_the_notebook_pipeline(monkeypatch):
-    values, grid, collected = exact_runs("table-02-eu-utility")
+    values, grid, collected = exact_runs("table-02-eu-utility", DATASETS=["ml-100k"])
     runs = collected.runs
     page = module("table-02-eu-utility").build(collected=collected, variants=fake_variants(grid), **values)
     # what the notebook computed inline before the builder
