@@ -20,3 +20,15 @@ def test_a_page_of_the_plan_gets_its_command(monkeypatch):
 def test_a_page_outside_the_plan_keeps_the_fixed_sentence(monkeypatch):
     monkeypatch.setenv(PAGE_ENV, "cure4rec/no-such-page")
     assert not_run_reason() == NOT_RUN_REASON
+
+
+def test_runs_without_a_record_name_the_plans_command(monkeypatch):
+    import pandas as pd
+
+    monkeypatch.setenv(PAGE_ENV, "casper/figure-02-random-loo")
+    runs = pd.DataFrame({"status": ["computed", "not run: CPU time", "not run: CPU time"]})
+    text = pending_text(None, runs)
+    assert text.startswith("2 of 3 runs not run: CPU time; the compute plan has them: ")
+    assert "python -m recunlearn compute --only casper-" in text
+    monkeypatch.delenv(PAGE_ENV)
+    assert pending_text(None, runs) == "2 of 3 runs not run: CPU time"

@@ -8,6 +8,7 @@ the paper it covers, how far it is from the paper, and the parameters the render
 from __future__ import annotations
 
 import dataclasses
+import functools
 import json
 import re
 from collections import Counter
@@ -24,22 +25,31 @@ PAGE_ENV = "RECUNLEARN_PAGE"
 """Set by the notebook runner to the page being rendered (``<paper>/<notebook stem>``)."""
 
 
-def not_run_reason() -> str:
-    """Why the paper's datasets missing from a page are missing: the compute plan's runs, CPU-hours
-    left and command for the page being rendered (``RECUNLEARN_PAGE``), else :data:`NOT_RUN_REASON`."""
+def plan_text() -> str:
+    """The compute plan's runs, CPU-hours left and command for the page being rendered
+    (``RECUNLEARN_PAGE``, set by the notebook runner); "" outside a render or the plan."""
     import os
 
     page = os.environ.get(PAGE_ENV)
-    if not page:
-        return NOT_RUN_REASON
+    return _page_plan_text(page) if page else ""
+
+
+@functools.lru_cache(maxsize=None)
+def _page_plan_text(page: str) -> str:
     from ..compute.command import DEFAULT_PLAN
     from ..compute.summary import page_text, plan_status
     from ..paths import committed_records_dir
 
     try:
-        text = page_text(plan_status(DEFAULT_PLAN, committed_records_dir(), "cpu"), page)
+        return page_text(plan_status(DEFAULT_PLAN, committed_records_dir(), "cpu"), page)
     except (OSError, ValueError):
-        return NOT_RUN_REASON
+        return ""
+
+
+def not_run_reason() -> str:
+    """Why the paper's datasets missing from a page are missing: the compute plan's runs, CPU-hours
+    left and command for the page being rendered (:func:`plan_text`), else :data:`NOT_RUN_REASON`."""
+    text = plan_text()
     return f"not run yet; the compute plan lists this page's runs: {text}" if text else NOT_RUN_REASON
 PARAMETER_NAME = re.compile(r"^[A-Z][A-Z0-9_]*$")
 
@@ -204,6 +214,9 @@ def pending_text(grid, runs: pd.DataFrame | None = None) -> str:
     detail = _pending_detail(runs)
     for reason, n in reasons.most_common():
         parts.append(f"{n} of {total} runs {reason}{detail}")
+    plan = plan_text()
+    if reasons and plan and not any(plan in part for part in parts):
+        parts.append(f"the compute plan has them: {plan}")
     return "; ".join(parts) if parts else "nothing"
 
 
