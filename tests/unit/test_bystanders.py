@@ -6,7 +6,8 @@ import numpy as np
 import pytest
 
 from recunlearn.data import load_split
-from recunlearn.experiments.bystanders import BystanderConfig, _trainer, random_rows, rank_lists_of, run_bystanders
+from recunlearn.experiments.bystanders import BystanderConfig, random_rows, rank_lists_of, run_bystanders
+from recunlearn.experiments.cure4rec_exact import exact_unlearning
 from recunlearn.experiments.config import ConfigError
 from recunlearn.experiments import cure4rec
 from recunlearn.metrics import rls
@@ -19,8 +20,9 @@ def test_retraining_from_the_same_initialisation_on_the_same_data_moves_nothing(
     need_local("ml-100k", *ROLES)
     config = BystanderConfig(method="sisa", **TINY)
     split = load_split(config.dataset, config.protocol, config.split_seed, config.validation)
-    run, user_shard = _trainer(config, split)
-    first, second = run(np.array([], dtype=np.int64)).model, run(np.array([], dtype=np.int64)).model
+    nobody = np.array([], dtype=np.int64)
+    (first, _), (second, _) = (exact_unlearning(config, split, nobody, "sisa", config.n_shards) for _ in range(2))
+    user_shard, first, second = first.user_shard, first.model, second.model
     users = np.arange(split.n_users)
     exclude = cure4rec.test_exclusions(split, config).tocsr()
     a, lengths = rank_lists_of(first, users, exclude, user_shard, "cpu")

@@ -34,17 +34,14 @@ import numpy as np
 import pandas as pd
 import torch
 
-from ..data import load_split
-from ..data.selection import select_unlearning_users
 from ..metrics import rls
 from ..models.trainer import evaluate_model, frozen_scorer
 from ..seeding import seed_everything
 from ..unlearning import EXACT_METHODS
-from ..unlearning.exact import unlearn_exactly
 from .config import ConfigError, option
-from .cure4rec import UnlearningGrid, _require_device, build_model, remaining_after, test_exclusions
-from .cure4rec_exact import UnlearnConfig, pretrained_user_embeddings
-from .records import load_record, register, run_or_load
+from .cure4rec import UnlearningGrid, _require_device, remaining_after, test_exclusions
+from .cure4rec_exact import UnlearnConfig, exact_unlearning, unlearning_set
+from .records import collect_records, register
 
 CONTROLS = ("unlearn", "reinit-only", "random-rows")
 SCORE_BATCH = 512
@@ -67,25 +64,6 @@ class BystanderConfig(UnlearnConfig):
         if self.combiner != "route":
             raise ConfigError(f"parameter combiner = {self.combiner!r}: bystander runs serve each user by the "
                               "user's own shard; allowed: 'route'")
-
-
-def _trainer(config: BystanderConfig, split):
-    train_kwargs = dict(lr=config.lr, max_epochs=config.max_epochs, patience=config.patience, k=config.k,
-                        progress=False)
-    users, items = split.train["user"].to_numpy(), split.train["item"].to_numpy()
-
-    def run(deleted, **control):
-        seed_everything(config.seed)
-        return unlearn_exactly(users, items, split.n_users, split.n_items, user_shard, deleted,
-                               lambda blocks, g: build_model(config, split.n_users, split.n_items, g, blocks),
-                               split.train_matrix, split.matrix("valid"), config.seed, train_kwargs, config.device,
-                               config.timing, **control)
-
-    method = EXACT_METHODS[config.method]
-    n_shards = 1 if config.method == "retrain" else config.n_shards
-    embeddings = pretrained_user_embeddings(config) if method.needs_embeddings else None
-    user_shard = method.partition(split.n_users, n_shards, config.seed, embeddings, order=config.partition_order)
-    return run, user_shard
 
 
 def rank_lists_of(model, users: np.ndarray, exclude, user_shard, device) -> tuple[torch.Tensor, np.ndarray]:
@@ -117,12 +95,16 @@ def run_bystanders(config: BystanderConfig) -> dict:
     """Before/after rank-list similarity of every bystander (see the module docstring)."""
     _require_device(config.device)
     seed_everything(config.seed)
-    split = load_split(config.dataset, config.protocol, config.split_seed, config.validation)
-    train_users, train_items = split.train["user"].to_numpy(), split.train["item"].to_numpy()
-    deleted = select_unlearning_users(train_users, train_items, split.n_users, config.selection, config.ratio,
-                                      config.scoring, seed=config.selection_seed)
-    run, user_shard = _trainer(config, split)
-    before = run(np.array([], dtype=np.int64)).model
+    split, deleted = unlearning_set(config)
+    train_users = split.train["user"].to_numpy()
+
+    def run(unlearned, **control):
+        seed_everything(config.seed)
+        return exact_unlearning(config, split, unlearned, config.method, config.n_shards, config.partition_order,
+                                config.timing, **control)[0]
+
+    first = run(np.array([], dtype=np.int64))
+    before, user_shard = first.model, first.user_shard
     set_rows = np.isin(train_users, deleted)
     if config.control == "unlearn":
         after = run(deleted, learned=before)
@@ -191,15 +173,8 @@ class BystanderGrid(UnlearningGrid):
 def collect_bystanders(grid: BystanderGrid, records_dir=None) -> pd.DataFrame:
     """One row per run of ``grid`` (config and metrics); runs without a record are listed in
     ``frame.attrs["pending"]`` when ``compute_missing`` is false."""
-    rows, pending = [], []
-    for config in grid.runs():
-        record = run_or_load(config, records_dir) if grid.compute_missing else load_record(config, records_dir)
-        if record is None:
-            pending.append(config.to_dict())
-            continue
-        rows.append({"dataset": config.dataset, "model": config.model, "method": config.method,
-                     "control": config.control, "selection": config.selection, "seed": config.seed,
-                     **record["metrics"], "record": record["key"]})
-    frame = pd.DataFrame(rows)
-    frame.attrs["pending"] = pending
-    return frame
+    def row(config, record):
+        return {"dataset": config.dataset, "model": config.model, "method": config.method, "control": config.control,
+                "selection": config.selection, "seed": config.seed, **record["metrics"], "record": record["key"]}
+
+    return collect_records(grid.runs(), grid.compute_missing, row, records_dir)

@@ -69,13 +69,24 @@ def pretrained_user_embeddings(config: TrainingSettings) -> np.ndarray:
     return embeddings
 
 
+def unlearning_set(config: UnlearnConfig):
+    """``(split, deleted users)`` of a run: its data split and its seeded unlearning set."""
+    split = load_split(config.dataset, config.protocol, config.split_seed, config.validation)
+    deleted = select_unlearning_users(split.train["user"].to_numpy(), split.train["item"].to_numpy(), split.n_users,
+                                      config.selection, config.ratio, config.scoring, seed=config.selection_seed)
+    return split, deleted
+
+
 def exact_unlearning(config: TrainingSettings, split, deleted: np.ndarray, method: str, n_shards: int = 1,
-                     order: str = "nearest_first", timing: str = "batched") -> tuple[ExactUnlearningResult, float]:
+                     order: str = "nearest_first", timing: str = "batched",
+                     **control) -> tuple[ExactUnlearningResult, float]:
     """Stages I and III of the exact ``method`` (see :mod:`..unlearning.exact`) with ``config``'s
     backbone on ``split``: the one definition every page uses, so ``method="retrain"`` is *the*
     Retrain model (one shard, ``n_shards`` ignored; parameters from ``config.seed`` re-initialised
     from ``config.seed + 1_000_003``, batches from ``config.seed``; early stopping on the
-    validation items of the remaining users only). Returns the result and the partition's seconds."""
+    validation items of the remaining users only). ``control``: passed to
+    :func:`~recunlearn.unlearning.exact.unlearn_exactly` (``learned``, ``dropped_rows``,
+    ``affected_shards``). Returns the result and the partition's seconds."""
     exact = EXACT_METHODS[method]
     n_shards = 1 if method == "retrain" else n_shards
     embeddings = pretrained_user_embeddings(config) if exact.needs_embeddings else None
@@ -88,7 +99,7 @@ def exact_unlearning(config: TrainingSettings, split, deleted: np.ndarray, metho
     result = unlearn_exactly(
         split.train["user"].to_numpy(), split.train["item"].to_numpy(), split.n_users, split.n_items, user_shard,
         deleted, lambda blocks, generator: build_model(config, split.n_users, split.n_items, generator, blocks),
-        split.train_matrix, split.matrix("valid"), config.seed, train_kwargs, config.device, timing)
+        split.train_matrix, split.matrix("valid"), config.seed, train_kwargs, config.device, timing, **control)
     return result, partition_seconds
 
 
@@ -134,10 +145,7 @@ def run_exact_unlearning(config: UnlearnConfig) -> dict:
     """Learn, select, unlearn (timed) and evaluate on the remaining users (see :mod:`..unlearning.exact`)."""
     _require_device(config.device)
     seed_everything(config.seed)
-    split = load_split(config.dataset, config.protocol, config.split_seed, config.validation)
-    train_users, train_items = split.train["user"].to_numpy(), split.train["item"].to_numpy()
-    deleted = select_unlearning_users(train_users, train_items, split.n_users, config.selection, config.ratio,
-                                      config.scoring, seed=config.selection_seed)
+    split, deleted = unlearning_set(config)
     method = EXACT_METHODS[config.method]
     result, partition_seconds = exact_unlearning(config, split, deleted, config.method, config.n_shards,
                                                  config.partition_order, config.timing)

@@ -216,3 +216,21 @@ def load_records(experiment: str, records_dir: Path | None = None) -> list[dict[
     """Every stored record of ``experiment`` in the read directories."""
     return [read_json_strict(p) for folder in read_dirs(records_dir)
             for p in sorted((Path(folder) / experiment).glob("*.json"))]
+
+
+def collect_records(configs, compute_missing: bool, row, records_dir=None, columns=()):
+    """One row ``row(config, record)`` per config with a record (computed first when
+    ``compute_missing``); the configs without one are listed, as dicts, in ``frame.attrs["pending"]``.
+    ``columns``: the frame's columns when no run has a record."""
+    import pandas as pd
+
+    rows, pending = [], []
+    for config in configs:
+        record = run_or_load(config, records_dir) if compute_missing else load_record(config, records_dir)
+        if record is None:
+            pending.append(config.to_dict())
+        else:
+            rows.append(row(config, record))
+    frame = pd.DataFrame(rows) if rows else pd.DataFrame(columns=list(columns))
+    frame.attrs["pending"] = pending
+    return frame

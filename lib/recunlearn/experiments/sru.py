@@ -78,7 +78,7 @@ from ..unlearning.sru import (EXTRA_DELETIONS, HIT_KS, TRUNCATIONS, AttentiveAgg
                               UnlearningRequests, affected_shards, apply_requests, draw_requests, hit_at_k,
                               session_partition)
 from .config import Config, ConfigError, option, require_device
-from .records import load_record, register, run_or_load
+from .records import collect_records, register
 
 METHODS = ("retrain", "sisa", "receraser", "sru")
 RETRAINS = ("affected", "all")
@@ -402,19 +402,13 @@ def collect_sru(grid: SruGrid, records_dir=None) -> pd.DataFrame:
     """One row per run of ``grid``: its keys, metrics, timings and unlearning set. With
     ``compute_missing=False`` runs without a record are listed, as configs, in
     ``frame.attrs["pending"]``."""
-    rows, pending = [], []
-    for config in grid.runs():
-        record = run_or_load(config, records_dir) if grid.compute_missing else load_record(config, records_dir)
-        if record is None:
-            pending.append(config.to_dict())
-            continue
+    def row(config, record):
         values = config.to_dict()
         timings = {k: v for k, v in record["timings"].items() if not isinstance(v, list)}
-        rows.append({**{k: values[k] for k in RUN_KEYS}, "n_shards": config.n_shards, **record["metrics"],
-                     **timings, "request_hash": record["unlearning"]["request_hash"], "record": record["key"]})
-    frame = pd.DataFrame(rows) if rows else pd.DataFrame(columns=RUN_KEYS + ["n_shards", "record"])
-    frame.attrs["pending"] = pending
-    return frame
+        return {**{k: values[k] for k in RUN_KEYS}, "n_shards": config.n_shards, **record["metrics"], **timings,
+                "request_hash": record["unlearning"]["request_hash"], "record": record["key"]}
+
+    return collect_records(grid.runs(), grid.compute_missing, row, records_dir, RUN_KEYS + ["n_shards", "record"])
 
 
 __all__ = ["SruConfig", "SruGrid", "collect_sru", "run_sru", "unlearn_sessions", "sru_data", "unlearning_requests",
