@@ -211,3 +211,12 @@ def test_unregistered_experiment_is_refused(tmp_path, monkeypatch):
 def test_equal_configs_have_equal_keys():
     assert LearnConfig(lr=1) == LearnConfig(lr=1.0)
     assert record_key(LearnConfig(lr=1)) == record_key(LearnConfig(lr=1.0))
+
+
+def test_a_model_results_version_invalidates_only_that_models_records():
+    from recunlearn.experiments.casper import MODEL_RESULTS_VERSIONS, CasperConfig
+
+    lstm, tisasrec = CasperConfig(model="lstm"), CasperConfig(model="tisasrec")
+    assert records.results_version(lstm) == CasperConfig.results_version
+    assert records.results_version(tisasrec) == MODEL_RESULTS_VERSIONS["tisasrec"] != CasperConfig.results_version
+    assert records.results_version(LearnConfig()) == LearnConfig.results_version

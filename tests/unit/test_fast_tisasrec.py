@@ -99,7 +99,9 @@ def test_fast_forms_equal_the_reference_without_dropout(n_blocks):
     params = list(net.parameters())
     weights = torch.randn(ref.shape, generator=torch.Generator().manual_seed(1))
     grad_ref = torch.autograd.grad((ref * weights).sum(), params)
-    packed = net.forward_fast(seq, times, _Noise(0.0, 1))
+    noise = _Noise(0.0, 1)
+    noise.start(0, range(len(seq)))
+    packed = net.forward_fast(seq, times, noise)
     torch.testing.assert_close(packed, ref, rtol=1e-5, atol=1e-5)
     for a, b in zip(torch.autograd.grad((packed * weights).sum(), params), grad_ref):
         torch.testing.assert_close(a, b, rtol=1e-4, atol=1e-5)
@@ -119,15 +121,34 @@ def test_windows_at_equal_user_windows():
         np.testing.assert_array_equal(windows_at(user, item, at, length), user_windows(user, item, length)[at])
 
 
-def test_dropout_masks_of_a_batch_depend_on_its_place_not_on_earlier_draws():
-    from recunlearn.models.sequential.tisasrec import _Noise
+def test_dropout_masks_of_a_user_depend_on_that_user_only():
+    """Changing one user's sequence leaves every other user's training output (dropout on) unchanged:
+    each user draws its masks from its own stream, whatever the others draw."""
+    net, seq, times = _synthetic()
+    net.train()
+    users = [11, 3, 7, 40, 41, 2]
 
-    a, b = _Noise(0.2, seed=5), _Noise(0.2, seed=5)
-    a.start(0, 3)
-    first = a.keep01(1000).clone()
-    b.start(0, 1)
-    b.keep01(777)  # an earlier batch that drew a different number of masks
-    b.start(0, 3)
-    assert torch.equal(first, b.keep01(1000))
-    a.start(0, 4)
-    assert not torch.equal(first, a.keep01(1000))
+    def run(seq, times, users=users, epoch=0):
+        noise = _Noise(0.2, seed=9)
+        noise.start(epoch, users)
+        return net.forward_fast(seq, times, noise)
+
+    base = run(seq, times)
+    changed_seq, changed_times = seq.clone(), times.clone()
+    changed_seq[4, 1:9] = 5  # user 41: a different sequence and a different number of tokens and pairs
+    changed_times[4] = torch.arange(12) * (changed_seq[4] != 0)
+    changed = run(changed_seq, changed_times)
+    others = [0, 1, 2, 3, 5]
+    assert torch.equal(changed[others], base[others])
+    assert not torch.equal(changed[4], base[4])
+    assert not torch.equal(run(seq, times, epoch=1)[others], base[others])  # a new epoch draws new masks
+    moved = run(seq, times, users=[11, 3, 8, 40, 41, 2])  # another user in row 2 draws other masks
+    assert torch.equal(moved[[0, 1, 3, 4, 5]], base[[0, 1, 3, 4, 5]]) and not torch.equal(moved[2], base[2])
+
+
+def test_drawing_masks_needs_the_batch_users():
+    net, seq, times = _synthetic()
+    noise = _Noise(0.2, seed=9)
+    noise.start(0, [1, 2])
+    with pytest.raises(RuntimeError, match="6 rows.*2 users"):
+        net.forward_fast(seq, times, noise)

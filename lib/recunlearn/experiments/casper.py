@@ -99,6 +99,9 @@ class CasperConfig(Config):
     def dataset_files(self):
         return {self.dataset: ("raw",)}
 
+    def value_results_version(self) -> str | None:
+        return MODEL_RESULTS_VERSIONS.get(self.model)
+
     def idag_length(self) -> int | None:
         if self.idag_max_len == 0:
             return None if self.model in UNBOUNDED_L else 50
@@ -109,15 +112,16 @@ _ORIGINALS: dict[tuple, tuple] = {}
 """Trained original models of this process (the 32 most recent), by everything except the perturbation."""
 
 
-IMPLEMENTATIONS = {"lstm": "fast", "tisasrec": "reference", "jodie": "fast", "latentcross": "fast"}
-"""Which formulation of each model the CASPER runs train. Both compute the same function; they differ
-in speed and, for TiSASRec, in how dropout masks are drawn. CASPER compares a model with a copy
-trained on one changed interaction, so the two runs should draw the same masks wherever their data
-agree. The reference draws fixed-shape masks (every batch the same masks in both runs); the fast
-path draws masks only where attention can land, so their number follows the batch's sequences and
-the batch holding the perturbed user gets different masks for all its 16 users. At a reduced scale
-that alone lowered TiSASRec's AO from 0.985 to 0.968, so TiSASRec runs the reference until its fast
-masks are drawn per user."""
+IMPLEMENTATIONS = {"lstm": "fast", "tisasrec": "fast", "jodie": "fast", "latentcross": "fast"}
+"""Which formulation of each model the CASPER runs train (both compute the same function; the fast
+one is several times faster). CASPER compares a model with a copy trained on one changed
+interaction, so both runs must draw the same dropout masks wherever their data agree: TiSASRec's
+fast formulation draws each user's masks from that user's own stream (see its module), as its
+reference does with fixed-shape masks."""
+
+MODEL_RESULTS_VERSIONS = {"tisasrec": "4"}
+"""Results versions of single models, replacing ``CasperConfig.results_version`` for their runs.
+TiSASRec 4: trained with the fast formulation and per-user dropout masks (3: the reference)."""
 
 
 def _build(config: CasperConfig, stream: Stream):

@@ -66,6 +66,12 @@ class Config:
     results_version: ClassVar[str] = "1"
     """Part of every record key: bump it when a code change alters what an existing config computes."""
 
+    def value_results_version(self) -> str | None:
+        """A results version for this config's values that replaces the class's (None: the class's).
+        Lets a change that alters only some configs' results (one model of several) invalidate only
+        their records."""
+        return None
+
     def __post_init__(self):
         hints = typing.get_type_hints(type(self))
         for spec in dataclasses.fields(self):

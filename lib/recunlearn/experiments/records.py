@@ -74,8 +74,9 @@ def expand(experiment: str, assignments: dict) -> list[Config]:
 
 
 def results_version(config: Config) -> str:
-    """The experiment's results version (its config class's ``results_version``)."""
-    return type(config).results_version
+    """The results version of this config's records: its class's ``results_version``, or the version
+    its class gives some of its values (:meth:`Config.value_results_version`)."""
+    return config.value_results_version() or type(config).results_version
 
 
 def dataset_checksums(config: Config) -> dict[str, str]:

@@ -30,15 +30,14 @@ computes the same function with less work:
   pairs that carry weight (key b <= query a, both not padding: masked keys get exactly zero attention,
   padded queries are zeroed), as (pairs, d) buffers drawn once per batch and shared by the blocks,
   each value with its own independent mask as before. Q_a·R_K[ab] and Σ_b A_ab R_V[ab] and their
-  gradients are sparse products over those pairs. Dropout masks come from an SFC64 stream seeded by
-  the torch generator and restarted at every batch from (epoch, batch), not ``torch.bernoulli``: same
-  distribution (keep probability 1 - p to 2^-61), other draws. The restart matters for CASPER: the
-  number of masks a batch draws depends on its sequences, so one continuous stream would give a
-  perturbed run different masks in every batch after the perturbed user's, and add that noise to the
-  rank-list differences it measures (it lowered TiSASRec's AO from ~0.985 to ~0.895 at a reduced
-  scale). With the restart only the batch holding the perturbed user draws differently (AO ~0.968);
-  the reference's fixed-shape masks keep even that batch's masks, so CASPER's runs still train the
-  reference (``recunlearn.experiments.casper.IMPLEMENTATIONS``) until masks are drawn per user.
+  gradients are sparse products over those pairs. Dropout masks are not ``torch.bernoulli`` draws
+  (same distribution, keep probability 1 - p to 2^-61, other draws): every masked value of a training
+  batch belongs to one user (its tokens, its live pairs, its attention rows), and each user's masks come
+  from their own SFC64 stream seeded by (run seed, epoch, user id). The number of masks a user draws
+  follows the user's sequence, so with one stream per batch (or per run) a change to one user's
+  sequence would shift the masks of every other user drawn after it and add that noise to what CASPER
+  measures (at a reduced scale AO fell from ~0.985 to ~0.895 with one stream per run). Per-user streams
+  keep every other user's masks exactly, in every batch, as the reference's fixed-shape masks do.
 - Without dropout (``probe``, dropout 0) the interval terms are factorised:
   Q_a·R_K[ab] = (Q R_K^T)[a, ab] and Σ_b A_ab R_V[ab] = (A summed per interval value) @ R_V.
 - Test scores need the last position only: the last block computes its query side there only; the
@@ -186,6 +185,7 @@ class _Layout:
         self.b, self.length = seq.shape
         pad = seq == 0
         self.tokens = (~pad).reshape(-1).nonzero().squeeze(1)
+        self.row_tokens = (~pad).sum(1)  # tokens per batch row
         self.columns = self.tokens % self.length
         causal = torch.ones(self.length, self.length, dtype=torch.bool, device=seq.device).triu(1)
         self.masked = causal | pad[:, None, :]
@@ -263,6 +263,17 @@ class TiSASRecNet(nn.Module):
                                          masked[:, -1], keep[:, -1])
         return self.last(s)
 
+    def mask_counts(self, layout: "_Layout") -> np.ndarray:
+        """(segments, B): how many dropout masks each batch row takes from each segment of one training
+        pass, in the order the pass takes them: interval rows R_K and R_V of its live pairs, then the
+        item and [P_K, P_V] embeddings of its tokens, then per block the attention weights (L x L per
+        row) and the two feed-forward outputs."""
+        pairs = layout.live.sum((1, 2)).cpu().numpy().astype(np.int64) * self.d
+        tokens = layout.row_tokens.cpu().numpy().astype(np.int64) * self.d
+        attention = np.full_like(tokens, layout.length * layout.length)
+        per_block = [attention, tokens, tokens]
+        return np.stack([pairs, pairs, tokens, 2 * tokens] + per_block * len(self.blocks))
+
     def forward_fast(self, seq: torch.Tensor, times: torch.Tensor, noise: "_Noise | None" = None,
                      packed: bool = False) -> torch.Tensor:
         """The same hidden states as :meth:`forward`; dropout masks from ``noise`` (None: no dropout).
@@ -270,10 +281,8 @@ class TiSASRecNet(nn.Module):
         ``packed``: the states of the non-padded positions only, (T, d) in row-major order."""
         layout = _Layout(seq)
         intervals = (times[:, :, None] - times[:, None, :]).abs().clamp(max=self.span)
-        if noise is not None:  # every dropout mask of this pass in one draw
-            n_blocks, (b, length), n = len(self.blocks), seq.shape, len(layout.tokens)
-            noise.draw(2 * layout.n_pairs * self.d, ((3 + 2 * n_blocks) * n * self.d + n_blocks * b * length * length),
-                       self.item.weight)
+        if noise is not None:  # every dropout mask of this pass in one draw, per user
+            noise.draw(self.mask_counts(layout), self.item.weight)
         x = _dropped(self.item.weight.index_select(0, seq.reshape(-1).index_select(0, layout.tokens)) * self.d ** 0.5,
                      noise)
         pos_kv = torch.cat([self.pos_k.weight, self.pos_v.weight], dim=1).index_select(0, layout.columns)
@@ -293,53 +302,79 @@ class _Noise:
     """Dropout of one training run: masks with each element kept (scaled by 1 / (1 - p)) with
     probability 1 - p, independently, plus reusable buffers for the packed interval tensors.
 
-    Masks come from an SFC64 stream (numpy's fastest bit generator) seeded by the torch generator and
-    restarted for every batch (:meth:`start`),
-    one random byte per element: keep if byte < floor(256 (1 - p)); a byte equal to it (probability
-    1/256) is kept with probability frac(256 (1 - p)) from a 53-bit uniform, so the keep probability is
-    1 - p to 2^-61. Bytes are drawn in 256 KiB chunks and the buffers are reused across batches
-    (fresh large arrays cost a page fault per 4 KiB). One forward/backward at a time per object: a
-    backward pass after a newer forward pass raises."""
+    Each batch row (user) draws its masks from its own SFC64 stream (numpy's fastest bit generator)
+    seeded by (run seed, epoch, user id) (:meth:`start`), so a user's masks never depend on another
+    user's sequence. One random byte per element: keep if byte < floor(256 (1 - p)); a byte equal to it
+    (probability 1/256) is kept with probability frac(256 (1 - p)) from a 53-bit uniform, so the keep
+    probability is 1 - p to 2^-61. Bytes are drawn in 256 KiB chunks and the buffers are reused across
+    batches (fresh large arrays cost a page fault per 4 KiB). One forward/backward at a time per
+    object: a backward pass after a newer forward pass raises."""
 
     _CHUNK = 1 << 18  # bytes per draw
 
     def __init__(self, p: float, seed: int):
         self.p, self.seed = p, seed
         self.rng = np.random.Generator(np.random.SFC64(seed))
+        self.streams: list[np.random.Generator] = []
         keep = (1.0 - p) * 256.0
         self.digit, self.tie = math.floor(keep), keep - math.floor(keep)
         self.buffers: dict[str, torch.Tensor] = {}
         self.host = np.empty(0, dtype=np.bool_)
+        self.scratch = np.empty(0, dtype=np.bool_)
         self.generation = 0
 
-    def start(self, *batch: int) -> None:
-        """Restart the stream for one training batch (e.g. ``start(epoch, batch_index)``): a batch's
-        masks depend on the run's seed and the batch's place only, never on how many masks earlier
-        batches drew. A perturbed run (one user's sequence changed) therefore draws the same masks as
-        the original run in every batch that does not hold the perturbed user, as the reference does
-        with its fixed-shape masks."""
-        self.rng = np.random.Generator(np.random.SFC64([self.seed, *batch]))
+    def start(self, epoch: int, users) -> None:
+        """Start one training batch whose rows are ``users`` (ids, in row order): row i's masks come
+        from a stream seeded by (run seed, ``epoch``, ``users[i]``). A perturbed run (one user's
+        sequence changed) therefore draws every other user's masks exactly as the original run does."""
+        self.streams = [np.random.Generator(np.random.SFC64([self.seed, epoch, int(u)])) for u in users]
 
-    def keep01(self, n: int) -> torch.Tensor:
-        """``n`` independent keep indicators, uint8 0/1 on the CPU (a reused buffer)."""
-        if len(self.host) < n:
-            self.host = np.empty(max(n, int(1.25 * len(self.host))), dtype=np.bool_)
-        keep, ties = self.host[:n], []
+    def keep01(self, n: int, rng: np.random.Generator | None = None, out: np.ndarray | None = None) -> torch.Tensor:
+        """``n`` independent keep indicators from ``rng`` (default: the run's own stream), uint8 0/1 on
+        the CPU (written into ``out`` if given, else a reused buffer)."""
+        rng = self.rng if rng is None else rng
+        if out is None:
+            if len(self.host) < n:
+                self.host = np.empty(max(n, int(1.25 * len(self.host))), dtype=np.bool_)
+            out = self.host
+        keep, ties = out[:n], []
         for lo in range(0, n, self._CHUNK):
             m = min(self._CHUNK, n - lo)
-            byte = self.rng.bit_generator.random_raw((m + 7) // 8).view(np.uint8)[:m]
+            byte = rng.bit_generator.random_raw((m + 7) // 8).view(np.uint8)[:m]
             np.less(byte, self.digit, out=keep[lo:lo + m])
             if self.tie > 0:
                 ties.append(np.flatnonzero(byte == self.digit) + lo)
         if ties:
             at = np.concatenate(ties)
-            keep[at] = self.rng.random(len(at)) < self.tie
+            keep[at] = rng.random(len(at)) < self.tie
         return torch.from_numpy(keep).view(torch.uint8)
 
-    def draw(self, n_pairs: int, n_other: int, like: torch.Tensor) -> None:
-        """Draw the masks of one forward pass: 0/1 for the interval pairs (``n_pairs`` values, taken by
-        :class:`_Packed`), then ``n_other`` values 0 or 1 / (1 - p) handed out in order by :meth:`take`."""
-        keep = self.buffer("keep", n_pairs + n_other, like).copy_(self.keep01(n_pairs + n_other))
+    def draw(self, counts: np.ndarray, like: torch.Tensor, pair_segments: int = 2) -> None:
+        """Draw the masks of one forward pass. ``counts`` (segments, rows): masks row i takes from each
+        segment; each row draws its total from its own stream and the pieces are laid out segment by
+        segment, rows in order within a segment. The first ``pair_segments`` segments are the 0/1
+        interval-pair masks (taken by :class:`_Packed`); the rest are values 0 or 1 / (1 - p) handed
+        out in order by :meth:`take`."""
+        counts = np.asarray(counts, dtype=np.int64)
+        if counts.shape[1] != len(self.streams):
+            raise RuntimeError(f"masks for {counts.shape[1]} rows, but start() named {len(self.streams)} users")
+        flat = counts.reshape(-1)
+        at = (np.cumsum(flat) - flat).reshape(counts.shape)  # where (segment, row) starts
+        total = int(flat.sum())
+        if len(self.host) < total:
+            self.host = np.empty(max(total, int(1.25 * len(self.host))), dtype=np.bool_)
+        per_row = counts.sum(0)
+        if len(self.scratch) < per_row.max(initial=0):
+            self.scratch = np.empty(int(per_row.max()), dtype=np.bool_)
+        for row, rng in enumerate(self.streams):
+            self.keep01(int(per_row[row]), rng, self.scratch)
+            offset = 0
+            for segment in range(counts.shape[0]):
+                m, start = int(counts[segment, row]), int(at[segment, row])
+                self.host[start:start + m] = self.scratch[offset:offset + m]
+                offset += m
+        n_pairs = int(counts[:pair_segments].sum())
+        keep = self.buffer("keep", total, like).copy_(torch.from_numpy(self.host[:total]).view(torch.uint8))
         self.pair_keep, self.other = keep[:n_pairs], keep[n_pairs:].mul_(1.0 / (1.0 - self.p))
         self.cursor = 0
         self.generation += 1
@@ -584,7 +619,8 @@ class TiSASRecRecommender:
         self.net.to(device)
 
     def _instances(self, stream: Stream):
-        """Per user with >= 2 training rows (sorted user id): seq, times, positives, negatives (maxlen each)."""
+        """Per user with >= 2 training rows (sorted user id): seq, times, positives, negatives (maxlen
+        each); the users themselves are :meth:`_instance_users`."""
         train = stream.train_positions
         rel, neg = relative_times(stream)[train], row_negatives(stream, self.negative_seed)[train]
         users, items = stream.user[train], stream.item[train] + 1
@@ -597,6 +633,12 @@ class TiSASRecRecommender:
             out[0, r, -len(inp):], out[1, r, -len(inp):] = items[inp], rel[inp]
             out[2, r, -len(tgt):], out[3, r, -len(tgt):] = items[tgt], neg[tgt] + 1
         return [torch.as_tensor(a, device=self.device) for a in out]
+
+    @staticmethod
+    def _instance_users(stream: Stream) -> np.ndarray:
+        """The user id of each row of :meth:`_instances` (users with >= 2 training rows, sorted)."""
+        ids, counts = np.unique(stream.user[stream.train_positions], return_counts=True)
+        return ids[counts >= 2]
 
     def _loss(self, seq, times, pos, neg, noise: _Noise | None = None):
         """Training loss of one batch; dropout: reference as the module's train/eval mode says, fast from
@@ -622,17 +664,17 @@ class TiSASRecRecommender:
         fast = self.implementation == "fast"
         optimizer = torch.optim.Adam(self.net.parameters(), lr=self.lr, betas=(0.9, 0.98),
                                      **({"fused": True} if fast else {}))  # fused: one kernel, same update
-        noise = None
+        noise, users = None, self._instance_users(stream)
         if fast and self.dropout > 0:
             noise = _Noise(self.dropout, int(torch.randint(0, 2**62, (1,))))
         curve, start = [], time.perf_counter()
         self.net.train()
-        for _epoch in range(self.epochs):
+        for epoch in range(self.epochs):
             total = 0.0
             for lo in range(0, len(seq), self.batch_users):
                 sl = slice(lo, lo + self.batch_users)
                 if noise is not None:
-                    noise.start(_epoch, lo // self.batch_users)
+                    noise.start(epoch, users[sl])
                 loss = self._loss(seq[sl], times[sl], pos[sl], neg[sl], noise)
                 optimizer.zero_grad()
                 loss.backward()
