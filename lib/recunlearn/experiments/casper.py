@@ -119,9 +119,10 @@ interaction, so both runs must draw the same dropout masks wherever their data a
 fast formulation draws each user's masks from that user's own stream (see its module), as its
 reference does with fixed-shape masks."""
 
-MODEL_RESULTS_VERSIONS = {"tisasrec": "4"}
+MODEL_RESULTS_VERSIONS = {"tisasrec": "4", "latentcross": "4"}
 """Results versions of single models, replacing ``CasperConfig.results_version`` for their runs.
-TiSASRec 4: trained with the fast formulation and per-user dropout masks (3: the reference)."""
+TiSASRec 4: trained with the fast formulation and per-user dropout masks (3: the reference).
+LatentCross 4: output layer in row blocks (the same function, other float rounding)."""
 
 
 def _build(config: CasperConfig, stream: Stream):
