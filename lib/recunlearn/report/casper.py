@@ -700,7 +700,7 @@ def low_mrr_least_stable_claim(runs: pd.DataFrame, cells: list[str] = ("selector
 
     done = _computed(runs)
     done = done[done["selector"] != "none"]
-    return ordering_claim(id, f"Low-MRR users are the least stable for every method (lowest {metric})",
+    return ordering_claim(id, f"Low-MRR users are the least stable for every method (lowest {display_name(metric)})",
                           groups_long(done, list(cells), metric), "group", [("low", "mid"), ("low", "high")],
                           metric, list(cells), higher=False)
 
@@ -713,7 +713,7 @@ def casper_lowest_per_group_claim(runs: pd.DataFrame, metric: str = "jaccard", c
 
     done = _computed(runs)
     done = done[done["selector"] != "none"]
-    others = [b for b in present_baselines(done)]
-    return ordering_claim(id, f"CASPER gives the lowest {metric} in every MRR group", groups_long(
+    others = present_baselines(done)
+    return ordering_claim(id, f"CASPER gives the lowest {display_name(metric)} in every MRR group", groups_long(
         done, ["selector", *cells], metric), "selector", [("casper", o) for o in others], metric,
         ["group", *cells], higher=False)
