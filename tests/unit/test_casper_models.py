@@ -109,3 +109,57 @@ def test_chapter_claims_on_a_hand_made_frame():
     one_seed = chapter_claims(pd.DataFrame(rows)[lambda r: r["seed"] == 0]).set_index("id")
     assert one_seed.loc["control_exact", "verdict"] == "reproduced"          # exact: no noise
     assert one_seed.loc["earliest_destabilises_most", "verdict"] == "inconclusive"
+
+
+# --- TracIn and Rev.Adv selectors ---------------------------------------------------------------------
+
+def test_tracin_run_perturbs_the_row_of_highest_self_influence(need_local, tiny):
+    from recunlearn.experiments import casper
+
+    need_local("foursquare", "raw")
+    exact = run_casper(CasperConfig(selector="tracin", model="latentcross", **tiny))
+    proxy = run_casper(CasperConfig(selector="tracin-proxy", model="latentcross", **tiny))
+    recorder = next(e.tracin for e in casper._ORIGINALS.values() if e.tracin is not None)
+    assert exact["perturbation"]["positions"] == recorder.select("exact").tolist()
+    assert proxy["perturbation"]["positions"] == recorder.select("proxy").tolist()
+    assert exact["tracin"]["scores"][0] == pytest.approx(recorder.scores("exact").max())
+    assert exact["tracin"]["checkpoint_epochs"] == [1]
+    # the control shares the TracIn-trained original and stays exact
+    control = run_casper(CasperConfig(selector="none", model="latentcross", **tiny))
+    assert control["metrics"]["ao"] == 1.0
+
+
+def test_revadv_runs_take_the_nearest_users_first_or_a_seeded_random_row(need_local, tiny):
+    need_local("foursquare", "raw")
+    stream = load_stream(tiny["dataset"], max_rows=tiny["max_rows"])
+    earliest = run_casper(CasperConfig(selector="revadv-earliest", **tiny))
+    random = run_casper(CasperConfig(selector="revadv-random", perturbation="replace", **tiny))
+    user = earliest["revadv"]["user"]
+    assert random["revadv"]["user"] == user and len(earliest["revadv"]["targets"]) == 5
+    rows = stream.train_positions[stream.user[stream.train_positions] == user]
+    assert earliest["perturbation"]["positions"] == [int(rows[0])]
+    assert random["perturbation"]["positions"][0] in rows.tolist()
+    again = run_casper(CasperConfig(selector="revadv-random", perturbation="replace", **tiny))
+    assert again["perturbation"] == random["perturbation"]
+
+
+def test_new_selectors_extend_the_allowed_values_only():
+    from recunlearn.experiments.config import ConfigError
+    from recunlearn.experiments.records import record_key
+
+    with pytest.raises(ConfigError, match="K = 2"):
+        CasperConfig(selector="revadv-random", k=2)
+    with pytest.raises(ConfigError, match="(?i)selector"):
+        CasperConfig(selector="tracin-exact")
+    # a config of the part-1 selectors keeps its record key (no field was added)
+    assert set(CasperConfig().to_dict()) == {"dataset", "model", "selector", "perturbation", "replacement", "k", "seed",
+                                             "epochs", "max_rows", "idag_variant", "idag_max_len", "id_map", "device"}
+    assert record_key(CasperConfig(selector="random")) == record_key(CasperConfig(selector="random"))
+
+
+def test_grid_trains_tracin_first_and_skips_multi_row_revadv():
+    grid = CasperGrid(selectors=("none", "random", "revadv-random", "tracin"), perturbations=("loo",), seeds=(0, 1),
+                      ks=(1, 2))
+    runs = [(c.seed, c.selector, c.k) for c in grid.runs()]
+    assert runs[0] == (0, "tracin", 1) and runs[len(runs) // 2] == (1, "tracin", 1)
+    assert (0, "revadv-random", 2) not in runs and (0, "revadv-random", 1) in runs

@@ -22,12 +22,13 @@ from recunlearn.report.paper import paper_table
 
 PARAMS = paths.REPO_ROOT / "notebooks" / "params" / "casper"
 RUN_PAGES = ["figure-02-random-loo", "figure-03-random-loo-datasets", "figure-05-06-latentcross-datasets",
-             "claims-reduced-scale-cpu"]
+             "figure-07-mrr-groups", "claims-reduced-scale-cpu"]
 """Pages whose builder needs no dataset file when its runs are given."""
 DATA_PAGES = ["figure-04-perturbation-position", "table-03-perturbation-methods",
               "figure-08-perturbation-count-and-runtime"]
 """Pages that also measure something on a dataset file (renumbering, item count, CASPER's timing)."""
-SELECTOR_AO = {"none": 1.0, "random": 0.90, "earliest": 0.86, "latest": 0.93, "casper": 0.82}
+SELECTOR_AO = {"none": 1.0, "random": 0.90, "earliest": 0.86, "latest": 0.93, "casper": 0.82, "tracin": 0.88,
+               "tracin-proxy": 0.89, "revadv-random": 0.91, "revadv-earliest": 0.87}
 
 
 def builder(stem: str):
@@ -275,15 +276,66 @@ def test_pages_that_measure_the_data_publish_no_empty_count(stem, need_local, mo
 
 def test_table_3_on_made_up_runs(need_local, monkeypatch):
     need_local("foursquare", "raw")
-    page = fake_page("table-03-perturbation-methods")
+    page = fake_page("table-03-perturbation-methods", SEEDS=[0, 1, 2])
     view, notice = shown(page, "table_3", monkeypatch)
-    assert list(view.columns) == ["latentcross"]  # the other models' paper cells are pending
-    assert view.loc[("loo", "CASPER"), "latentcross"] == "0.8200 ± 0.0000 (paper 0.6662)"
-    assert notice.partial and notice.why.startswith("54 of 64 paper cells without our value")
+    assert list(view.columns) == ["latentcross"]  # the grid's model; the other models' paper cells are pending
+    assert view.loc[("loo", "CASPER"), "latentcross"] == "0.8210 ± 0.0010 (paper 0.6662)"
+    assert view.loc[("loo", "TracIn"), "latentcross"] == "0.8810 ± 0.0010 (paper 0.9625)"
+    assert view.loc[("insert", "Rev.Adv. (earliest)"), "latentcross"] == "0.8710 ± 0.0010"  # ours only
+    methods = [m for p, m in view.index if p == "replace"]
+    assert methods == ["Random", "Earliest-Random", "Latest-Random", "TracIn", "TracIn (authors' proxy)",
+                       "Rev.Adv. (random)", "Rev.Adv. (earliest)", "CASPER (random)", "CASPER (popular)",
+                       "CASPER (unpopular)"]
+    assert notice.partial and notice.why.startswith("48 of 64 paper cells without our value")
+    tests = shown(page, "paired_tests", monkeypatch)[0]
+    assert tests["baseline"].tolist() == ["Random", "Earliest-Random", "Latest-Random", "TracIn",
+                                          "TracIn (authors' proxy)", "Rev.Adv. (random)", "Rev.Adv. (earliest)"]
+    assert (tests["pairs"] == 9).all() and (tests["columns CASPER lower"] == "3 of 3").all()
     texts = page.texts()
-    assert texts["casper_lowest_columns"] == ("By means CASPER has the lowest AO in 2 of the 2 (perturbation, model) "
+    assert texts["casper_lowest_columns"] == ("By means CASPER has the lowest AO in 3 of the 3 (perturbation, model) "
                                               "columns computed.")
     assert texts["n_items"] == "5,596"
+    assert texts["claim_casper_lowest_ao"].startswith("reproduced")
+    assert texts["claim_revadv_earliest_beats_random"].startswith("reproduced")
+    assert texts["claim_casper_strongest_unbounded"] == "pending"  # one model: no margin to compare
+
+
+def test_table_3_pending_cells_name_the_runs_reason_and_the_paper_value(need_local, monkeypatch):
+    need_local("foursquare", "raw")
+    page = fake_page("table-03-perturbation-methods", pending={"lstm": "not run: CPU time"},
+                     MODELS=["lstm", "latentcross"])
+    view = shown(page, "table_3", monkeypatch)[0]
+    assert view.loc[("loo", "TracIn"), "lstm"] == "not run: CPU time (paper 0.7733)"
+    assert view.loc[("loo", "Rev.Adv. (earliest)"), "latentcross"] == "0.8700 ± 0.0000 (paper 0.7403)"
+
+
+def test_figure_7_groups_and_claims_on_made_up_runs(monkeypatch):
+    page = fake_page("figure-07-mrr-groups", SEEDS=[0, 1, 2])
+    table = shown(page, "groups", monkeypatch)[0]
+    assert table["method"].tolist() == ["Random", "Earliest-Random", "Latest-Random", "TracIn", "Rev.Adv. (random)",
+                                        "Rev.Adv. (earliest)", "CASPER"]
+    casper = table.set_index("method").loc["CASPER"]
+    assert casper["low"] == "0.7510 ± 0.0010" and casper["high"] == "0.7910 ± 0.0010" and casper["seeds"] == 3
+    texts = page.texts()
+    assert texts["claim_low_mrr_least_stable_every_method"].startswith("reproduced")
+    assert texts["claim_casper_lowest_every_group"].startswith("reproduced")
+    assert texts["casper_lowest_groups"] == "by means CASPER is the lowest in 3 of the 3 groups"
+    no_empty_count(page)
+
+
+def test_figure_7_claims_can_fail(monkeypatch):
+    """Made-up runs where the high-MRR group is the least stable and Random beats CASPER: both fail."""
+    grid = validated(CasperGrid, params("figure-07-mrr-groups", SEEDS=[0, 1, 2, 3, 4]))
+    collected = fake_collected(grid)
+    runs = collected.runs.copy()
+    runs["jaccard_high"], runs["jaccard_low"] = runs["jaccard_low"], runs["jaccard_high"]
+    for g in ("high", "mid", "low"):
+        runs.loc[runs["selector"] == "random", f"jaccard_{g}"] -= 0.2
+    page = builder("figure-07-mrr-groups")(collected=Collected(runs, collected.pending),
+                                          **params("figure-07-mrr-groups", SEEDS=[0, 1, 2, 3, 4]))
+    texts = page.texts()
+    assert texts["claim_low_mrr_least_stable_every_method"].startswith("not reproduced")
+    assert texts["claim_casper_lowest_every_group"].startswith("not reproduced")
 
 
 def test_table_2_with_given_counts(monkeypatch):

@@ -66,3 +66,17 @@ def test_select_revadv_returns_a_training_row_of_the_nearest_user(need_local):
     assert x.max() == 1 and x.sum() <= len(stream.train_positions)  # repeated (user, item) rows count once
     with pytest.raises(ValueError, match="Rev.Adv mode"):
         select_revadv(stream, "latest", np.random.default_rng(0), seed=0, settings=settings)
+
+
+def test_revadv_row_is_the_users_first_or_a_seeded_random_training_row(need_local):
+    from recunlearn.perturb.revadv import revadv_row
+
+    need_local("foursquare", "raw")
+    stream = load_stream("foursquare", max_rows=900)
+    user = int(stream.user[stream.train_positions[0]])
+    rows = stream.train_positions[stream.user[stream.train_positions] == user]
+    assert revadv_row(stream, user, "earliest", np.random.default_rng(0)).tolist() == [rows[0]]
+    a = revadv_row(stream, user, "random", np.random.default_rng(5))
+    assert a.tolist() == revadv_row(stream, user, "random", np.random.default_rng(5)).tolist() and a[0] in rows
+    with pytest.raises(ValueError, match="mode"):
+        revadv_row(stream, user, "latest", np.random.default_rng(0))

@@ -58,3 +58,82 @@ def test_learning_rate_scales_and_proxy_and_top_rows():
     assert proxy.shape == (4,) and (proxy >= 0).all()
     assert top_rows(np.array([0.1, 0.5, 0.5, 0.2]), np.array([10, 30, 20, 40]), k=1).tolist() == [20]
     assert top_rows(np.array([0.1, 0.5, 0.5, 0.2]), np.array([10, 30, 20, 40]), k=2).tolist() == [20, 30]
+
+
+# --- checkpoints and the models' last-layer terms -------------------------------------------------------
+
+from recunlearn.perturb.tracin import TracInRecorder, checkpoint_epochs  # noqa: E402
+
+
+def test_checkpoint_epochs_are_the_ends_of_five_fifths():
+    assert checkpoint_epochs(50) == (10, 20, 30, 40, 50)
+    assert checkpoint_epochs(10) == (2, 4, 6, 8, 10)
+    assert checkpoint_epochs(2) == (1, 2)
+    assert checkpoint_epochs(1) == (1,)
+    assert checkpoint_epochs(7) == (2, 3, 5, 6, 7)
+    with pytest.raises(ValueError):
+        checkpoint_epochs(0)
+
+
+@pytest.fixture
+def small_stream(need_local):
+    from recunlearn.data.sequences import load_stream
+
+    need_local("foursquare", "raw")
+    return load_stream("foursquare", max_rows=900)
+
+
+@pytest.mark.parametrize("name, implementation", [("lstm", "fast"), ("lstm", "reference"), ("latentcross", "fast"),
+                                                  ("jodie", "fast"), ("tisasrec", "reference"), ("tisasrec", "fast")])
+def test_recording_checkpoints_changes_nothing_in_training(small_stream, name, implementation):
+    import copy
+
+    from recunlearn.models.sequential import SEQUENTIAL_MODELS
+
+    model = SEQUENTIAL_MODELS[name](small_stream.n_items, generator=torch.Generator().manual_seed(0), epochs=3,
+                                    implementation=implementation)
+    plain = copy.deepcopy(model)
+    torch.manual_seed(0)
+    plain.fit(small_stream)
+    recorder = TracInRecorder(small_stream, 3)
+    torch.manual_seed(0)
+    model.fit(small_stream, checkpoint=recorder)
+    assert recorder.recorded == [1, 2, 3]
+    for p, q in zip(model.net.parameters(), plain.net.parameters()):
+        assert torch.equal(p, q)
+    exact, proxy = recorder.scores("exact"), recorder.scores("proxy")
+    assert exact.shape == proxy.shape == (len(small_stream.train_positions),)
+    assert (exact >= 0).all() and (proxy >= 0).all() and exact.max() > 0
+    assert recorder.select("exact")[0] == small_stream.train_positions[np.argmax(exact)]
+    if name == "tisasrec":  # a user's first training row is no target: no gradient
+        first = np.unique(small_stream.user[small_stream.train_positions], return_index=True)[1]
+        assert (exact[first] == 0).all()
+    else:
+        assert (exact > 0).all()
+
+
+def test_recorder_refuses_scores_before_every_checkpoint(small_stream):
+    recorder = TracInRecorder(small_stream, 50)
+    with pytest.raises(RuntimeError, match="checkpoints"):
+        recorder.scores()
+    with pytest.raises(ValueError, match="variant"):
+        TracInRecorder(small_stream, 1).scores("nope")
+
+
+def test_lstm_terms_equal_a_per_row_backward_pass_through_the_reference_network(small_stream):
+    from recunlearn.models.sequential import LSTMRecommender
+
+    model = LSTMRecommender(small_stream.n_items, generator=torch.Generator().manual_seed(1), epochs=1,
+                            implementation="reference")
+    model.fit(small_stream)
+    terms = model.last_layer_terms(small_stream, lr=1.0)
+    windows = model._windows(small_stream)
+    rows = small_stream.train_positions[:25]
+    fc = model.net.fc
+    reference = []
+    for row in rows:
+        fc.zero_grad()
+        logits = model.net(torch.as_tensor(windows[row:row + 1]), True)
+        F.cross_entropy(logits, torch.as_tensor([small_stream.item[row] + 1])).backward()
+        reference.append(float(fc.weight.grad.double().pow(2).sum() + fc.bias.grad.double().pow(2).sum()))
+    np.testing.assert_allclose(terms["influence"][:25], reference, rtol=1e-4)

@@ -5,6 +5,21 @@ from the same initial weights, and compare their rank lists on every test intera
 ``none`` is the mandatory control (no perturbation: AO = Jaccard = 1 exactly on CPU, where training is deterministic).
 The original model of a (dataset, model, seed, ...) is trained once per process and shared by all
 perturbations of that seed.
+
+Selectors (:data:`SELECTORS`): the control ``none``; the stream-only ``random``, ``earliest``, ``latest``
+and ``casper`` (:mod:`recunlearn.perturb.operations`); and the model-based baselines of Table 3:
+
+- ``tracin`` / ``tracin-proxy``: the training row with the largest TracIn self-influence of the original
+  model M (exact last-layer score / the authors' product-of-norms proxy, :mod:`recunlearn.perturb.tracin`).
+  The scores come from checkpoints of M's own training (the trainer hands M to a recorder at the
+  checkpoint epochs when, and only when, a TracIn run needs it), so TracIn costs no extra training: M is
+  trained once per seed with the recorder and shared with every other run of that seed, whose results do
+  not change (the recorder only reads the weights);
+- ``revadv-random`` / ``revadv-earliest``: a random / the first training row of the real user nearest
+  to Rev.Adv's fake user (:mod:`recunlearn.perturb.revadv`; one attack per (data, seed) and process,
+  shared by both modes, every perturbation and every model).
+
+Replacement and insertion at a TracIn or Rev.Adv row use a random item, as the other baselines do.
 """
 
 from __future__ import annotations
@@ -23,13 +38,20 @@ from ..data.sequences import (CASPER_DATASETS, DATASET_LABELS, Stream, first_app
 from ..metrics import rls
 from ..models.sequential import SEQUENTIAL_MODELS
 from ..perturb.idag import build_idag, cascade_scores
-from ..perturb.operations import PERTURBATIONS, REPLACEMENTS, perturb
+from ..perturb.operations import PERTURBATIONS, REPLACEMENTS, perturb, perturb_rows, select_rows
+from ..perturb.revadv import revadv_attack, revadv_row
+from ..perturb.tracin import TracInRecorder
 from ..seeding import seed_everything
 from .config import Config, ConfigError, option, require_device
 from .records import load_record, record_key, register, run_or_load
 
 MODELS = ("lstm", "tisasrec", "jodie", "latentcross")
-SELECTORS = ("none", "random", "earliest", "latest", "casper")
+SELECTORS = ("none", "random", "earliest", "latest", "casper", "tracin", "tracin-proxy", "revadv-random",
+             "revadv-earliest")
+TRACIN_SELECTORS = {"tracin": "exact", "tracin-proxy": "proxy"}
+"""TracIn selectors and their score (:meth:`recunlearn.perturb.tracin.TracInRecorder.scores`)."""
+REVADV_SELECTORS = {"revadv-random": "random", "revadv-earliest": "earliest"}
+"""Rev.Adv selectors and which row of the nearest user they take."""
 DEVICES = ("cpu", "cuda")
 UNBOUNDED_L = {"jodie", "latentcross"}
 RLS_METRICS = ("ao", "rbo_min", "rbo_ext", "jaccard")
@@ -95,6 +117,9 @@ class CasperConfig(Config):
     def validate(self) -> None:
         super().validate()
         check_max_rows(self.dataset, self.max_rows)
+        if self.selector in REVADV_SELECTORS and self.k != 1:
+            raise ConfigError(f"parameter K = {self.k!r} with SELECTOR = {self.selector!r}: Rev.Adv learns one fake "
+                              "user and perturbs one row of its nearest real user; only K = 1 is allowed")
 
     def dataset_files(self):
         return {self.dataset: ("raw",)}
@@ -108,7 +133,18 @@ class CasperConfig(Config):
         return None if self.idag_max_len == -1 else self.idag_max_len
 
 
-_ORIGINALS: dict[tuple, tuple] = {}
+@dataclasses.dataclass
+class Original:
+    """A trained original model M, the untrained copy M' starts from, its fit result and, when it was
+    trained with one, its TracIn recorder."""
+
+    model: object
+    initial: object
+    fit: dict
+    tracin: TracInRecorder | None = None
+
+
+_ORIGINALS: dict[tuple, Original] = {}
 """Trained original models of this process (the 32 most recent), by everything except the perturbation."""
 
 
@@ -138,18 +174,55 @@ def original_key(config: CasperConfig) -> tuple:
     return (config.dataset, config.model, config.seed, config.epochs, config.max_rows, config.id_map, config.device)
 
 
-def _original(config: CasperConfig, stream: Stream):
+def _original(config: CasperConfig, stream: Stream, tracin: bool = False) -> Original:
+    """M of ``config`` (trained once per process and :func:`original_key`); ``tracin``: trained with a
+    TracIn recorder (an M cached without one is trained again, with it: same weights, bit for bit)."""
     key = original_key(config)
-    if key not in _ORIGINALS:
+    if key not in _ORIGINALS or (tracin and _ORIGINALS[key].tracin is None):
         seed_everything(config.seed)
         model = _build(config, stream)
         initial = copy.deepcopy(model)  # M' starts from exactly these weights
+        recorder = TracInRecorder(stream, config.epochs) if tracin else None
         seed_everything(config.seed)  # training randomness (dropout) restarts from the seed, as for M'
-        fit = model.fit(stream)
-        if len(_ORIGINALS) >= 32:  # a few MB each; keep the most recent ones
+        fit = model.fit(stream, checkpoint=recorder)
+        if len(_ORIGINALS) >= 32 and key not in _ORIGINALS:  # a few MB each; keep the most recent ones
             _ORIGINALS.pop(next(iter(_ORIGINALS)))
-        _ORIGINALS[key] = (model, initial, fit)
+        _ORIGINALS[key] = Original(model, initial, fit, recorder)
     return _ORIGINALS[key]
+
+
+_ATTACKS: dict[tuple, dict] = {}
+"""Rev.Adv attacks of this process by (stream, seed): the fake user does not depend on the model."""
+
+
+def _revadv_attack(stream: Stream, seed: int) -> tuple[dict, float]:
+    """The Rev.Adv attack of ``seed`` on ``stream`` (cached) and the seconds it took here (0 if cached)."""
+    key = (stream.description, len(stream), seed)
+    start = time.perf_counter()
+    if key not in _ATTACKS:
+        if len(_ATTACKS) >= 8:
+            _ATTACKS.pop(next(iter(_ATTACKS)))
+        _ATTACKS[key] = revadv_attack(stream, seed)
+    return _ATTACKS[key], time.perf_counter() - start
+
+
+def select_for_run(config: CasperConfig, stream: Stream, rng: np.random.Generator,
+                   original: Original) -> tuple[np.ndarray, dict]:
+    """The stream positions ``config.selector`` perturbs and what the record notes about the choice
+    (the TracIn score of the row; Rev.Adv's attack). Random choices come from ``rng``."""
+    if config.selector in TRACIN_SELECTORS:
+        variant = TRACIN_SELECTORS[config.selector]
+        positions = original.tracin.select(variant, config.k)
+        scores = original.tracin.scores(variant)
+        by_position = dict(zip(stream.train_positions.tolist(), scores.tolist()))
+        return positions, {"tracin": {"variant": variant, "checkpoint_epochs": list(original.tracin.epochs),
+                                      "scores": [by_position[p] for p in positions.tolist()],
+                                      "checkpoint_seconds": original.tracin.seconds}}
+    if config.selector in REVADV_SELECTORS:
+        attack, seconds = _revadv_attack(stream, config.seed)
+        positions = revadv_row(stream, attack["user"], REVADV_SELECTORS[config.selector], rng)
+        return positions, {"revadv": {**attack, "attack_seconds": seconds}}
+    return select_rows(stream, config.selector, rng, config.k, config.idag_length(), config.idag_variant), {}
 
 
 def relabel(stream: Stream, id_map: str) -> tuple[Stream, np.ndarray | None]:
@@ -221,14 +294,16 @@ def run_casper(config: CasperConfig) -> dict:
     stream = load_stream(config.dataset, max_rows=config.max_rows)
     start = time.perf_counter()
     model_stream, map0 = relabel(stream, config.id_map)
-    original, initial, fit0 = _original(config, model_stream)
+    entry = _original(config, model_stream, tracin=config.selector in TRACIN_SELECTORS)
+    original, initial, fit0 = entry.model, entry.initial, entry.fit
     rng = np.random.default_rng(config.seed)
     select_start = time.perf_counter()
+    chosen: dict = {}
     if config.selector == "none":
         new_stream, info = stream, None
     else:
-        new_stream, info = perturb(stream, config.selector, config.perturbation, rng, config.k, config.replacement,
-                                   config.idag_length(), config.idag_variant)
+        positions, chosen = select_for_run(config, stream, rng, entry)
+        new_stream, info = perturb_rows(stream, positions, config.perturbation, rng, config.replacement)
     select_seconds = time.perf_counter() - select_start
     cascade = None
     if info is not None and config.selector == "casper":
@@ -249,7 +324,7 @@ def run_casper(config: CasperConfig) -> dict:
             "timings": {"train_original_seconds": fit0["train_seconds"], "train_perturbed_seconds": fit1["train_seconds"],
                         "select_seconds": select_seconds, "wall_seconds": time.perf_counter() - start},
             "loss_final": {"original": fit0["loss"][-1], "perturbed": fit1["loss"][-1]},
-            "stream": stream.description, "seed": config.seed, "device": config.device}
+            "stream": stream.description, "seed": config.seed, "device": config.device, **chosen}
 
 
 # --- grids for notebooks ------------------------------------------------------------------------------
@@ -284,8 +359,10 @@ class CasperGrid(Config):
 
     def runs(self) -> list[CasperConfig]:
         out = []
-        # seeds outside the perturbation axes, so each original model is trained once (see _original)
-        for d, m, seed, s, p, r, k in itertools.product(self.datasets, self.models, self.seeds, self.selectors,
+        # seeds outside the perturbation axes, so each original model is trained once (see _original);
+        # TracIn first, so that M is trained with its recorder before the other selectors reuse it
+        selectors = sorted(self.selectors, key=lambda name: name not in TRACIN_SELECTORS)
+        for d, m, seed, s, p, r, k in itertools.product(self.datasets, self.models, self.seeds, selectors,
                                                         self.perturbations, self.replacements, self.ks):
             if p == "loo" and r != self.replacements[0]:
                 continue  # the replacement item is irrelevant for LOO
@@ -293,6 +370,8 @@ class CasperGrid(Config):
                 continue  # the paper's baselines replace with a random item; only CASPER varies it
             if s == "none" and p != self.perturbations[0]:
                 continue  # the control run does not depend on the perturbation
+            if s in REVADV_SELECTORS and k != 1:
+                continue  # Rev.Adv perturbs one row
             out.append(CasperConfig(dataset=d, model=m, selector=s, perturbation=p,
                                     replacement=r if p != "loo" else "random", k=k, seed=seed, epochs=self.epochs,
                                     max_rows=self.max_rows, device=self.device))

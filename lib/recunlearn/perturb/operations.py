@@ -12,6 +12,10 @@ Selectors (``SELECTORS``):
 - ``casper``: the root of the IDAG with the highest cascade score (ties: the earliest row);
   ``k > 1`` takes the top-k roots.
 
+The model-based baselines pick their rows elsewhere and are perturbed by :func:`perturb_rows` like
+these: TracIn needs the original model's checkpoints (:mod:`recunlearn.perturb.tracin`), Rev.Adv a
+fake user learned against a surrogate (:mod:`recunlearn.perturb.revadv`).
+
 Perturbations (``PERTURBATIONS``): ``loo`` deletes the row; ``replace`` sets its item to ``i_new``
 (timestamp unchanged); ``insert`` adds ``(u, i_new, t - 1)`` as a training row immediately before it
 (the authors' convention; the paper does not describe insertion). ``i_new`` (``REPLACEMENTS``):
@@ -149,10 +153,17 @@ def apply_perturbation(stream: Stream, positions: np.ndarray, kind: str,
     raise ValueError(f"perturbation must be one of {PERTURBATIONS}, got {kind!r}")
 
 
+def perturb_rows(stream: Stream, positions: np.ndarray, kind: str, rng: np.random.Generator,
+                 replacement: str = "random") -> tuple[Stream, Perturbation]:
+    """Apply ``kind`` to the chosen ``positions`` (new items by ``replacement``, drawn from ``rng``): how
+    every selector's rows are perturbed, including those chosen outside :func:`select_rows` (TracIn and
+    Rev.Adv, :mod:`recunlearn.experiments.casper`)."""
+    new_items = None if kind == "loo" else replacement_items(stream, replacement, rng, len(positions))
+    return apply_perturbation(stream, positions, kind, new_items)
+
+
 def perturb(stream: Stream, selector: str, kind: str, rng: np.random.Generator, k: int = 1,
             replacement: str = "random", max_len: int | None = 50,
             variant: str = "paper") -> tuple[Stream, Perturbation]:
     """Select ``k`` rows with ``selector`` and apply ``kind`` to them (new items by ``replacement``)."""
-    positions = select_rows(stream, selector, rng, k, max_len, variant)
-    new_items = None if kind == "loo" else replacement_items(stream, replacement, rng, len(positions))
-    return apply_perturbation(stream, positions, kind, new_items)
+    return perturb_rows(stream, select_rows(stream, selector, rng, k, max_len, variant), kind, rng, replacement)

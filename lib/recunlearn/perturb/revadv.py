@@ -174,17 +174,31 @@ def nearest_real_user(x: torch.Tensor, fake: np.ndarray) -> int:
     return int(torch.argmax(cosine))
 
 
+def revadv_attack(stream: Stream, seed: int, settings: SurrogateSettings = SurrogateSettings(),
+                  n_targets: int = 5) -> dict:
+    """The attack of one seed, independent of the recommender: the head targets, the fake user learned
+    against the surrogate, its nearest real user and the attack's TargetHR history."""
+    x = training_matrix(stream)
+    targets = head_targets(x, n_targets, seed)
+    fake, history = learn_fake_user(x, targets, seed, settings)
+    return {"targets": targets.tolist(), "fake_items": int(fake.sum()), "user": nearest_real_user(x, fake),
+            "target_hit_rate": history}
+
+
+def revadv_row(stream: Stream, user: int, mode: str, rng: np.random.Generator) -> np.ndarray:
+    """The stream position of ``user``'s first (``earliest``) or a uniformly random (``random``,
+    drawn from ``rng``) training row."""
+    if mode not in REVADV_MODES:
+        raise ValueError(f"Rev.Adv mode = {mode!r}: allowed {REVADV_MODES}")
+    rows = stream.train_positions[stream.user[stream.train_positions] == user]
+    return np.array([rows[0] if mode == "earliest" else rows[rng.integers(len(rows))]])
+
+
 def select_revadv(stream: Stream, mode: str, rng: np.random.Generator, seed: int,
                   settings: SurrogateSettings = SurrogateSettings(), n_targets: int = 5) -> tuple[np.ndarray, dict]:
     """The stream position of the row Rev.Adv perturbs (``mode``: ``random`` or ``earliest``) and what
     led to it (targets, fake profile size, nearest user, the attack's TargetHR history)."""
     if mode not in REVADV_MODES:
         raise ValueError(f"Rev.Adv mode = {mode!r}: allowed {REVADV_MODES}")
-    x = training_matrix(stream)
-    targets = head_targets(x, n_targets, seed)
-    fake, history = learn_fake_user(x, targets, seed, settings)
-    user = nearest_real_user(x, fake)
-    rows = stream.train_positions[stream.user[stream.train_positions] == user]
-    position = rows[0] if mode == "earliest" else rows[rng.integers(len(rows))]
-    return np.array([position]), {"targets": targets.tolist(), "fake_items": int(fake.sum()), "user": user,
-                                  "target_hit_rate": history}
+    attack = revadv_attack(stream, seed, settings, n_targets)
+    return revadv_row(stream, attack["user"], mode, rng), attack

@@ -9,13 +9,13 @@ import pandas as pd
 import seaborn as sns
 
 from ..data.sequences import DATASET_LABELS, Stream
-from ..experiments.casper import MODELS, SELECTORS
+from ..experiments.casper import MODELS
 from ..models.sequential import SEQUENTIAL_MODELS
 from ..perturb.idag import IDAG, build_idag, cascade_scores
 from .compare import compare, summarize_runs
 from .names import display_name, paper_sorted
 from .plots import FIGURE_DIR, PAGE_WIDTH_IN, legend_below, panel_grid, rotate_if_crowded, save, set_theme  # noqa: F401
-from .verdicts import NOT_REPRODUCED, PARTLY, REPRODUCED
+from .verdicts import INCONCLUSIVE, NOT_REPRODUCED, PARTLY, PENDING, REPRODUCED
 
 RLS_LABELS = {m: display_name(m) for m in ("ao", "rbo_min", "rbo_ext", "jaccard")}
 """AO (the paper's "RBO"), RBO(0.9), RBO_ext(0.9), Jaccard@10: from :data:`recunlearn.report.names.DISPLAY_NAMES`."""
@@ -77,41 +77,71 @@ def wilcoxon_pairs(runs: pd.DataFrame, by: str, pairs: list[tuple[str, str]], gr
     return pd.DataFrame(rows)
 
 
+METHOD_LABELS = {"none": "Control (no perturbation)", "random": "Random", "earliest": "Earliest-Random",
+                 "latest": "Latest-Random", "tracin": "TracIn", "tracin-proxy": "TracIn (authors' proxy)",
+                 "revadv-random": "Rev.Adv. (random)", "revadv-earliest": "Rev.Adv. (earliest)", "casper": "CASPER"}
+"""The paper's row names of Table 3, in its order (the authors' TracIn proxy is our extra row)."""
+
+BASELINES = ("random", "earliest", "latest", "tracin", "tracin-proxy", "revadv-random", "revadv-earliest")
+"""Every selector CASPER is compared with."""
+
+RANDOM_BASELINES = ("random", "earliest", "latest")
+"""The baselines whose row is drawn at random with the seed."""
+
+UNBOUNDED_MODELS = ("jodie", "latentcross")
+"""Models whose IDAG has no length cap L (their cascades are not cut)."""
+
+
 def method_label(selector: str, perturbation: str, replacement: str) -> str:
-    """The paper's row name of a run: Random, Earliest-Random, Latest-Random, CASPER (+ replacement)."""
-    base = {"none": "Control (no perturbation)", "random": "Random", "earliest": "Earliest-Random",
-            "latest": "Latest-Random", "casper": "CASPER"}[selector]
+    """The paper's row name of a run: Random, Earliest-Random, Latest-Random, TracIn, Rev.Adv., CASPER
+    (+ its replacement item)."""
+    base = METHOD_LABELS[selector]
     if selector == "casper" and perturbation != "loo":
         base += f" ({replacement})"
     return base
 
 
-def label_pending(comparison: pd.DataFrame) -> pd.DataFrame:
+def label_pending(comparison: pd.DataFrame, runs: pd.DataFrame | None = None,
+                  keys: list[str] | None = None) -> pd.DataFrame:
     """The comparison with the generic ``pending GPU`` of cells without our value replaced by
-    ``pending: model not implemented`` where the model has no implementation yet, and by
-    ``pending: TracIn / Rev.Adv (CASPER part 2)`` for the rows of selectors not run here."""
+    ``pending: model not implemented`` where the model has no implementation yet, and, given the
+    page's ``runs`` (matched on ``keys``), by the reason its runs of that cell are pending (e.g. ``not
+    run: CPU time``)."""
     out = comparison.copy()
+    if runs is not None and keys and "status" in runs:
+        waiting = runs[runs["status"] != "computed"].drop_duplicates(keys).set_index(keys)["status"]
+        index = pd.MultiIndex.from_frame(out[keys])
+        reason = pd.Series(waiting.reindex(index).to_numpy(), index=out.index)
+        known = out["ours"].isna() & reason.notna()
+        out.loc[known, "status"] = reason[known]
     missing = out["ours"].isna() & ~out["model"].isin(list(SEQUENTIAL_MODELS))
     out.loc[missing, "status"] = "pending: model not implemented"
-    if "selector" in out:
-        later = out["ours"].isna() & ~out["selector"].isin(SELECTORS)
-        out.loc[later, "status"] = "pending: TracIn / Rev.Adv (CASPER part 2)"
     return out
 
 
 def table3_view(comparison: pd.DataFrame, metric: str = "ao") -> pd.DataFrame:
-    """Table 3 laid out as in the paper: one row per method, one column per model, each cell
-    ``ours ± std (paper x)`` or the reason it is pending."""
+    """Table 3 laid out as in the paper: one row per (perturbation, method), one column per model, each
+    cell ``ours ± std (paper x)`` or the reason it is pending; methods in the paper's order."""
     part = comparison[comparison["metric"] == metric].copy()
-    later = {"tracin": "TracIn", "revadv-random": "Rev.Adv. (random)", "revadv-earliest": "Rev.Adv. (earliest)"}
-    part["method"] = [method_label(s, p, r) if s in SELECTORS else later.get(s, s)
-                      for s, p, r in zip(part["selector"], part["perturbation"], part["replacement"])]
+    part["method"] = [method_label(s, p, r) for s, p, r in zip(part["selector"], part["perturbation"],
+                                                                part["replacement"])]
     part["cell"] = [(f"{o:.4f} ± {sd:.4f}" if pd.notna(o) else st) + (f" (paper {pv:.4f})" if pd.notna(pv) else "")
                     for o, sd, pv, st in zip(part["ours"], part["ours_std"], part["paper"], part["status"])]
-    order = ["Control (no perturbation)", *dict.fromkeys(part["method"])]
     view = part.pivot_table(index=["perturbation", "method"], columns="model", values="cell", aggfunc="first")
     view = view.reindex(columns=[m for m in MODELS if m in view.columns])
-    return view.reindex(sorted(view.index, key=lambda key: (key[0] != "loo", order.index(key[1]))))
+    labels = list(METHOD_LABELS.values())
+    perturbations = ["loo", "replace", "insert"]
+
+    replacements = [f"CASPER ({r})" for r in ("random", "popular", "unpopular")]
+
+    def order(key):
+        method = key[1]
+        base = next((i for i, label in enumerate(labels) if method == label or method.startswith(label + " (")),
+                    len(labels))
+        within = replacements.index(method) if method in replacements else 0
+        return (perturbations.index(key[0]) if key[0] in perturbations else 9, base, within, method)
+
+    return view.reindex(sorted(view.index, key=order))
 
 
 def best_method_claims(comparison: pd.DataFrame, metric: str = "ao") -> pd.DataFrame:
@@ -461,7 +491,8 @@ def chapter_claims(runs: pd.DataFrame, next_item_tolerance: float = 0.01) -> pd.
     - ``ao_between_075_095``: "RBO" (AO) lies in 0.75-0.95 (per model and perturbing selector);
     - ``latentcross_most_stable``: LatentCross has the highest AO under random perturbation;
     - ``earliest_destabilises_most``: Earliest-Random's AO below Random's and Latest-Random's (per model);
-    - ``casper_destabilises_most``: CASPER's AO below the three random baselines' (per model);
+    - ``casper_destabilises_most``: CASPER's AO below every baseline's that was run (the three random
+      baselines, TracIn, Rev.Adv.; per model);
     - ``low_mrr_less_stable``: Jaccard@10 of the bottom 20 % of users by MRR below the top 20 %'s
       (per model and perturbing selector);
     - ``next_item_barely_moves``: |MRR of M' − MRR of M| < ``next_item_tolerance`` (per model and
@@ -483,8 +514,8 @@ def chapter_claims(runs: pd.DataFrame, next_item_tolerance: float = 0.01) -> pd.
         most_stable_claim(done),
         lowest_ao_claim(done, "earliest", ["random", "latest"], ["model"], "earliest_destabilises_most",
                         "Earliest-interaction perturbations destabilise most (AO below Random and Latest-Random)"),
-        lowest_ao_claim(done, "casper", ["random", "earliest", "latest"], ["model"], "casper_destabilises_most",
-                        "CASPER destabilises more than Random, Earliest- and Latest-Random"),
+        lowest_ao_claim(done, "casper", present_baselines(done) or list(RANDOM_BASELINES), ["model"],
+                        "casper_destabilises_most", "CASPER destabilises more than every baseline run (AO below each)"),
         mrr_group_claim(done, ["model", "selector"]),
         next_item_claim(done, ["model", "selector"], next_item_tolerance),
     ])
@@ -512,23 +543,177 @@ def figure_8_claims(runs: pd.DataFrame, fit: dict, min_r2: float = 0.95) -> pd.D
     ])
 
 
+def present_baselines(runs: pd.DataFrame) -> list[str]:
+    """The baselines (:data:`BASELINES`, in that order) with at least one run in ``runs``."""
+    return [b for b in BASELINES if b in set(runs["selector"])] if "selector" in runs else []
+
+
+def casper_vs_baselines(runs: pd.DataFrame, metric: str = "ao") -> pd.DataFrame:
+    """The paired tests behind "CASPER beats every baseline": per baseline, CASPER's ``metric`` minus
+    the baseline's for the same (perturbation, model, seed), like for like (random replacement item
+    for every method), pooled over the (perturbation, model) columns: pairs, mean difference, the
+    one-sided Wilcoxon signed-rank p that CASPER is lower, and in how many columns CASPER's mean is
+    lower."""
+    from .claims import paired_differences, signed_rank_p
+
+    done = _computed(runs)
+    like = done[done["replacement"] == "random"]
+    rows = []
+    for baseline in present_baselines(like):
+        diff = paired_differences(like, "selector", "casper", baseline, metric, ["perturbation", "model"])
+        if diff.empty:
+            continue
+        columns = diff.groupby(["perturbation", "model"])["diff"].mean()
+        _, lower = signed_rank_p(diff["diff"].astype(float))
+        rows.append({"baseline": METHOD_LABELS[baseline], "pairs": len(diff),
+                     f"mean CASPER − baseline ({metric})": float(diff["diff"].mean()),
+                     "p (CASPER lower, one-sided)": lower,
+                     "columns CASPER lower": f"{int((columns < 0).sum())} of {len(columns)}"})
+    return pd.DataFrame(rows)
+
+
+def variance_claim(runs: pd.DataFrame, cells: list[str], metric: str = "ao", alpha: float | None = None,
+                   id: str = "casper_lower_variance") -> dict:
+    """"CASPER has lower run-to-run variance": in every cell with at least 2 seeds of both, the standard
+    deviation over seeds of CASPER's ``metric`` against that of each random baseline (Random,
+    Earliest-, Latest-Random); one comparison per (cell, baseline). A one-sided sign test (binomial,
+    p = 1/2 under "no difference") over the comparisons: ``reproduced`` when CASPER is lower
+    significantly often and in every comparison, ``partly reproduced`` when significantly often but not
+    everywhere, ``not reproduced`` when significantly often higher, ``inconclusive`` otherwise.
+    CASPER picks the same row every seed, so only the model's initial weights vary between its runs,
+    while the random baselines also change the row: the claim is expected, and says nothing about
+    which rows matter."""
+    from scipy.stats import binomtest
+
+    from .claims import ALPHA, claim_row, holds_in_text
+
+    alpha = ALPHA if alpha is None else alpha
+    done = _computed(runs)
+    like = done[done["replacement"] == "random"] if "replacement" in done else done
+    test = "one-sided sign test over (cell, baseline) comparisons of the std over seeds"
+    claim = "CASPER has lower run-to-run variance over seeds than the random baselines"
+    spread = like.groupby(cells + ["selector"])[metric].agg(["std", "count"])
+    spread = spread[spread["count"] >= 2]["std"]
+    lower = higher = total = 0
+    for key, part in spread.groupby(level=cells):
+        by = part.droplevel(cells) if cells else part
+        if "casper" not in by:
+            continue
+        for baseline in RANDOM_BASELINES:
+            if baseline in by:
+                total += 1
+                lower += int(by["casper"] < by[baseline])
+                higher += int(by["casper"] > by[baseline])
+    if total == 0:
+        return claim_row(id, claim, PENDING, test=test, evidence="no cell with 2 seeds of CASPER and a random baseline")
+    decided = lower + higher  # equal spreads (ties) carry no sign
+    p_lower = binomtest(lower, decided, 0.5, alternative="greater").pvalue if decided else 1.0
+    p_higher = binomtest(lower, decided, 0.5, alternative="less").pvalue if decided else 1.0
+    verdict = (REPRODUCED if p_lower < alpha and lower == total else PARTLY if p_lower < alpha
+               else NOT_REPRODUCED if p_higher < alpha else INCONCLUSIVE)
+    evidence = (f"std over seeds of {metric}: CASPER lower in {lower}, higher in {higher} of {total} (cell, random "
+                f"baseline) comparisons (ties dropped); sign test p = {p_lower:.3g}; alpha = {alpha}. CASPER's row is "
+                "the same in every seed, the random baselines' is not")
+    return claim_row(id, claim, verdict, holds_in_text(lower, total, "comparisons"), p_lower, test, evidence)
+
+
+def margin_claim(runs: pd.DataFrame, cells: list[str] = ("perturbation",), metric: str = "ao",
+                 id: str = "casper_strongest_unbounded") -> dict:
+    """"CASPER is more effective on JODIE and LatentCross" (no cascade cap L): CASPER's margin, the
+    Random baseline's ``metric`` minus CASPER's for the same seed (like for like: random replacement
+    item), is larger on each of JODIE and LatentCross than on each of LSTM and TiSASRec, paired by seed
+    within each cell (pooled one-sided Wilcoxon signed-rank tests of :func:`~recunlearn.report.claims.ordering_claim`)."""
+    from .claims import ordering_claim
+
+    done = _computed(runs)
+    like = done[done["replacement"] == "random"]
+    keys = list(cells) + ["model", "seed"]
+    table = like.pivot_table(index=keys, columns="selector", values=metric, aggfunc="mean")
+    if "casper" not in table or "random" not in table:
+        margins = pd.DataFrame(columns=keys + ["margin"])
+    else:
+        margins = (table["random"] - table["casper"]).dropna().rename("margin").reset_index()
+    models = set(margins["model"])
+    links = [(a, b) for a in UNBOUNDED_MODELS for b in ("lstm", "tisasrec") if a in models and b in models]
+    return ordering_claim(id, "CASPER is strongest on the models without a cascade cap (JODIE, LatentCross): "
+                          "larger AO drop below Random than on LSTM and TiSASRec", margins, "model", links,
+                          "margin", list(cells), note="margin = AO(Random) − AO(CASPER), same seed.")
+
+
 def table3_claims(runs: pd.DataFrame) -> pd.DataFrame:
     """Table 3's claims on the computed runs (seed level):
 
-    - ``casper_lowest_ao``: in every (perturbation, model) column CASPER gives a lower AO than
-      Random, Earliest-Random and Latest-Random, like for like (replacement: every method replaces
-      with a random item), pooled over columns;
+    - ``casper_lowest_ao``: in every (perturbation, model) column CASPER gives a lower AO than every
+      baseline present (Random, Earliest-, Latest-Random, TracIn and its proxy, Rev.Adv. random and
+      earliest), like for like (replacement and insertion: every method uses a random item), pooled
+      over columns (:func:`casper_vs_baselines` lists the tests per baseline);
     - ``unpopular_strongest_replacement``: replacing CASPER's interaction's item with the least
-      popular item lowers AO more than a random or the most popular item (per model)."""
+      popular item lowers AO more than a random or the most popular item (per model);
+    - ``revadv_earliest_beats_random``: Rev.Adv. (earliest) gives a lower AO than Rev.Adv. (random)
+      ("in most cases": pooled over the columns; the columns where the means agree are counted);
+    - ``casper_lower_variance``: :func:`variance_claim` over the (perturbation, model) columns;
+    - ``casper_strongest_unbounded``: :func:`margin_claim` per perturbation."""
     from .claims import claims_frame, ordering_claim
 
     done = _computed(runs)
     like = done[done["replacement"] == "random"]
     replace = done[(done["selector"] == "casper") & (done["perturbation"] == "replace")]
+    columns = ["perturbation", "model"]
     return claims_frame([
-        lowest_ao_claim(like, "casper", ["random", "earliest", "latest"], ["perturbation", "model"], "casper_lowest_ao",
-                        "CASPER gives the lowest AO in every column (like-for-like replacement)"),
+        lowest_ao_claim(like, "casper", present_baselines(like) or list(RANDOM_BASELINES), columns,
+                        "casper_lowest_ao", "CASPER gives the lowest AO in every column, below every baseline "
+                        "(like-for-like replacement)"),
         ordering_claim("unpopular_strongest_replacement", "Replacing with the least popular item is CASPER's strongest "
                        "replacement", replace, "replacement", [("unpopular", "random"), ("unpopular", "popular")], "ao",
                        ["model"], higher=False),
+        ordering_claim("revadv_earliest_beats_random", "Rev.Adv. (earliest) destabilises more than Rev.Adv. (random) "
+                       "in most cases (lower AO)", like, "selector", [("revadv-earliest", "revadv-random")], "ao",
+                       columns, higher=False),
+        variance_claim(done, columns),
+        margin_claim(done),
     ])
+
+
+# --- Figure 7: stability by MRR group for every method ----------------------------------------------
+
+MRR_GROUPS = ("high", "mid", "low")
+
+
+def groups_long(runs: pd.DataFrame, cells: list[str], metric: str = "jaccard") -> pd.DataFrame:
+    """Seed-level ``metric`` per MRR group in long format: ``cells + [seed, group, metric]``."""
+    done = _computed(runs)
+    keys = [c for c in cells if c in done] + ["seed"]
+    columns = [f"{metric}_{g}" for g in MRR_GROUPS]
+    if done.empty:
+        return pd.DataFrame(columns=keys + ["group", metric])
+    long = done[keys + columns].melt(id_vars=keys, var_name="group", value_name=metric)
+    long["group"] = long["group"].str.removeprefix(f"{metric}_")
+    return long
+
+
+def low_mrr_least_stable_claim(runs: pd.DataFrame, cells: list[str] = ("selector",), metric: str = "jaccard",
+                               id: str = "low_mrr_least_stable_every_method") -> dict:
+    """"Low-MRR users are the least stable, for every method": ``metric`` of the low-MRR group below
+    the mid and the high group's, paired within each run (same seed and method), pooled over the
+    methods; ``reproduced`` needs both links significant and the means agreeing for every method."""
+    from .claims import ordering_claim
+
+    done = _computed(runs)
+    done = done[done["selector"] != "none"]
+    return ordering_claim(id, f"Low-MRR users are the least stable for every method (lowest {display_name(metric)})",
+                          groups_long(done, list(cells), metric), "group", [("low", "mid"), ("low", "high")],
+                          metric, list(cells), higher=False)
+
+
+def casper_lowest_per_group_claim(runs: pd.DataFrame, metric: str = "jaccard", cells: list[str] = (),
+                                  id: str = "casper_lowest_every_group") -> dict:
+    """"CASPER is the lowest in every MRR group": CASPER's ``metric`` below every other method's in each
+    group (high, mid, low), paired by seed, pooled over the groups; the means must agree in every group."""
+    from .claims import ordering_claim
+
+    done = _computed(runs)
+    done = done[done["selector"] != "none"]
+    others = present_baselines(done)
+    return ordering_claim(id, f"CASPER gives the lowest {display_name(metric)} in every MRR group", groups_long(
+        done, ["selector", *cells], metric), "selector", [("casper", o) for o in others], metric,
+        ["group", *cells], higher=False)

@@ -21,7 +21,8 @@ DISPLAY_NAMES = {
     # methods, CASPER selectors and perturbations
     "learn": "Learn", "retrain": "Retrain", "sisa": "SISA", "receraser": "RecEraser", "ultrare": "UltraRE",
     "scif": "SCIF", "none": "control", "random": "Random", "earliest": "Earliest-Random", "latest": "Latest-Random",
-    "casper": "CASPER", "tracin": "TracIn", "loo": "LOO", "replace": "replacement", "insert": "insertion",
+    "casper": "CASPER", "tracin": "TracIn", "tracin-proxy": "TracIn (authors' proxy)",
+    "revadv-random": "Rev.Adv. (random)", "revadv-earliest": "Rev.Adv. (earliest)", "loo": "LOO", "replace": "replacement", "insert": "insertion",
     # SRU
     "gru4rec": "GRU4Rec", "sasrec": "SASRec", "bert4rec": "BERT4Rec", "sru": "SRU", "ced": "CED", "ned": "NED",
     "red": "RED", "extra_deletion": "Extra deletion", "n_extra": "Extra deleted items", "hit@10": "HIT@10",
@@ -51,7 +52,8 @@ PAPER_ORDER = {
     "model": ("wmf", "bpr", "lightgcn", "lstm", "tisasrec", "jodie", "latentcross", "gru4rec", "sasrec", "bert4rec"),
     "method": ("learn", "retrain", "sisa", "receraser", "ultrare", "scif", "sru"),
     "selection": ("core", "random", "edge"),
-    "selector": ("none", "random", "earliest", "latest", "tracin", "casper"),
+    "selector": ("none", "random", "earliest", "latest", "tracin", "tracin-proxy", "revadv-random", "revadv-earliest",
+                 "casper"),
     "perturbation": ("loo", "replace", "insert"),
     "replacement": ("random", "popular", "unpopular"),
     "control": ("unlearn", "reinit-only", "random-rows"),

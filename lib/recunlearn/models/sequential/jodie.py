@@ -279,19 +279,35 @@ class JODIERecommender:
             return OneHotLinear.apply(dense, net.predict.weight, net.predict.bias, plan["columns"], plan["inverse"])
         return OneHotLinear.value(dense, net.predict.weight, net.predict.bias, selected, plan["inverse"][:, rows])
 
-    def _window_fast(self, net, users, items, plan, collect=None):
-        """The same loss as ``_window_reference`` for one window, and the updated (users, items) (detached)."""
+    def _prediction_and_target(self, net, x, prev, plan):
+        """The prediction layer's output j̃ for the plan's rows (``x`` = their [item; user] states before
+        the row, ``prev`` = the previous item's state) and its MSE target [j state (detached); onehot(j)]."""
+        d = self.dim
+        pred = self._predicted_fast(net, x[:, d:], prev, plan["du"], plan)
+        target = torch.zeros_like(pred)
+        target[:, :d] = x[:, :d].detach()
+        target[torch.arange(len(x), device=target.device), plan["target"]] = 1.0
+        return pred, target
+
+    def _recurrence_inputs(self, net, users, items, plan):
+        """The window's small state matrix (users, then items and previous items, "none" included) and
+        both RNN cells as one product: [j_state, u_state] -> [new_j, new_u] pre-activations (weight, bias)."""
         d = self.dim
         ur, ir = net.user_rnn, net.item_rnn
         none = F.normalize(net.initial_item, dim=0)[None]
         small = torch.cat([users.index_select(0, plan["users"]),
                            torch.cat([items, none]).index_select(0, plan["items"])])
-        # both RNN cells as one product: [j_state, u_state] -> [new_j, new_u] pre-activations
         weight = torch.cat([torch.cat([ir.weight_hh, ir.weight_ih[:, :d]], 1),
                             torch.cat([ur.weight_ih[:, :d], ur.weight_hh], 1)])
         zero = torch.zeros_like(plan["du"])
         bias = torch.cat([F.linear(torch.stack([plan[delta], zero], 1), rnn.weight_ih[:, d:], rnn.bias_ih + rnn.bias_hh)
                           for delta, rnn in (("di", ir), ("du", ur))], 1)  # [Δ, f] part of the inputs, and biases
+        return small, weight, bias
+
+    def _window_fast(self, net, users, items, plan, collect=None):
+        """The same loss as ``_window_reference`` for one window, and the updated (users, items) (detached)."""
+        d = self.dim
+        small, weight, bias = self._recurrence_inputs(net, users, items, plan)
         hook = None
         if collect is not None:
             now = items.detach().clone()  # the item states each t-batch scores against
@@ -308,11 +324,7 @@ class JODIERecommender:
 
         x, prev, new, small = JODIERecurrence.apply(small, bias, weight, plan["pair"], plan["prev"], plan["bounds"],
                                                     hook)
-        n = len(x)
-        pred = self._predicted_fast(net, x[:, d:], prev, plan["du"], plan)
-        target = torch.zeros_like(pred)
-        target[:, :d] = x[:, :d].detach()
-        target[torch.arange(n, device=target.device), plan["target"]] = 1.0
+        pred, target = self._prediction_and_target(net, x, prev, plan)
         row = F.mse_loss(pred, target, reduction="none").sum(1) / pred.shape[1] \
             + F.mse_loss(new, x.detach(), reduction="none").sum(1) / d
         loss = (row * plan["weight"]).sum()
@@ -331,7 +343,9 @@ class JODIERecommender:
         return users, items
 
     # -----------------------------------------------------------------------------------------------------
-    def fit(self, stream: Stream) -> dict:
+    def fit(self, stream: Stream, checkpoint=None) -> dict:
+        """Train on the stream's training rows; ``checkpoint(epoch, self)``, when given, is called after
+        every epoch (1-based; e.g. a TracIn recorder)."""
         self._ensure_net(stream.n_users)
         rows = self._features(stream, stream.train_positions)
         plans = self._plans(rows) if self.implementation == "fast" else None
@@ -339,15 +353,48 @@ class JODIERecommender:
         start = time.perf_counter()
         self.net.train()
         curve = []
-        for _epoch in range(self.epochs):
+        for epoch in range(self.epochs):
             users, items = self._initial_states(stream.n_users)
             if plans is not None:
                 users, items = self._pass_fast(self.net, optimizer, users, items, plans)
             else:
                 users, items = self._pass(self.net, optimizer, users, items, rows)
             curve.append(self.last_loss)
+            if checkpoint is not None:
+                checkpoint(epoch + 1, self)
         self.final = (users, items, copy.deepcopy(optimizer.state_dict()))
         return {"loss": curve, "train_seconds": time.perf_counter() - start}
+
+    @torch.no_grad()
+    def last_layer_terms(self, stream: Stream, lr: float) -> dict:
+        """TracIn's terms of every training row at the current weights (no gradient, no optimiser step):
+        one pass over the training windows from the initial states, as in an epoch; per row the
+        prediction layer's input a = [û, previous item's state, onehot(prev), onehot(u)] (‖a‖² = ‖û‖² +
+        ‖prev‖² + 2), its output j̃ and the MSE target over its D outputs (:mod:`recunlearn.perturb.tracin`).
+        Changes nothing."""
+        from ...perturb import tracin
+
+        self._ensure_net(stream.n_users)
+        net = self.net
+        rows = self._features(stream, stream.train_positions)
+        users, items = self._initial_states(stream.n_users)
+        out = {key: np.zeros(len(rows["user"])) for key in ("influence", "feature_sq", "error_sq")}
+        for plan in self._plans(rows):
+            small, weight, bias = self._recurrence_inputs(net, users, items, plan)
+            x, prev, _new, small = JODIERecurrence.apply(small, bias, weight, plan["pair"], plan["prev"],
+                                                         plan["bounds"], None)
+            pred, target = self._prediction_and_target(net, x, prev, plan)
+            dense = torch.cat([x[:, self.dim:] * (1 + net.project(plan["du"][:, None])), prev], 1)
+            features = torch.cat([dense, torch.ones(len(dense), 2, dtype=dense.dtype, device=dense.device)], 1)
+            terms = tracin.last_layer_terms(tracin.mse_self_influence(features, pred, target, lr),
+                                            features.double().pow(2).sum(1),
+                                            (pred.double() - target.double()).pow(2).sum(1))
+            order = plan["order"].cpu().numpy()
+            for key in out:
+                out[key][order] = terms[key]
+            users = users.index_copy(0, plan["users"], small[:len(plan["users"])])
+            items = items.index_copy(0, plan["real_items"], small.index_select(0, plan["real_slots"]))
+        return out
 
     def test_scores(self, stream: Stream):
         """Yield ``(source rows, targets, scores)`` per window of test rows; scores = -squared L2 distance (b, |I|)."""

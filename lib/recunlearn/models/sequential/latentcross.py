@@ -375,7 +375,9 @@ class LatentCrossRecommender:
         context = self._context(stream)[torch.as_tensor(positions, device=self.device)]
         return stream.user[positions], stream.item[positions], context
 
-    def fit(self, stream: Stream) -> dict:
+    def fit(self, stream: Stream, checkpoint=None) -> dict:
+        """Train on the stream's training rows; ``checkpoint(epoch, self)``, when given, is called after
+        every epoch (1-based; e.g. a TracIn recorder)."""
         user, item, context = self._rows(stream, stream.train_positions)
         if self.implementation == "fast":
             plans = self._plans(user, item, context)
@@ -385,15 +387,43 @@ class LatentCrossRecommender:
         n_users = stream.n_users
         curve, start = [], time.perf_counter()
         self.net.train()
-        for _epoch in range(self.epochs):
+        for epoch in range(self.epochs):
             states = self.net.initial_state.expand(n_users, -1)
             if self.implementation == "fast":
                 states, total = self._pass_fast(self.net, optimizer, states, plans)
             else:
                 states, total = self._pass(self.net, optimizer, states, user, item, context, tbatch)
             curve.append(total)
+            if checkpoint is not None:
+                checkpoint(epoch + 1, self)
         self.final_states, self._optimizer_state = states, copy.deepcopy(optimizer.state_dict())
         return {"loss": curve, "train_seconds": time.perf_counter() - start}
+
+    @torch.no_grad()
+    def last_layer_terms(self, stream: Stream, lr: float) -> dict:
+        """TracIn's terms of every training row at the current weights (no gradient, no optimiser step):
+        one pass over the training windows from the initial states, as in an epoch; per row the output
+        layer's input z (post-fusion, from the state before the row), its logits over the |I| + 1
+        classes and the row's item (:mod:`recunlearn.perturb.tracin`). Changes nothing."""
+        from ...perturb import tracin
+
+        net = self.net
+        user, item, context = self._rows(stream, stream.train_positions)
+        states = net.initial_state.expand(stream.n_users, -1)
+        out = {key: np.zeros(len(user)) for key in ("influence", "feature_sq", "error_sq")}
+        for plan in self._plans(user, item, context):
+            gates = net.input_gates(plan["item"], plan["context"])
+            small = states.index_select(0, plan["users"])
+            before, small = LSTMRecurrence.apply(small, gates, net.cell.weight_hh, plan["slots"], plan["sizes"])
+            z = net.fused(before, plan["context"])
+            logits = net.out(z)
+            terms = tracin.last_layer_terms(tracin.softmax_self_influence(z, logits, plan["item"], lr),
+                                            z.double().pow(2).sum(1), tracin.logit_error_norms_sq(logits, plan["item"]))
+            rows = plan["order"].cpu().numpy()
+            for key in out:
+                out[key][rows] = terms[key]
+            states = states.index_copy(0, plan["users"], small)
+        return out
 
     def test_scores(self, stream: Stream):
         """Yield ``(source rows, targets, scores)`` per window of test rows (stream order within it)."""

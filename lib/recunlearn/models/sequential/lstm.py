@@ -450,15 +450,19 @@ class LSTMNet(nn.Module):
         self.fc = nn.Linear(hidden, n_items + 1)
 
     def forward(self, windows: torch.Tensor, frozen: bool) -> torch.Tensor:
+        return self.fc(self.last_hidden(windows, frozen))
+
+    def last_hidden(self, windows: torch.Tensor, frozen: bool) -> torch.Tensor:
+        """The LSTM's last hidden state of every window: the output layer's input."""
         if self.implementation == "fast":
-            return self.fc(self._fast_last_hidden(windows, frozen))
+            return self._fast_last_hidden(windows, frozen)
         if frozen:
             with torch.no_grad():
                 x = self.embedding(windows)
         else:
             x = self.embedding(windows)
         out, _ = self.lstm(x)
-        return self.fc(out[:, -1])
+        return out[:, -1]
 
     def loss(self, windows: torch.Tensor, target: torch.Tensor, frozen: bool,
              plan: _Plan | None = None) -> torch.Tensor:
@@ -504,9 +508,10 @@ class LSTMRecommender:
     def _trainable(self) -> list[tuple[str, nn.Parameter]]:
         return [(n, p) for n, p in self.net.named_parameters() if not (self.frozen and n.startswith("embedding"))]
 
-    def fit(self, stream: Stream) -> dict:
+    def fit(self, stream: Stream, checkpoint=None) -> dict:
         """Train on the stream's training rows; returns the per-epoch mean loss and the time. (The
-        fast path builds each batch's prefix tree once for all epochs.)"""
+        fast path builds each batch's prefix tree once for all epochs.) ``checkpoint(epoch, self)``,
+        when given, is called after every epoch (1-based; e.g. a TracIn recorder)."""
         windows = self._windows(stream)
         train = stream.train_positions
         x = torch.as_tensor(windows[train], device=self.device)
@@ -521,7 +526,7 @@ class LSTMRecommender:
             _release(_acquire(max(p.offsets[-1] for p in plans), max(p.width for p in plans),
                               self.net.lstm.hidden_size, emb.shape[0], emb.dtype, emb.device, exact=True))
         self.net.train()
-        for _epoch in range(self.epochs):
+        for epoch in range(self.epochs):
             total = 0.0
             for lo, plan in zip(starts, plans):
                 optimizer.zero_grad()
@@ -530,8 +535,30 @@ class LSTMRecommender:
                 optimizer.step()
                 total += loss.item() * len(y[lo:lo + self.batch_size])
             curve.append(total / max(len(train), 1))
+            if checkpoint is not None:
+                checkpoint(epoch + 1, self)
         release_workspaces()
         return {"loss": curve, "train_seconds": time.perf_counter() - start}
+
+    @torch.no_grad()
+    def last_layer_terms(self, stream: Stream, lr: float, chunk: int = 2048) -> dict:
+        """TracIn's terms of every training row at the current weights (eval mode, no gradient): the
+        output layer's input a = the last hidden state, its logits over the |I| + 1 classes and the
+        target class (:mod:`recunlearn.perturb.tracin`). Changes nothing."""
+        from ...perturb import tracin
+
+        was_training = self.net.training
+        self.net.eval()
+        windows, train, parts = self._windows(stream), stream.train_positions, []
+        for lo in range(0, len(train), chunk):
+            rows = train[lo:lo + chunk]
+            h = self.net.last_hidden(torch.as_tensor(windows[rows], device=self.device), self.frozen)
+            logits = self.net.fc(h)
+            target = torch.as_tensor(stream.item[rows] + 1, device=self.device)
+            parts.append(tracin.last_layer_terms(tracin.softmax_self_influence(h, logits, target, lr),
+                                                 h.double().pow(2).sum(1), tracin.logit_error_norms_sq(logits, target)))
+        self.net.train(was_training)
+        return tracin.concat_terms(parts)
 
     @torch.no_grad()
     def test_scores(self, stream: Stream, chunk: int = 2048):

@@ -618,21 +618,24 @@ class TiSASRecRecommender:
                     nn.init.xavier_uniform_(param)
         self.net.to(device)
 
-    def _instances(self, stream: Stream):
-        """Per user with >= 2 training rows (sorted user id): seq, times, positives, negatives (maxlen
-        each); the users themselves are :meth:`_instance_users`."""
+    def _instances(self, stream: Stream, with_rows: bool = False):
+        """Per user with >= 2 training rows (sorted user id): seq, times, positives, negatives (maxlen each);
+        ``with_rows``: also each positive's index in ``stream.train_positions`` (-1 where padded). The
+        users themselves are :meth:`_instance_users`."""
         train = stream.train_positions
         rel, neg = relative_times(stream)[train], row_negatives(stream, self.negative_seed)[train]
         users, items = stream.user[train], stream.item[train] + 1
         order = np.lexsort((np.arange(len(train)), users))
         _, starts, counts = np.unique(users[order], return_index=True, return_counts=True)
         rows = [(order[s:s + c][-(self.max_len + 1):]) for s, c in zip(starts, counts) if c >= 2]
-        out = np.zeros((4, len(rows), self.max_len), dtype=np.int64)
+        out = np.zeros((5, len(rows), self.max_len), dtype=np.int64)
+        out[4] = -1
         for r, idx in enumerate(rows):
             inp, tgt = idx[:-1], idx[1:]
             out[0, r, -len(inp):], out[1, r, -len(inp):] = items[inp], rel[inp]
             out[2, r, -len(tgt):], out[3, r, -len(tgt):] = items[tgt], neg[tgt] + 1
-        return [torch.as_tensor(a, device=self.device) for a in out]
+            out[4, r, -len(tgt):] = tgt
+        return [torch.as_tensor(a, device=self.device) for a in out[:5 if with_rows else 4]]
 
     @staticmethod
     def _instance_users(stream: Stream) -> np.ndarray:
@@ -659,7 +662,9 @@ class TiSASRecRecommender:
         loss = loss_fn(pos_logit, torch.ones_like(pos_logit)) + loss_fn(neg_logit, torch.zeros_like(neg_logit))
         return loss + self.l2_emb * sum(torch.norm(t) for t in self.net.tables())
 
-    def fit(self, stream: Stream) -> dict:
+    def fit(self, stream: Stream, checkpoint=None) -> dict:
+        """Train on the stream's training rows; ``checkpoint(epoch, self)``, when given, is called after
+        every epoch (1-based; e.g. a TracIn recorder)."""
         seq, times, pos, neg = self._instances(stream)
         fast = self.implementation == "fast"
         optimizer = torch.optim.Adam(self.net.parameters(), lr=self.lr, betas=(0.9, 0.98),
@@ -681,7 +686,37 @@ class TiSASRecRecommender:
                 optimizer.step()
                 total += loss.item()
             curve.append(total)
+            if checkpoint is not None:
+                checkpoint(epoch + 1, self)
         return {"loss": curve, "train_seconds": time.perf_counter() - start}
+
+    @torch.no_grad()
+    def last_layer_terms(self, stream: Stream, lr: float, chunk: int = 64) -> dict:
+        """TracIn's terms of every training row at the current weights (dropout off, no gradient). TiSASRec
+        has no output layer, so the gradient is taken at the final hidden state h of the position whose
+        target is the row, with its positive and negative item embeddings (:mod:`recunlearn.perturb.tracin`);
+        the proxy's terms are ‖h‖² and ‖(s⁺ - 1, s⁻)‖². Rows that are no training target (a user's first
+        row, rows before the last ``max_len`` + 1) get no gradient: all terms 0. Changes nothing."""
+        from ...perturb import tracin
+
+        seq, times, pos, neg, target_rows = self._instances(stream, with_rows=True)
+        was_training = self.net.training
+        self.net.eval()
+        out = {key: np.zeros(len(stream.train_positions)) for key in ("influence", "feature_sq", "error_sq")}
+        for lo in range(0, len(seq), chunk):
+            sl = slice(lo, lo + chunk)
+            h = self.net(seq[sl], times[sl]) if self.implementation == "reference" else \
+                self.net.forward_fast(seq[sl], times[sl])
+            mask = pos[sl] != 0
+            h, e_pos, e_neg = h[mask], self.net.item(pos[sl][mask]), self.net.item(neg[sl][mask])
+            s_pos, s_neg = (h * e_pos).sum(1).double(), (h * e_neg).sum(1).double()
+            terms = tracin.last_layer_terms(tracin.bce_hidden_self_influence(h, e_pos, e_neg, lr),
+                                            h.double().pow(2).sum(1), (s_pos - 1).pow(2) + s_neg.pow(2))
+            rows = target_rows[sl][mask].cpu().numpy()
+            for key in out:
+                out[key][rows] = terms[key]
+        self.net.train(was_training)
+        return out
 
     @torch.no_grad()
     def test_scores(self, stream: Stream, chunk: int = 256):
