@@ -17,8 +17,6 @@ vocabulary as the papers' claims (``reproduced`` reads "holds in our runs"):
 
 from __future__ import annotations
 
-import dataclasses
-
 import pandas as pd
 
 from .claims import claims_frame, ordering_claim
@@ -60,61 +58,3 @@ def bystander_claims(runs: pd.DataFrame) -> pd.DataFrame:
                        "users more than edge users", unlearn, "selection", [("core", "random"), ("random", "edge")],
                        "jaccard", ["dataset", "model", "method"], higher=False),
     ])
-
-
-@dataclasses.dataclass
-class BystanderPage:
-    """What the page shows: the runs, the table, the claims; ``figure()`` and ``publish()``."""
-
-    grid: object
-    runs: pd.DataFrame
-    table: pd.DataFrame
-    claims: pd.DataFrame
-
-    @property
-    def pending_notice(self) -> str | None:
-        """One sentence when nothing is computed yet (then no table or figure is drawn), else None."""
-        if len(self.runs):
-            return None
-        n = len(self.grid.runs())
-        return (f"Pending: none of the {n} runs of this page has a record yet. They are in the compute plan "
-                "(`python -m recunlearn compute --only bystanders-ml100k`).")
-
-    def show(self):
-        """The table, or the pending notice as one Markdown admonition."""
-        from IPython.display import Markdown
-
-        if self.pending_notice:
-            return Markdown(f":::{{note}}\n{self.pending_notice}\n:::")
-        return self.table
-
-    def figure(self):
-        """Jaccard@10 of bystanders by method, the controls beside it, one panel per model (None when pending)."""
-        if self.pending_notice:
-            return None
-        from .plots import method_bars
-
-        return method_bars(self.runs, "jaccard", "Bystanders' top 10 before vs after (Jaccard@10; 1 = unchanged)",
-                           col="model", x="method", hue="control")
-
-    def show_claims(self):
-        """The claims table (id, claim, verdict, where it holds, p, test, evidence)."""
-        from .claims import show_claims
-
-        return show_claims(self.claims)
-
-    def publish(self) -> None:
-        """Glue the at-a-glance values and every claim (see :func:`recunlearn.report.claims.glue_page`)."""
-        from .claims import glue_page
-
-        glue_page(self.claims, None, grid=self.grid, runs=self.runs)
-
-
-def build(namespace) -> BystanderPage:
-    """Validate the notebook's parameters (its UPPER_SNAKE names in ``namespace``), collect the runs
-    (computing missing ones unless ``COMPUTE_MISSING`` is false) and judge the claims."""
-    from ..experiments.bystanders import BystanderGrid, collect_bystanders
-
-    grid = BystanderGrid.from_params(namespace)
-    runs = collect_bystanders(grid)
-    return BystanderPage(grid, runs, bystander_table(runs), bystander_claims(runs))
