@@ -62,3 +62,87 @@ def test_q1_page_with_pending_runs_says_so_and_how_to_compute_them():
 def test_q1_page_refuses_a_wrong_parameter_before_any_compute():
     with pytest.raises(ConfigError, match="METHOD"):
         q1.build(runs=made_up_q1_runs(), **{**Q1_PARAMS, "METHOD": ["retrain"]})
+
+
+# --- questions 2-4 ------------------------------------------------------------------------------------------------
+
+def pending_attrs(frame: pd.DataFrame, configs: list, n_pending: int) -> pd.DataFrame:
+    frame.attrs["pending"] = [c.to_dict() for c in configs[len(configs) - n_pending:]] if n_pending else []
+    return frame
+
+
+def test_q2_page_tests_the_cascade_trend_within_each_seed():
+    from recunlearn.experiments.bystanders import CascadeGrid
+    from recunlearn.report.pages import bystanders_q2_who_is_unlearned as q2
+
+    params = dict(MODELS=["wmf"], SELECTION_SEEDS=list(range(6)), SEEDS=[0, 1], MAX_EPOCHS=2, COMPUTE_MISSING=False)
+    configs = CascadeGrid.from_params(params).runs()
+    assert len(configs) == 2 * (6 + 2)  # core and edge once, random once per selection seed
+    rng = np.random.default_rng(0)
+    share = {(c.selection, c.selection_seed): rng.uniform(0.85, 0.99) for c in configs}
+    rows = [{"dataset": c.dataset, "model": c.model, "method": c.method, "selection": c.selection,
+             "selection_seed": c.selection_seed, "seed": c.seed, "removed_rows": int(share[c.selection, c.selection_seed]
+                                                                                        * 1000),
+             "cascade_reach": 0, "cascade_share": share[c.selection, c.selection_seed],
+             "disturbance": share[c.selection, c.selection_seed] / 4 + 0.01 * c.seed, "ao": 0.0, "jaccard": 0.3}
+            for c in configs]
+    page = q2.build(runs=pending_attrs(pd.DataFrame(rows), configs, 0), **params)
+    claims = page.claims.set_index("id")
+    assert claims.loc["bystanders_cascade_predicts", "verdict"] == "reproduced"  # ρ = 1 in both seeds, 8 sets
+    assert claims.loc["bystanders_cascade_predicts", "holds in"] == "2 of 2 cells significant"
+    flat = q2.build(runs=pending_attrs(pd.DataFrame(rows).assign(disturbance=0.25), configs, 0), **params)
+    assert flat.claims.set_index("id").loc["bystanders_cascade_predicts", "verdict"] == "inconclusive"
+    assert page.values["n_sets"] == 8 and len(page.tables["table"]) == 8
+
+
+def made_up_stability_runs(params: dict, shard_ao: float) -> tuple[pd.DataFrame, list]:
+    from recunlearn.experiments.stability import StabilityGrid
+
+    configs = StabilityGrid.from_params(params).runs()
+    rows = []
+    for c in configs:
+        retrain = c.method == "retrain"
+        noise = 0.001 * c.seed + (0.0005 if c.state == "unlearned" else 0.0)
+        ao_shard = (0.95 if retrain else shard_ao) + noise
+        rows.append({"dataset": c.dataset, "model": c.model, "method": c.method, "state": c.state,
+                     "selector": c.selector, "selection": c.selection, "seed": c.seed, "ao_shard": ao_shard,
+                     "ao": ao_shard if retrain else 1 - (1 - ao_shard) / 10, "jaccard": 0.8, "jaccard_shard": 0.7,
+                     "share_identical_top_k": 0.5, "n_shard_users": 896 if retrain else 90})
+    return pd.DataFrame(rows), configs
+
+
+def test_q3_page_judges_sharding_and_stability_after_unlearning():
+    from recunlearn.report.pages import bystanders_q3_stability_after_unlearning as q3
+
+    params = dict(MODELS=["wmf", "bpr"], METHODS=["retrain", "sisa", "receraser", "ultrare"], SELECTORS=["random"],
+                  SEEDS=[0, 1, 2], MAX_EPOCHS=2, COMPUTE_MISSING=False)
+    frame, configs = made_up_stability_runs(params, shard_ao=0.85)
+    page = q3.build(runs=pending_attrs(frame, configs, 0), **params)
+    claims = page.claims.set_index("id")["verdict"]
+    assert claims["stability_shards_shelter"] == "reproduced"  # over all users a sharded model moves less
+    assert claims["stability_shard_more_sensitive"] == "reproduced"  # its shard's users move more
+    assert claims["stability_unchanged_by_unlearning"] == "reproduced"  # unlearned − learned = 0.0005 each
+    assert page.checks[0].splitlines()[0].split() == q3.CHECKED
+    pending = q3.build(runs=pending_attrs(frame.iloc[:0].copy(), configs, len(configs)), **params)
+    assert pending.is_pending("table")  # 2 epochs: not the plan's runs, so a run command computes them
+    assert pending.notice("table").command.startswith("python -m recunlearn run cure4rec-stability")
+
+
+def test_q4_page_needs_both_runs_of_a_cell_and_tests_completeness_against_chance():
+    from recunlearn.experiments.bystanders import TradeoffGrid
+    from recunlearn.experiments.cure4rec_scif import ExactMioConfig
+    from recunlearn.report.pages import bystanders_q4_completeness_vs_disturbance as q4
+
+    params = dict(MODELS=["wmf"], METHODS=["retrain", "sisa"], SELECTIONS=["core", "random", "edge"],
+                  SEEDS=[0, 1, 2], MAX_EPOCHS=2, COMPUTE_MISSING=False)
+    configs = TradeoffGrid.from_params(params).runs()
+    assert sum(isinstance(c, ExactMioConfig) for c in configs) == len(configs) // 2 == 18
+    rows = [{"dataset": c.dataset, "model": c.model, "method": c.method, "selection": c.selection, "seed": c.seed,
+             "ao": 0.8, "rbo_min": 0.5, "jaccard": 0.4, "disturbance": 0.2 if c.method == "retrain" else 0.05,
+             "mio_accuracy": 0.5, "mio_auc": 0.5 + 0.004 * (c.seed - 1) + 0.001 * (c.method == "sisa")}
+            for c in configs if not isinstance(c, ExactMioConfig)]
+    page = q4.build(runs=pending_attrs(pd.DataFrame(rows), configs, 0), **params)
+    claims = page.claims.set_index("id")["verdict"]
+    assert claims["tradeoff_complete_at_chance"] == "reproduced"
+    assert claims["tradeoff_no_completeness_cost"] == "reproduced"
+    assert len(page.tables["table"]) == 2
