@@ -146,3 +146,20 @@ def test_q4_page_needs_both_runs_of_a_cell_and_tests_completeness_against_chance
     assert claims["tradeoff_complete_at_chance"] == "reproduced"
     assert claims["tradeoff_no_completeness_cost"] == "reproduced"
     assert len(page.tables["table"]) == 2
+
+
+def test_pages_without_a_computed_run_show_only_their_notices():
+    from recunlearn.experiments.bystanders import CascadeGrid, TradeoffGrid
+    from recunlearn.report.pages import bystanders_q2_who_is_unlearned as q2
+    from recunlearn.report.pages import bystanders_q4_completeness_vs_disturbance as q4
+
+    params = dict(MODELS=["wmf"], SEEDS=[0], MAX_EPOCHS=2, COMPUTE_MISSING=False)
+    from recunlearn.experiments.bystanders import CASCADE_COLUMNS
+
+    configs = CascadeGrid.from_params(params).runs()
+    page = q2.build(runs=pending_attrs(pd.DataFrame(columns=CASCADE_COLUMNS), configs, len(configs)), **params)
+    assert page.is_pending("table") and page.is_pending("figure") and set(page.claims["verdict"]) == {"pending"}
+    configs = TradeoffGrid.from_params(params).runs()  # one of the two runs of every cell computed
+    empty = pd.DataFrame(columns=["dataset", "model", "method", "selection", "seed", "disturbance", "mio_auc"])
+    page = q4.build(runs=pending_attrs(empty, configs, len(configs) // 2), **params)
+    assert page.is_pending("figure") and "12 of 24 runs" in page.notice("figure").text()

@@ -219,6 +219,10 @@ def unlearning_set_cascade(config: UnlearnConfig) -> dict:
                         config.ratio, config.scoring, config.selection_seed)
 
 
+CASCADE_COLUMNS = ["dataset", "model", "method", "selection", "selection_seed", "seed", "removed_rows",
+                   "cascade_reach", "cascade_share", "ao", "disturbance", "jaccard", "record"]
+
+
 def collect_cascades(grid: CascadeGrid, records_dir=None) -> pd.DataFrame:
     """One row per run of ``grid``: the unlearning set (selection, its seed, rows removed, its deletion
     cascade) and the bystanders' similarity, with ``disturbance`` = 1 − AO; pending runs in
@@ -230,7 +234,7 @@ def collect_cascades(grid: CascadeGrid, records_dir=None) -> pd.DataFrame:
                 "ao": record["metrics"]["ao"], "disturbance": 1.0 - record["metrics"]["ao"],
                 "jaccard": record["metrics"]["jaccard"], "record": record["key"]}
 
-    return collect_records(grid.runs(), grid.compute_missing, row, records_dir)
+    return collect_records(grid.runs(), grid.compute_missing, row, records_dir, CASCADE_COLUMNS)
 
 
 # --- question 4: completeness vs disturbance --------------------------------------------------------------------

@@ -160,4 +160,6 @@ def collect_stability(grid: StabilityGrid, records_dir=None) -> pd.DataFrame:
                 **record["metrics"], "shard_training_rows": record["perturbation"]["shard_training_rows"],
                 "record": record["key"]}
 
-    return collect_records(grid.runs(), grid.compute_missing, row, records_dir)
+    return collect_records(grid.runs(), grid.compute_missing, row, records_dir,
+                           ["dataset", "model", "method", "state", "selector", "selection", "seed", "ao", "ao_shard",
+                            "jaccard", "jaccard_shard", "share_identical_top_k", "n_shard_users", "record"])

@@ -52,7 +52,7 @@ def runs_notice(what: str, runs: pd.DataFrame, total: int, command: str | None =
                 by: str | None = "model") -> Notice | None:
     """The notice of a table or figure drawn from ``runs`` (computed runs; the pending ones, as config
     dicts, in ``attrs["pending"]``) out of ``total``: None when nothing is pending, partial when some
-    runs are computed, shown instead of it when none is."""
+    runs are shown, shown instead of it when none is (e.g. only one of the two runs of every cell)."""
     if total == 0:
         return Notice(what, "no run in this page's parameters")
     pending = pd.DataFrame(runs.attrs.get("pending", []))
@@ -61,7 +61,7 @@ def runs_notice(what: str, runs: pd.DataFrame, total: int, command: str | None =
     why = reasons_text([WHY] * len(pending), total)
     if by and by in pending:
         why += f" ({_names(by, pending[by])})"
-    return Notice(what, why, command, partial=len(pending) < total)
+    return Notice(what, why, command, partial=len(runs) > 0)
 
 
 def status_counts(runs: pd.DataFrame, total: int) -> pd.Series:
