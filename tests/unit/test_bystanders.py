@@ -63,3 +63,62 @@ def test_random_rows_are_seeded_and_of_the_requested_count():
 def test_only_routed_serving_is_accepted():
     with pytest.raises(ConfigError, match="combiner"):
         BystanderConfig(method="sisa", combiner="original")
+
+
+# --- question 2: cascades of a deletion; question 3: one interaction left out ------------------------------------
+
+def test_every_training_row_has_its_rating_timestamp_and_a_bigger_deletion_reaches_more(need_local):
+    from recunlearn.data.splits import released_train_timestamps
+    from recunlearn.experiments.cascades import deletion_cascade, training_graph
+
+    need_local("ml-100k", *ROLES)
+    config = BystanderConfig(method="retrain", **TINY)
+    split = load_split(config.dataset, config.protocol, config.split_seed, config.validation)
+    stamps = released_train_timestamps(config.dataset, split)
+    assert len(stamps) == len(split.train) and stamps.min() > 8e8  # Unix seconds, 1997-98
+    graph, train_row = training_graph(config)
+    assert len(graph) == len(split.train) and np.array_equal(np.sort(train_row), np.arange(len(split.train)))
+    assert np.all(np.diff(stamps[train_row]) >= 0)  # nodes in time order
+    small = random_rows(len(split.train), 10, seed=0)
+    large = small | random_rows(len(split.train), 200, seed=1)
+    a, b = deletion_cascade(config, small), deletion_cascade(config, large)
+    assert 10 <= a["cascade_reach"] <= b["cascade_reach"] <= len(split.train)
+    assert b["cascade_share"] == b["cascade_reach"] / len(split.train)
+
+
+def test_one_interaction_left_out_moves_only_its_shard_and_retrain_everyone(need_local):
+    from recunlearn.experiments.stability import StabilityConfig, run_stability
+
+    need_local("ml-100k", *ROLES)
+    sisa = run_stability(StabilityConfig(method="sisa", **TINY))
+    m, left_out = sisa["metrics"], sisa["perturbation"]
+    assert left_out["other_shards_unchanged"] is True and left_out["n_shards"] == 10
+    assert m["ao_other_shards"] == 1.0 and m["jaccard_other_shards"] == 1.0
+    assert 0 < m["ao_shard"] <= 1 and m["n_shard_users"] < m["n_users"] == 943 - left_out["n_deleted"]
+    retrain = run_stability(StabilityConfig(method="retrain", state="learn", **TINY))
+    assert retrain["metrics"]["n_shard_users"] == retrain["metrics"]["n_users"]
+    assert retrain["metrics"]["ao_other_shards"] is None
+    assert retrain["perturbation"]["row"] == left_out["row"]  # the same interaction for every method and state
+    assert retrain["perturbation"]["shard_training_rows"] == 79045
+
+
+def test_the_casper_selector_leaves_out_the_top_cascade_interaction(need_local):
+    from recunlearn.experiments.cascades import top_cascade_row
+    from recunlearn.experiments.stability import StabilityConfig, left_out_row
+
+    need_local("ml-100k", *ROLES)
+    config = StabilityConfig(method="retrain", selector="casper", **TINY)
+    split, deleted = cure4rec_exact_set(config)
+    remaining = ~np.isin(split.train["user"].to_numpy(), deleted)
+    row, score = left_out_row(config, remaining)
+    assert (row, score) == top_cascade_row(config, remaining) and remaining[row] and score > 1
+    random_row, none = left_out_row(config.replace(selector="random"), remaining)
+    assert none is None and remaining[random_row]
+    with pytest.raises(ConfigError, match="STATE"):
+        StabilityConfig(state="deployed")
+
+
+def cure4rec_exact_set(config):
+    from recunlearn.experiments.cure4rec_exact import unlearning_set
+
+    return unlearning_set(config)

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from recunlearn.data.sequences import Stream, first_appearance_map, split_last_fraction
-from recunlearn.perturb.idag import build_idag, cascade_scores, cascade_scores_bfs, top_roots
+from recunlearn.perturb.idag import build_idag, cascade_scores, cascade_scores_bfs, descendants, top_roots
 from recunlearn.perturb.operations import (apply_perturbation, perturb, replacement_items, select_earliest_random,
                                            select_latest_random)
 from recunlearn.perturb.toy import figure_4b_stream
@@ -39,6 +39,24 @@ def test_bitset_sweep_equals_bfs_on_random_graphs(variant, max_len, seed):
     np.testing.assert_array_equal(roots, roots_bfs)
     np.testing.assert_array_equal(fast, slow)
     assert len(roots) > 1
+
+
+def test_descendants_of_one_root_number_its_cascade_score_and_of_a_set_their_union():
+    graph = build_idag(random_stream(500, 25, 20, 4, ties=True), None, "paper")
+    roots, scores = cascade_scores_bfs(graph)
+    reached = []
+    for root, score in list(zip(roots.tolist(), scores.tolist()))[:6]:
+        mask = np.zeros(len(graph), dtype=bool)
+        mask[root] = True
+        reached.append(descendants(graph, mask))
+        assert reached[-1].sum() == score and reached[-1][root]
+    both = np.zeros(len(graph), dtype=bool)
+    both[roots[:2]] = True
+    np.testing.assert_array_equal(descendants(graph, both), reached[0] | reached[1])
+    x3 = np.zeros(8, dtype=bool)
+    x3[2] = True  # Figure 4(b): X3 reaches 8 interactions, itself included
+    assert descendants(build_idag(figure_4b_stream(), None, "paper"), np.r_[x3, np.zeros(
+        len(figure_4b_stream().train_positions) - 8, dtype=bool)]).sum() == 8
 
 
 def test_paper_variant_drops_equal_timestamp_edges_and_keeps_latest_l():

@@ -239,6 +239,19 @@ def test_lightgcn_embeddings_are_the_propagated_free_embeddings(data):
     torch.testing.assert_close(model.score_users(torch.tensor([4, 2])), final[[4, 2]] @ final[N_USERS:].T)
 
 
+def test_a_trained_lightgcn_deep_copies_with_its_graph_shared_and_its_parameters_copied(data):
+    import copy
+
+    model = LightGCN(N_USERS, N_ITEMS, 8, torch.Generator().manual_seed(0), n_layers=2)
+    model.set_graph(data)  # a sparse CSR tensor: torch alone refuses to deep-copy it
+    copied = copy.deepcopy(model)
+    assert copied.adjacency is model.adjacency
+    torch.testing.assert_close(copied.score_users(torch.tensor([1, 3])), model.score_users(torch.tensor([1, 3])))
+    with torch.no_grad():
+        copied.user_embedding.add_(1.0)
+    assert not torch.equal(copied.user_embedding, model.user_embedding)
+
+
 def test_propagation_matches_dgl_graphconv(data):
     dgl = pytest.importorskip("dgl")
     from dgl.nn import GraphConv

@@ -102,6 +102,8 @@ COST_RULES: dict[str, CostRule] = {
                                _first_timing("unlearn_wall_seconds", "unlearn_sum_seconds"), scale_by="cure4rec-learn"),
     "cure4rec-bystander": CostRule(("model", "method", "control", "timing", "n_shards", "max_epochs"),
                                    _timings_sum("wall_seconds"), scale_by="cure4rec-learn", proxy="cure4rec-exact"),
+    "cure4rec-stability": CostRule(("model", "method", "state", "selector", "timing", "n_shards", "max_epochs"),
+                                   scale_by="cure4rec-learn", proxy="cure4rec-exact"),
     "cure4rec-exact-mio": CostRule(("model", "method", "timing", "n_shards", "max_epochs", "mio_seeds", "mio_epochs"),
                                    proxy="cure4rec-exact"),
     "sru-unlearning": CostRule(("model", "method", "retrain", "n_shards", "aggregator_epochs", "max_sessions"),

@@ -105,6 +105,33 @@ def preprocess_raw(dataset: str, min_user: int = 5, min_item: int = 5) -> pd.Dat
     return preprocess.contiguous_ids(preprocess.k_core(table, min_user, min_item))
 
 
+def _released_ids(tables: dict[str, pd.DataFrame]) -> tuple[np.ndarray, np.ndarray]:
+    """The source user and item ids of the released tables, sorted: contiguous id = position."""
+    user_ids = np.unique(tables["ratings"]["user"].to_numpy())
+    item_ids = np.unique(np.r_[tables["ratings"]["item"].to_numpy(), tables["train"]["item"].to_numpy(),
+                               tables["test"]["item"].to_numpy()])
+    return user_ids, item_ids
+
+
+def _remapped(frame: pd.DataFrame, user_ids: np.ndarray, item_ids: np.ndarray) -> pd.DataFrame:
+    return pd.DataFrame({"user": np.searchsorted(user_ids, frame["user"].to_numpy()),
+                         "item": np.searchsorted(item_ids, frame["item"].to_numpy())})
+
+
+def released_train_timestamps(dataset: str, split: "Split") -> np.ndarray:
+    """The timestamp of every training row of a ``released``-protocol ``split`` (in ``split.train``'s
+    order), from the released ratings table (``tag``; the train and test tables carry none). Raises
+    ``ValueError`` when a training pair has no rating."""
+    tables = load_released_tables(dataset)
+    ratings = _remapped(tables["ratings"], *_released_ids(tables)).assign(
+        timestamp=tables["ratings"]["timestamp"].to_numpy())
+    stamps = ratings.drop_duplicates(["user", "item"]).set_index(["user", "item"])["timestamp"]
+    found = stamps.reindex(pd.MultiIndex.from_frame(split.train[["user", "item"]]))
+    if found.isna().any():
+        raise ValueError(f"{dataset}: {int(found.isna().sum())} training pairs have no rating timestamp")
+    return found.to_numpy(dtype=np.int64)
+
+
 def load_split(dataset: str, protocol: str = "released", seed: int = 0,
                validation: str = "split_test") -> Split:
     """Build the split of ``dataset`` under ``protocol`` (see the module docstring)."""
@@ -118,12 +145,8 @@ def load_split(dataset: str, protocol: str = "released", seed: int = 0,
         return Split(int(table["user"].max()) + 1, int(table["item"].max()) + 1, _pairs(train), _pairs(valid),
                      _pairs(test), f"{dataset}: raw, implicit, 5-core, random 80/10/10 (seed {seed})")
     tables = load_released_tables(dataset)
-    user_ids = np.unique(tables["ratings"]["user"].to_numpy())
-    item_ids = np.unique(np.r_[tables["ratings"]["item"].to_numpy(), tables["train"]["item"].to_numpy(),
-                               tables["test"]["item"].to_numpy()])
-    remap = lambda frame: pd.DataFrame({  # noqa: E731 - local one-liner
-        "user": np.searchsorted(user_ids, frame["user"].to_numpy()),
-        "item": np.searchsorted(item_ids, frame["item"].to_numpy())})
+    user_ids, item_ids = _released_ids(tables)
+    remap = lambda frame: _remapped(frame, user_ids, item_ids)  # noqa: E731 - local one-liner
     train, held_out = remap(tables["train"]), remap(tables["test"])
     if validation == "test":
         valid, test = held_out, held_out

@@ -28,6 +28,7 @@ One :class:`BystanderConfig` = one (dataset, backbone, method, unlearning set, s
 from __future__ import annotations
 
 import dataclasses
+import functools
 import itertools
 
 import numpy as np
@@ -38,6 +39,7 @@ from ..metrics import rls
 from ..models.trainer import evaluate_model, frozen_scorer
 from ..seeding import seed_everything
 from ..unlearning import EXACT_METHODS
+from .cascades import deletion_cascade
 from .config import ConfigError, option
 from .cure4rec import UnlearningGrid, _require_device, remaining_after, test_exclusions
 from .cure4rec_exact import UnlearnConfig, exact_unlearning, unlearning_set
@@ -178,3 +180,100 @@ def collect_bystanders(grid: BystanderGrid, records_dir=None) -> pd.DataFrame:
                 "selection": config.selection, "seed": config.seed, **record["metrics"], "record": record["key"]}
 
     return collect_records(grid.runs(), grid.compute_missing, row, records_dir)
+
+
+# --- question 2: who is unlearned -------------------------------------------------------------------------------
+
+@dataclasses.dataclass(frozen=True)
+class CascadeGrid(BystanderGrid):
+    """Parameters of question 2: the method's own unlearning (Retrain by default) of many unlearning sets
+    of one size -- core and edge users, and random users drawn with each of ``selection_seeds``
+    (core and edge sets do not depend on it: seed 0 only)."""
+
+    methods: tuple[str, ...] = option(("retrain",), choices=tuple(EXACT_METHODS))
+    controls: tuple[str, ...] = option(("unlearn",), choices=("unlearn",))
+    selection_seeds: tuple[int, ...] = option(tuple(range(10)), min=0, doc="seeds of the random unlearning sets")
+
+    def runs(self) -> list[BystanderConfig]:
+        return [config.replace(selection_seed=s) for config in super().runs()
+                for s in (self.selection_seeds if config.selection == "random" else (0,))]
+
+
+def deleted_rows_of(config: UnlearnConfig) -> np.ndarray:
+    """Bool mask over the training rows: the rows of ``config``'s unlearning set."""
+    split, deleted = unlearning_set(config)
+    return np.isin(split.train["user"].to_numpy(), deleted)
+
+
+@functools.lru_cache(maxsize=64)
+def _set_cascade(dataset, protocol, split_seed, validation, selection, ratio, scoring, selection_seed) -> dict:
+    config = UnlearnConfig(dataset=dataset, protocol=protocol, split_seed=split_seed, validation=validation,
+                           selection=selection, ratio=ratio, scoring=scoring, selection_seed=selection_seed)
+    return deletion_cascade(config, deleted_rows_of(config))
+
+
+def unlearning_set_cascade(config: UnlearnConfig) -> dict:
+    """The deletion cascade (:func:`~recunlearn.experiments.cascades.deletion_cascade`) of the rows of
+    ``config``'s unlearning set; it depends on the data and the set only (cached)."""
+    return _set_cascade(config.dataset, config.protocol, config.split_seed, config.validation, config.selection,
+                        config.ratio, config.scoring, config.selection_seed)
+
+
+CASCADE_COLUMNS = ["dataset", "model", "method", "selection", "selection_seed", "seed", "removed_rows",
+                   "cascade_reach", "cascade_share", "ao", "disturbance", "jaccard", "record"]
+
+
+def collect_cascades(grid: CascadeGrid, records_dir=None) -> pd.DataFrame:
+    """One row per run of ``grid``: the unlearning set (selection, its seed, rows removed, its deletion
+    cascade) and the bystanders' similarity, with ``disturbance`` = 1 − AO; pending runs in
+    ``frame.attrs["pending"]``."""
+    def row(config, record):
+        return {"dataset": config.dataset, "model": config.model, "method": config.method,
+                "selection": config.selection, "selection_seed": config.selection_seed, "seed": config.seed,
+                "removed_rows": record["unlearning"]["removed_rows"], **unlearning_set_cascade(config),
+                "ao": record["metrics"]["ao"], "disturbance": 1.0 - record["metrics"]["ao"],
+                "jaccard": record["metrics"]["jaccard"], "record": record["key"]}
+
+    return collect_records(grid.runs(), grid.compute_missing, row, records_dir, CASCADE_COLUMNS)
+
+
+# --- question 4: completeness vs disturbance --------------------------------------------------------------------
+
+@dataclasses.dataclass(frozen=True)
+class TradeoffGrid(BystanderGrid):
+    """Parameters of question 4: every exact method's bystander run (its own unlearning) and its MIO run
+    (``cure4rec-exact-mio``, the same cells)."""
+
+    controls: tuple[str, ...] = option(("unlearn",), choices=("unlearn",))
+    mio_seeds: int = option(5, min=1, doc="oracle seeds of the MIO runs")
+    mio_epochs: int = option(100, min=1, doc="oracle training epochs of the MIO runs")
+
+    def mio_runs(self) -> list:
+        from .cure4rec_scif import ExactMioConfig
+
+        return [ExactMioConfig(dataset=c.dataset, model=c.model, method=c.method, selection=c.selection, seed=c.seed,
+                               validation=c.validation, max_epochs=c.max_epochs, mio_seeds=self.mio_seeds,
+                               mio_epochs=self.mio_epochs, n_shards=c.n_shards, device=c.device)
+                for c in super().runs()]
+
+    def runs(self) -> list:
+        return super().runs() + self.mio_runs()
+
+
+TRADEOFF_KEYS = ["dataset", "model", "method", "selection", "seed"]
+
+
+def collect_tradeoff(grid: TradeoffGrid, records_dir=None) -> pd.DataFrame:
+    """One row per cell of ``grid`` with both a bystander and a MIO record: AO, RBO(0.9), Jaccard@10,
+    ``disturbance`` = 1 − AO, MIO accuracy and AUC (means over the oracle seeds); every run without a
+    record in ``frame.attrs["pending"]``."""
+    bystander = collect_records(BystanderGrid.runs(grid), grid.compute_missing, lambda c, r: {
+        **{k: getattr(c, k) for k in TRADEOFF_KEYS}, "ao": r["metrics"]["ao"], "rbo_min": r["metrics"]["rbo_min"],
+        "jaccard": r["metrics"]["jaccard"], "disturbance": 1.0 - r["metrics"]["ao"]}, records_dir, TRADEOFF_KEYS)
+    mio = collect_records(grid.mio_runs(), grid.compute_missing, lambda c, r: {
+        **{k: getattr(c, k) for k in TRADEOFF_KEYS}, "mio_accuracy": r["metrics"]["mio_accuracy"],
+        "mio_auc": r["metrics"]["mio_auc"]}, records_dir, TRADEOFF_KEYS)
+    frame = bystander.merge(mio, on=TRADEOFF_KEYS, how="inner") if len(bystander) and len(mio) else \
+        pd.DataFrame(columns=TRADEOFF_KEYS + ["ao", "disturbance", "mio_accuracy", "mio_auc"])
+    frame.attrs["pending"] = bystander.attrs["pending"] + mio.attrs["pending"]
+    return frame

@@ -7,6 +7,7 @@ on the final embeddings plus L2 on the layer-0 embeddings of the batch (see :fun
 
 from __future__ import annotations
 
+import copy
 import warnings
 
 import torch
@@ -66,6 +67,15 @@ class LightGCN(Recommender):
 
     def set_graph(self, data: TrainingData) -> None:
         self.adjacency = normalized_adjacency(data)
+
+    def __deepcopy__(self, memo):
+        """A deep copy that shares the training graph: torch cannot deep-copy a sparse CSR tensor, and
+        the graph is constant (:meth:`set_graph` replaces it, never changes it in place)."""
+        copied = self.__class__.__new__(self.__class__)
+        memo[id(self)] = copied
+        for key, value in self.__dict__.items():
+            copied.__dict__[key] = value if key == "adjacency" else copy.deepcopy(value, memo)
+        return copied
 
     def prepare(self, data: TrainingData) -> None:
         """Propagate over ``data``'s graph from now on (the trainer calls this before training)."""

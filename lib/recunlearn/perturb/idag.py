@@ -171,6 +171,18 @@ def cascade_scores_bfs(graph: IDAG) -> tuple[np.ndarray, np.ndarray]:
     return roots, scores
 
 
+def descendants(graph: IDAG, sources: np.ndarray) -> np.ndarray:
+    """Bool mask over the nodes: reachable from a node of ``sources`` (a bool mask), the sources
+    included -- the union of their cascades. One chronological sweep (edges point forward in time)."""
+    reached = np.asarray(sources, dtype=bool).copy()
+    pu, pi = graph.pred_user, graph.pred_item
+    for v in np.flatnonzero(~reached).tolist():
+        a, b = pu[v], pi[v]
+        if (a >= 0 and reached[a]) or (b >= 0 and reached[b]):
+            reached[v] = True
+    return reached
+
+
 def top_roots(roots: np.ndarray, scores: np.ndarray, k: int = 1) -> np.ndarray:
     """The ``k`` highest-scoring roots, ties broken by the earliest node."""
     order = np.lexsort((roots, -scores))

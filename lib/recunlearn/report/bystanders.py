@@ -1,5 +1,6 @@
-"""The bystander page (the book's own chapter, question 1): tables, figure and claims from the runs
-of :mod:`recunlearn.experiments.bystanders`.
+"""The book's own chapter (questions 1-4): tables, figures and claims from the runs of
+:mod:`recunlearn.experiments.bystanders` and :mod:`recunlearn.experiments.stability`; the page
+builders are ``report/pages/bystanders_q*.py``.
 
 The claims are this study's hypotheses, not a paper's; they are judged with the same tests and
 vocabulary as the papers' claims (``reproduced`` reads "holds in our runs"):
@@ -17,11 +18,9 @@ vocabulary as the papers' claims (``reproduced`` reads "holds in our runs"):
 
 from __future__ import annotations
 
-import dataclasses
-
 import pandas as pd
 
-from .claims import claims_frame, ordering_claim
+from .claims import band_claim, claims_frame, ordering_claim, paired_differences, trend_claim
 from .names import display_frame, sort_paper_order
 
 METRICS = ["ao", "rbo_min", "jaccard", "share_identical_top_k", "ndcg_untruncated_before", "ndcg_untruncated_after"]
@@ -62,59 +61,172 @@ def bystander_claims(runs: pd.DataFrame) -> pd.DataFrame:
     ])
 
 
-@dataclasses.dataclass
-class BystanderPage:
-    """What the page shows: the runs, the table, the claims; ``figure()`` and ``publish()``."""
-
-    grid: object
-    runs: pd.DataFrame
-    table: pd.DataFrame
-    claims: pd.DataFrame
-
-    @property
-    def pending_notice(self) -> str | None:
-        """One sentence when nothing is computed yet (then no table or figure is drawn), else None."""
-        if len(self.runs):
-            return None
-        n = len(self.grid.runs())
-        return (f"Pending: none of the {n} runs of this page has a record yet. They are in the compute plan "
-                "(`python -m recunlearn compute --only bystanders-ml100k`).")
-
-    def show(self):
-        """The table, or the pending notice as one Markdown admonition."""
-        from IPython.display import Markdown
-
-        if self.pending_notice:
-            return Markdown(f":::{{note}}\n{self.pending_notice}\n:::")
-        return self.table
-
-    def figure(self):
-        """Jaccard@10 of bystanders by method, the controls beside it, one panel per model (None when pending)."""
-        if self.pending_notice:
-            return None
-        from .plots import method_bars
-
-        return method_bars(self.runs, "jaccard", "Bystanders' top 10 before vs after (Jaccard@10; 1 = unchanged)",
-                           col="model", x="method", hue="control")
-
-    def show_claims(self):
-        """The claims table (id, claim, verdict, where it holds, p, test, evidence)."""
-        from .claims import show_claims
-
-        return show_claims(self.claims)
-
-    def publish(self) -> None:
-        """Glue the at-a-glance values and every claim (see :func:`recunlearn.report.claims.glue_page`)."""
-        from .claims import glue_page
-
-        glue_page(self.claims, None, grid=self.grid, runs=self.runs)
+def mean_sd_table(runs: pd.DataFrame, keys: list[str], metrics: list[str], digits: int = 4) -> pd.DataFrame:
+    """``mean ± sd`` over seeds of ``metrics`` per ``keys`` (with the number of seeds), display names, in
+    the papers' order."""
+    if runs.empty:
+        return pd.DataFrame()
+    grouped = runs.groupby(keys)[metrics]
+    table = grouped.mean().round(digits).astype(str) + " ± " + grouped.std().fillna(0).round(digits).astype(str)
+    table.insert(0, "seeds", grouped.size())
+    return display_frame(sort_paper_order(table.reset_index(), keys), index=keys)
 
 
-def build(namespace) -> BystanderPage:
-    """Validate the notebook's parameters (its UPPER_SNAKE names in ``namespace``), collect the runs
-    (computing missing ones unless ``COMPUTE_MISSING`` is false) and judge the claims."""
-    from ..experiments.bystanders import BystanderGrid, collect_bystanders
+# --- question 2: who is unlearned ------------------------------------------------------------------------------
 
-    grid = BystanderGrid.from_params(namespace)
-    runs = collect_bystanders(grid)
-    return BystanderPage(grid, runs, bystander_table(runs), bystander_claims(runs))
+CASCADE_CELLS = ["dataset", "model", "method", "seed"]
+
+
+def cascade_table(runs: pd.DataFrame) -> pd.DataFrame:
+    """One row per unlearning set and backbone: rows removed, the deletion cascade (share of training
+    interactions reached) and the bystanders' disturbance (1 − AO) and Jaccard@10, mean ± sd over seeds."""
+    if runs.empty:
+        return pd.DataFrame()
+    keys = ["dataset", "model", "method", "selection", "selection_seed", "removed_rows", "cascade_share"]
+    return mean_sd_table(runs.assign(cascade_share=runs["cascade_share"].round(4)), keys, ["disturbance", "jaccard"])
+
+
+def cascade_claims(runs: pd.DataFrame) -> pd.DataFrame:
+    """Question 2's hypotheses: within one training seed (the seed fixes both initialisations, so only the
+    unlearning set varies), Spearman's ρ over the unlearning sets between what is deleted and the
+    bystanders' disturbance, with a one-sided permutation p-value per (dataset, model, method, seed)."""
+    return claims_frame([
+        trend_claim("bystanders_cascade_predicts",
+                    "Unlearning sets whose deleted interactions reach more of the interaction graph (deletion "
+                    "cascade) disturb Retrain's bystanders more (1 − AO), within each training seed", runs,
+                    "cascade_share", "disturbance", +1, CASCADE_CELLS),
+        trend_claim("bystanders_rows_predict",
+                    "Unlearning sets with more training rows disturb Retrain's bystanders more (1 − AO), within "
+                    "each training seed", runs, "removed_rows", "disturbance", +1, CASCADE_CELLS),
+    ])
+
+
+def cascade_figure(runs: pd.DataFrame):
+    """Disturbance (1 − AO) against the deletion cascade, one point per run, one panel per backbone,
+    coloured by how the set was chosen; a line joins the runs of one seed."""
+    import seaborn as sns
+
+    from .plots import display_values, set_theme
+
+    set_theme()
+    shown = display_values(runs.sort_values("cascade_share"), ["model", "selection"])
+    grid = sns.relplot(shown, x="cascade_share", y="disturbance", hue="selection", style="seed", col="model",
+                       kind="scatter", height=3.0, aspect=1.0, facet_kws={"sharey": False})
+    grid.set_axis_labels("deletion cascade (share reached)", "bystanders' 1 − AO")
+    grid.set_titles(col_template="{col_name}")
+    return grid
+
+
+# --- question 3: stability after unlearning --------------------------------------------------------------------
+
+STABILITY_KEYS = ["dataset", "model", "method", "state", "selector"]
+STABILITY_METRICS = ["ao", "ao_shard", "jaccard", "jaccard_shard", "share_identical_top_k"]
+SHARDED = [("sisa", "retrain"), ("receraser", "retrain"), ("ultrare", "retrain")]
+STABLE_WITHIN = 0.01
+"""How far (AO) the unlearned model's stability may be from the learned model's and still count as equal."""
+
+
+def stability_table(runs: pd.DataFrame) -> pd.DataFrame:
+    """AO and Jaccard@10 between the reference and perturbed lists, of all users and of the retrained
+    shard's users, mean ± sd over seeds."""
+    return mean_sd_table(runs, STABILITY_KEYS, STABILITY_METRICS)
+
+
+def state_differences(runs: pd.DataFrame, metric: str = "ao") -> pd.DataFrame:
+    """Seed-paired ``metric`` of the unlearned model minus the learned one, per (dataset, model, method,
+    selector): the same interaction is left out of both."""
+    cells = ["dataset", "model", "method", "selector"]
+    return paired_differences(runs, "state", "unlearned", "learn", metric, cells)
+
+
+def stability_claims(runs: pd.DataFrame) -> pd.DataFrame:
+    """Question 3's hypotheses, each on seed-paired runs (the same interaction left out of every method
+    and state of one seed)."""
+    cells = ["dataset", "model", "state", "selector"]
+    return claims_frame([
+        band_claim("stability_unchanged_by_unlearning",
+                   f"The model after unlearning is as stable as the learned one: under one left-out interaction, "
+                   f"its AO differs from the learned model's by less than {STABLE_WITHIN}",
+                   state_differences(runs), "diff", ["dataset", "model", "method"], -STABLE_WITHIN, STABLE_WITHIN,
+                   note="AO of the unlearned model minus the learned model's, paired by seed and selector;"),
+        ordering_claim("stability_shards_shelter",
+                       "SISA, RecEraser and UltraRE lists move less than Retrain's when one interaction is left "
+                       "out (AO over all users)", runs, "method", SHARDED, "ao", cells),
+        ordering_claim("stability_shard_more_sensitive",
+                       "The users of the retrained shard see their lists move more than Retrain's users do (AO of "
+                       "the shard's users below Retrain's)", runs, "method", SHARDED, "ao_shard", cells,
+                       higher=False),
+    ])
+
+
+def stability_figure(runs: pd.DataFrame):
+    """1 − AO under one left-out interaction by method and state: all users, and the retrained shard's users."""
+    from .plots import method_bars
+
+    keys = ["model", "method", "state", "selector", "seed"]
+    long = pd.concat([runs[keys].assign(users="all users", disturbance=1.0 - runs["ao"]),
+                      runs[keys].assign(users="retrained shard's users", disturbance=1.0 - runs["ao_shard"])])
+    long = long.assign(served=long["state"].map({"learn": "learned model", "unlearned": "unlearned model"})
+                       + ", " + long["users"])
+    return method_bars(long, "disturbance",
+                       "One interaction left out: 1 − AO of reference vs perturbed lists (0 = unchanged)",
+                       col="model", x="method", hue="served")
+
+
+# --- question 4: completeness vs disturbance -------------------------------------------------------------------
+
+MIO_CHANCE = 0.5
+MIO_WITHIN = 0.05
+"""Tolerance of the completeness claims: an MIO AUC within this distance of chance (or of Retrain's)."""
+
+
+def tradeoff_table(runs: pd.DataFrame) -> pd.DataFrame:
+    """Per backbone and method: bystanders' disturbance (1 − AO) and Jaccard@10, MIO accuracy and AUC,
+    mean ± sd over seeds and unlearning sets."""
+    return mean_sd_table(runs, ["dataset", "model", "method"], ["disturbance", "jaccard", "mio_accuracy", "mio_auc"])
+
+
+def tradeoff_claims(runs: pd.DataFrame) -> pd.DataFrame:
+    """Question 4's hypotheses: the exact methods are equally complete (MIO AUC), so the less disturbing
+    ones pay nothing in completeness; the disturbance side is question 1's ordering."""
+    cells = ["dataset", "model", "selection"]
+    gaps = pd.concat([paired_differences(runs, "method", method, "retrain", "mio_auc", cells).assign(method=method)
+                      for method, _ in SHARDED]) if len(runs) else pd.DataFrame(columns=cells + ["diff", "method"])
+    return claims_frame([
+        band_claim("tradeoff_complete_at_chance",
+                   f"Every exact method is complete: the MIO oracle's AUC on the unlearned users is within "
+                   f"{MIO_WITHIN} of chance ({MIO_CHANCE})", runs, "mio_auc", ["dataset", "model", "method"],
+                   MIO_CHANCE - MIO_WITHIN, MIO_CHANCE + MIO_WITHIN),
+        band_claim("tradeoff_no_completeness_cost",
+                   f"Disturbing bystanders less costs no completeness: the MIO AUC of SISA, RecEraser and UltraRE "
+                   f"is within {MIO_WITHIN} of Retrain's", gaps, "diff", ["dataset", "model", "method"], -MIO_WITHIN,
+                   MIO_WITHIN, note="MIO AUC minus Retrain's, paired by unlearning set and seed;"),
+    ])
+
+
+def tradeoff_figure(runs: pd.DataFrame):
+    """MIO AUC (completeness: 0.5 = the oracle cannot tell) against bystanders' disturbance (1 − AO), one
+    point per method and backbone: the mean over seeds and unlearning sets with ± 1 sd bars."""
+    import matplotlib.pyplot as plt
+
+    from .names import display_name, paper_sorted
+    from .plots import panel_grid, set_theme
+
+    set_theme()
+    models = paper_sorted("model", runs["model"].unique())
+    fig, axes = panel_grid(len(models))
+    for ax, model in zip(axes, models):
+        part = runs[runs["model"] == model]
+        for method in paper_sorted("method", part["method"].unique()):
+            points = part[part["method"] == method]
+            ax.errorbar(points["disturbance"].mean(), points["mio_auc"].mean(), xerr=points["disturbance"].std(),
+                        yerr=points["mio_auc"].std(), fmt="o", capsize=3, label=display_name(method))
+        ax.axhspan(MIO_CHANCE - MIO_WITHIN, MIO_CHANCE + MIO_WITHIN, color="grey", alpha=0.15, lw=0)
+        ax.set_title(display_name(model))
+        ax.set_xlabel("bystanders' 1 − AO (disturbance)")
+        ax.set_ylabel("MIO AUC (0.5 = complete)")
+    from .plots import legend_below
+
+    legend_below(fig, axes[0])
+    plt.tight_layout()
+    return fig

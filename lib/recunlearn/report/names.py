@@ -32,6 +32,9 @@ DISPLAY_NAMES = {
     "unlearn": "the method's unlearning", "reinit-only": "re-initialisation only", "random-rows": "as many random rows",
     "control": "After", "n_bystanders": "Bystanders", "share_identical_top_k": "identical top 10",
     "ndcg_untruncated_before": "NDCG@20 before", "ndcg_untruncated_after": "NDCG@20 after",
+    "state": "Model served", "unlearned": "Unlearned", "ao_shard": "AO, retrained shard",
+    "jaccard_shard": "Jaccard@10, retrained shard", "disturbance": "1 − AO", "cascade_share": "deletion cascade",
+    "removed_rows": "rows removed", "selection_seed": "set seed", "mio_auc": "MIO AUC",
     # CURE4Rec selections of the users to forget
     "core": "Core", "edge": "Edge",
     # metrics
@@ -57,6 +60,7 @@ PAPER_ORDER = {
     "perturbation": ("loo", "replace", "insert"),
     "replacement": ("random", "popular", "unpopular"),
     "control": ("unlearn", "reinit-only", "random-rows"),
+    "state": ("learn", "unlearned"),
 }
 """The order the papers list the values of a key in; values not listed come after, in their own order."""
 

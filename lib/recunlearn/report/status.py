@@ -63,6 +63,12 @@ ITEMS = [
               "sru/claims-abstract", ("games", "beauty", "ml-1m"), 12),
     PaperItem(OWN_CHAPTER, "Question 1", "How far exact unlearning moves the lists of users not unlearned",
               "bystanders/q1-unlearning-moves-bystanders", ("ml-100k",), 14),
+    PaperItem(OWN_CHAPTER, "Question 2", "Does who is unlearned matter? Disturbance vs the deletion cascade",
+              "bystanders/q2-who-is-unlearned", ("ml-100k",), 14),
+    PaperItem(OWN_CHAPTER, "Question 3", "One interaction left out of the model before and after unlearning",
+              "bystanders/q3-stability-after-unlearning", ("ml-100k",), 14),
+    PaperItem(OWN_CHAPTER, "Question 4", "Completeness (MIO) vs bystander disturbance of the exact methods",
+              "bystanders/q4-completeness-vs-disturbance", ("ml-100k",), 14),
 ]
 
 

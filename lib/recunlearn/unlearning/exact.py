@@ -101,8 +101,10 @@ def unlearn_exactly(train_users: np.ndarray, train_items: np.ndarray, n_users: i
     unaffected shards are exactly those of ``learned`` (used to compare a model before and after
     unlearning). The affected shards' stage III does not depend on it.
     Controls (bystander experiments): ``dropped_rows`` (bool per training row) drops these rows too,
-    and their users' shards are affected; ``affected_shards`` replaces the affected shards (e.g. the
-    shards of an unlearning set, re-initialised and retrained with no row dropped).
+    and their users' shards are affected; ``affected_shards`` replaces the affected shards: exactly
+    these are re-initialised and retrained (e.g. the shards of an unlearning set with no row dropped;
+    or one shard of a ``learned`` model that has already unlearned ``deleted_users``, whose other
+    shards then hold none of their rows).
     """
     if timing not in TIMINGS:
         raise ValueError(f"timing must be one of {TIMINGS}, got {timing!r}")
@@ -112,9 +114,10 @@ def unlearn_exactly(train_users: np.ndarray, train_items: np.ndarray, n_users: i
     deleted[np.asarray(deleted_users, dtype=np.int64)] = True
     train_users = np.asarray(train_users)
     drop = deleted[train_users] if dropped_rows is None else deleted[train_users] | np.asarray(dropped_rows, bool)
-    affected = (np.unique(user_shard[train_users[drop]]) if affected_shards is None
-                else np.unique(np.asarray(affected_shards, dtype=np.int64)))
-    affected = np.union1d(affected, np.unique(user_shard[deleted]))
+    if affected_shards is None:
+        affected = np.union1d(np.unique(user_shard[train_users[drop]]), np.unique(user_shard[deleted]))
+    else:
+        affected = np.unique(np.asarray(affected_shards, dtype=np.int64))
     unaffected = np.setdiff1d(np.arange(n_shards), affected)
     model = build_model(n_shards, torch.Generator().manual_seed(seed)).to(device)
     sampling = torch.Generator(device=device).manual_seed(seed)

@@ -1,0 +1,86 @@
+"""What every page of the book's own chapter (``bystanders/q*``) shares: validating its grid before any
+compute, collecting its runs, the command that computes the pending ones, and the notice of a table
+or figure drawn from them."""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any, Callable, Mapping
+
+import pandas as pd
+
+from ...experiments.config import Config
+from ...experiments.records import record_key
+from . import Notice, Page, _names, compute_command, plan_entries, reasons_text, run_command, validated
+
+NO_RUN = "pending"
+"""What the nbval-checked cell prints when no run is computed."""
+WHY = "without a record yet (CPU-hours)"
+
+
+def pending_configs(grid, runs: pd.DataFrame) -> list[Config]:
+    """The configs of ``grid`` whose run has no record (``runs.attrs["pending"]``)."""
+    wanted = {tuple(sorted(p.items())) for p in runs.attrs.get("pending", [])}
+    return [c for c in grid.runs() if tuple(sorted(c.to_dict().items())) in wanted]
+
+
+def pending_command(page: str, device: str, configs: list[Config]) -> str | None:
+    """The command computing ``configs``: the compute plan's entries listing them for ``page``, else
+    one ``python -m recunlearn run`` per experiment; None when there is nothing to compute."""
+    if not configs:
+        return None
+    entries = plan_entries(page, {record_key(c) for c in configs}, device)
+    if entries:
+        return compute_command(entries, device)
+    by_experiment: dict[str, list[Config]] = {}
+    for config in configs:
+        by_experiment.setdefault(config.experiment, []).append(config)
+    return " && ".join(run_command(group) for group in by_experiment.values())
+
+
+def collect_page(page: str, grid_cls: type, params: Mapping[str, Any], collect: Callable,
+                 runs: pd.DataFrame | None = None) -> tuple[Any, pd.DataFrame, str | None]:
+    """``(grid, runs, command computing the pending runs)`` of ``page`` at notebook ``params``: the grid
+    is validated before any compute; ``runs`` (e.g. made up by a test, with ``attrs["pending"]``)
+    replaces ``collect(grid)``."""
+    grid = validated(grid_cls, params)
+    runs = collect(grid) if runs is None else runs
+    return grid, runs, pending_command(page, grid.device, pending_configs(grid, runs))
+
+
+def runs_notice(what: str, runs: pd.DataFrame, total: int, command: str | None = None,
+                by: str | None = "model") -> Notice | None:
+    """The notice of a table or figure drawn from ``runs`` (computed runs; the pending ones, as config
+    dicts, in ``attrs["pending"]``) out of ``total``: None when nothing is pending, partial when some
+    runs are shown, shown instead of it when none is (e.g. only one of the two runs of every cell)."""
+    if total == 0:
+        return Notice(what, "no run in this page's parameters")
+    pending = pd.DataFrame(runs.attrs.get("pending", []))
+    if pending.empty:
+        return None
+    why = reasons_text([WHY] * len(pending), total)
+    if by and by in pending:
+        why += f" ({_names(by, pending[by])})"
+    return Notice(what, why, command, partial=len(runs) > 0)
+
+
+def status_counts(runs: pd.DataFrame, total: int) -> pd.Series:
+    """How many of the ``total`` runs have a record and how many are pending."""
+    pending = len(runs.attrs.get("pending", []))
+    counts = {"computed": total - pending, WHY: pending}
+    return pd.Series({k: v for k, v in counts.items() if v}, name="runs", dtype=int).rename_axis("status")
+
+
+def printed(frame: pd.DataFrame | None) -> str:
+    """A frame as the nbval-checked cell prints it (no index), or :data:`NO_RUN` when empty."""
+    return frame.to_string(index=False) if frame is not None and len(frame) else NO_RUN
+
+
+def own_page(*args, **kwargs) -> Page:
+    """A :class:`Page` of the book's own chapter: its claims are our hypotheses, not a paper's, and the
+    notice of those pending says so."""
+    page = Page(*args, **kwargs)
+    notice = page.notices.get("claims")
+    if notice is not None and notice.what == "The paper's claims":
+        page.notices["claims"] = dataclasses.replace(notice, what="Our hypotheses")
+    return page

@@ -1,0 +1,165 @@
+"""The pages of the book's own chapter (bystanders/q1-q4) built from made-up runs: tables, notices,
+claims and checks, with no training."""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from recunlearn.experiments.config import ConfigError
+from recunlearn.report.pages import Page
+from recunlearn.report.pages import bystanders_q1_unlearning_moves_bystanders as q1
+
+Q1_PARAMS = dict(DATASETS=["ml-100k"], MODELS=["wmf"], METHODS=["retrain", "sisa"], SELECTIONS=["random"],
+                 SEEDS=[0, 1, 2], MAX_EPOCHS=2, COMPUTE_MISSING=False)
+
+
+def made_up_q1_runs(pending: int = 0) -> pd.DataFrame:
+    """Seed-level bystander runs where unlearning moves lists more than its controls and SISA less than
+    Retrain; the last ``pending`` configs are listed as pending instead."""
+    from recunlearn.experiments.bystanders import BystanderGrid
+
+    grid = BystanderGrid.from_params(Q1_PARAMS)
+    configs = grid.runs()
+    rows = []
+    for config in configs[:len(configs) - pending]:
+        base = {"retrain": 0.75, "sisa": 0.9}[config.method]
+        shift = {"unlearn": 0.0, "reinit-only": 0.02, "random-rows": 0.03}[config.control]
+        value = base + shift + 0.001 * config.seed
+        rows.append({"dataset": config.dataset, "model": config.model, "method": config.method,
+                     "control": config.control, "selection": config.selection, "seed": config.seed,
+                     "ao": value, "rbo_min": value - 0.2, "jaccard": value - 0.4, "share_identical_top_k": 0.1,
+                     "ndcg_untruncated_before": 0.3, "ndcg_untruncated_after": 0.29, "n_bystanders": 896,
+                     "record": f"k{len(rows)}"})
+    frame = pd.DataFrame(rows)
+    frame.attrs["pending"] = [c.to_dict() for c in configs[len(configs) - pending:]] if pending else []
+    return frame
+
+
+def test_q1_page_from_made_up_runs_judges_its_hypotheses():
+    page = q1.build(runs=made_up_q1_runs(), **Q1_PARAMS)
+    assert isinstance(page, Page) and list(page.notices) == ["claims"]
+    assert page.notice("claims").what == "Our hypotheses" and "1 of 4" in page.notice("claims").why
+    claims = page.claims.set_index("id")["verdict"]
+    assert claims["bystanders_unlearning_moves_lists"] == "reproduced"  # 6 pairs, all one way: p = 1/64
+    assert claims["bystanders_who_matters"] == "inconclusive"  # Retrain only: 3 pairs, p = 1/8 at best
+    assert claims["bystanders_core_moves_more"] == "pending"
+    assert len(page.tables["table"]) == 5 and "seeds" in page.tables["table"]
+    assert page.checks[0].splitlines()[0].split() == q1.CHECKED
+
+
+def test_q1_page_with_pending_runs_says_so_and_how_to_compute_them():
+    page = q1.build(runs=made_up_q1_runs(pending=3), **Q1_PARAMS)
+    notice = page.notice("table")
+    assert notice.partial and "3 of 15 runs" in notice.text() and "python -m recunlearn" in notice.command
+    empty = q1.build(runs=made_up_q1_runs(pending=15), **Q1_PARAMS)
+    assert empty.is_pending("table") and empty.is_pending("figure") and empty.checks == ["pending"]
+
+
+def test_q1_page_refuses_a_wrong_parameter_before_any_compute():
+    with pytest.raises(ConfigError, match="METHOD"):
+        q1.build(runs=made_up_q1_runs(), **{**Q1_PARAMS, "METHOD": ["retrain"]})
+
+
+# --- questions 2-4 ------------------------------------------------------------------------------------------------
+
+def pending_attrs(frame: pd.DataFrame, configs: list, n_pending: int) -> pd.DataFrame:
+    frame.attrs["pending"] = [c.to_dict() for c in configs[len(configs) - n_pending:]] if n_pending else []
+    return frame
+
+
+def test_q2_page_tests_the_cascade_trend_within_each_seed():
+    from recunlearn.experiments.bystanders import CascadeGrid
+    from recunlearn.report.pages import bystanders_q2_who_is_unlearned as q2
+
+    params = dict(MODELS=["wmf"], SELECTION_SEEDS=list(range(6)), SEEDS=[0, 1], MAX_EPOCHS=2, COMPUTE_MISSING=False)
+    configs = CascadeGrid.from_params(params).runs()
+    assert len(configs) == 2 * (6 + 2)  # core and edge once, random once per selection seed
+    rng = np.random.default_rng(0)
+    share = {(c.selection, c.selection_seed): rng.uniform(0.85, 0.99) for c in configs}
+    rows = [{"dataset": c.dataset, "model": c.model, "method": c.method, "selection": c.selection,
+             "selection_seed": c.selection_seed, "seed": c.seed, "removed_rows": int(share[c.selection, c.selection_seed]
+                                                                                        * 1000),
+             "cascade_reach": 0, "cascade_share": share[c.selection, c.selection_seed],
+             "disturbance": share[c.selection, c.selection_seed] / 4 + 0.01 * c.seed, "ao": 0.0, "jaccard": 0.3}
+            for c in configs]
+    page = q2.build(runs=pending_attrs(pd.DataFrame(rows), configs, 0), **params)
+    claims = page.claims.set_index("id")
+    assert claims.loc["bystanders_cascade_predicts", "verdict"] == "reproduced"  # ρ = 1 in both seeds, 8 sets
+    assert claims.loc["bystanders_cascade_predicts", "holds in"] == "2 of 2 cells significant"
+    flat = q2.build(runs=pending_attrs(pd.DataFrame(rows).assign(disturbance=0.25), configs, 0), **params)
+    assert flat.claims.set_index("id").loc["bystanders_cascade_predicts", "verdict"] == "inconclusive"
+    assert page.values["n_sets"] == 8 and len(page.tables["table"]) == 8
+
+
+def made_up_stability_runs(params: dict, shard_ao: float) -> tuple[pd.DataFrame, list]:
+    from recunlearn.experiments.stability import StabilityGrid
+
+    configs = StabilityGrid.from_params(params).runs()
+    rows = []
+    for c in configs:
+        retrain = c.method == "retrain"
+        noise = 0.001 * c.seed + (0.0005 if c.state == "unlearned" else 0.0)
+        ao_shard = (0.95 if retrain else shard_ao) + noise
+        rows.append({"dataset": c.dataset, "model": c.model, "method": c.method, "state": c.state,
+                     "selector": c.selector, "selection": c.selection, "seed": c.seed, "ao_shard": ao_shard,
+                     "ao": ao_shard if retrain else 1 - (1 - ao_shard) / 10, "jaccard": 0.8, "jaccard_shard": 0.7,
+                     "share_identical_top_k": 0.5, "n_shard_users": 896 if retrain else 90})
+    return pd.DataFrame(rows), configs
+
+
+def test_q3_page_judges_sharding_and_stability_after_unlearning():
+    from recunlearn.report.pages import bystanders_q3_stability_after_unlearning as q3
+
+    params = dict(MODELS=["wmf", "bpr"], METHODS=["retrain", "sisa", "receraser", "ultrare"], SELECTORS=["random"],
+                  SEEDS=[0, 1, 2], MAX_EPOCHS=2, COMPUTE_MISSING=False)
+    frame, configs = made_up_stability_runs(params, shard_ao=0.85)
+    page = q3.build(runs=pending_attrs(frame, configs, 0), **params)
+    claims = page.claims.set_index("id")["verdict"]
+    assert claims["stability_shards_shelter"] == "reproduced"  # over all users a sharded model moves less
+    assert claims["stability_shard_more_sensitive"] == "reproduced"  # its shard's users move more
+    assert claims["stability_unchanged_by_unlearning"] == "reproduced"  # unlearned − learned = 0.0005 each
+    assert page.checks[0].splitlines()[0].split() == q3.CHECKED
+    pending = q3.build(runs=pending_attrs(frame.iloc[:0].copy(), configs, len(configs)), **params)
+    assert pending.is_pending("table")  # 2 epochs: not the plan's runs, so a run command computes them
+    assert pending.notice("table").command.startswith("python -m recunlearn run cure4rec-stability")
+
+
+def test_q4_page_needs_both_runs_of_a_cell_and_tests_completeness_against_chance():
+    from recunlearn.experiments.bystanders import TradeoffGrid
+    from recunlearn.experiments.cure4rec_scif import ExactMioConfig
+    from recunlearn.report.pages import bystanders_q4_completeness_vs_disturbance as q4
+
+    params = dict(MODELS=["wmf"], METHODS=["retrain", "sisa"], SELECTIONS=["core", "random", "edge"],
+                  SEEDS=[0, 1, 2], MAX_EPOCHS=2, COMPUTE_MISSING=False)
+    configs = TradeoffGrid.from_params(params).runs()
+    assert sum(isinstance(c, ExactMioConfig) for c in configs) == len(configs) // 2 == 18
+    rows = [{"dataset": c.dataset, "model": c.model, "method": c.method, "selection": c.selection, "seed": c.seed,
+             "ao": 0.8, "rbo_min": 0.5, "jaccard": 0.4, "disturbance": 0.2 if c.method == "retrain" else 0.05,
+             "mio_accuracy": 0.5, "mio_auc": 0.5 + 0.004 * (c.seed - 1) + 0.001 * (c.method == "sisa")}
+            for c in configs if not isinstance(c, ExactMioConfig)]
+    page = q4.build(runs=pending_attrs(pd.DataFrame(rows), configs, 0), **params)
+    claims = page.claims.set_index("id")["verdict"]
+    assert claims["tradeoff_complete_at_chance"] == "reproduced"
+    assert claims["tradeoff_no_completeness_cost"] == "reproduced"
+    assert len(page.tables["table"]) == 2
+
+
+def test_pages_without_a_computed_run_show_only_their_notices():
+    from recunlearn.experiments.bystanders import CascadeGrid, TradeoffGrid
+    from recunlearn.report.pages import bystanders_q2_who_is_unlearned as q2
+    from recunlearn.report.pages import bystanders_q4_completeness_vs_disturbance as q4
+
+    params = dict(MODELS=["wmf"], SEEDS=[0], MAX_EPOCHS=2, COMPUTE_MISSING=False)
+    from recunlearn.experiments.bystanders import CASCADE_COLUMNS
+
+    configs = CascadeGrid.from_params(params).runs()
+    page = q2.build(runs=pending_attrs(pd.DataFrame(columns=CASCADE_COLUMNS), configs, len(configs)), **params)
+    assert page.is_pending("table") and page.is_pending("figure") and set(page.claims["verdict"]) == {"pending"}
+    configs = TradeoffGrid.from_params(params).runs()  # one of the two runs of every cell computed
+    empty = pd.DataFrame(columns=["dataset", "model", "method", "selection", "seed", "disturbance", "mio_auc"])
+    page = q4.build(runs=pending_attrs(empty, configs, len(configs) // 2), **params)
+    assert page.is_pending("figure") and "12 of 24 runs" in page.notice("figure").text()
