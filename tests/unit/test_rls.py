@@ -100,3 +100,22 @@ def test_lengths_compare_only_the_leading_ranks_of_each_pair():
             assert values[row] == pytest.approx(alone[metric][0], abs=1e-12), (metric, length)
     full = rls.rls_metrics(np.array(a), np.array(b))
     assert full["ao"][1] > together["ao"][1]  # the shared tail would inflate AO
+
+
+@pytest.mark.parametrize("descending", [True, False])
+def test_rank_lists_by_composite_key_equal_a_stable_sort(descending):
+    """Float32 scores take the composite-key path: the same order as a stable sort, ties included
+    (many repeated values, -0.0 and +0.0, infinities, subnormals)."""
+    gen = torch.Generator().manual_seed(0)
+    scores = torch.randint(-5, 6, (50, 300), generator=gen).float() / 4
+    scores[:, :7] = torch.tensor([0.0, -0.0, float("inf"), -float("inf"), 1e-45, -1e-45, 3.4e38])
+    scores[10] = torch.randn(300, generator=gen)
+    keys = -scores.double() if descending else scores.double()
+    expected = torch.sort(keys, dim=1, stable=True).indices
+    assert torch.equal(rls.rank_lists(scores, descending=descending), expected)
+    assert torch.equal(rls.rank_lists(scores.double(), descending=descending), expected)
+
+
+def test_rank_lists_refuse_nan():
+    with pytest.raises(ValueError, match="NaN"):
+        rls.rank_lists(torch.tensor([[0.0, float("nan")]]))
