@@ -363,7 +363,7 @@ def page_configs(page: str, params: dict) -> list:
     if paper == "sru":
         from recunlearn.report.sru import page_grid_class
 
-        return page_grid_class().from_params(params).runs()
+        return page_grid_class(stem).from_params(params).runs()
     if paper == "bystanders":
         from recunlearn.experiments.bystanders import BystanderGrid
 
