@@ -202,9 +202,10 @@ def partition_table(runs: pd.DataFrame, n_shards: int) -> pd.DataFrame:
     points = points[points["n_shards"] == n_shards] if len(points) else points
     if points.empty:
         return pd.DataFrame()
-    grouped = points.groupby(CELLS + ["aggregation", "shards"])["ndcg@10"]
+    points = points.drop(columns="partition").rename(columns={"shards": "partition"})
+    grouped = points.groupby(CELLS + ["aggregation", "partition"])["ndcg@10"]
     text = grouped.mean().round(4).astype(str) + " ± " + grouped.std().fillna(0.0).round(4).astype(str)
-    table = text.unstack("shards")
+    table = text.unstack("partition")
     return display_frame(sort_paper_order(table.reset_index(), CELLS), index=CELLS + ["aggregation"])
 
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 import pandas as pd
 
 from ..claims import claims_frame
+from ..names import display_frame
 from ..plots import method_bars
 from ..sru import NEAR_RETRAIN, accuracy_claims, accuracy_table, main_runs, share_of_retrain
 from . import Page
@@ -22,8 +23,9 @@ def build(runs: pd.DataFrame | None = None, **params) -> Page:
     total = len(grid.runs())
     main = main_runs(runs, grid.n_shards)
     share = share_of_retrain(main, "ndcg@10")
-    share_table = (share.groupby(["dataset", "model", "method"])["share"].agg(["mean", "std", "size"]).round(3)
-                   .rename(columns={"mean": "NDCG@10 / Retrain's", "std": "std", "size": "seeds"})
+    keys = ["dataset", "model", "method"]
+    share_table = (display_frame(share.groupby(keys)["share"].agg(["size", "mean", "std"]).round(3).reset_index()
+                                 .rename(columns={"size": "seeds", "mean": "NDCG@10 / Retrain's"}), index=keys)
                    if len(share) else pd.DataFrame())
     sru_share = share[share["method"] == "sru"]["share"]
     values = {"sru_share_of_retrain": f"{sru_share.mean():.1%}" if len(sru_share) else "pending",

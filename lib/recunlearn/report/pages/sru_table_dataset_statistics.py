@@ -21,6 +21,7 @@ SHOWN = {"sessions": "Sessions", "items": "Items (catalogue)", "items_occurring"
          "valid_pairs": "Validation pairs evaluated", "test_pairs": "Test pairs evaluated",
          "test_pairs_unseen_target": "Test pairs with a target unseen in training",
          "items_not_in_train": "Items in no training session"}
+DECIMALS = {"mean_length", "median_length"}
 CARD_WINDOW = {"games": 20, "beauty": 10, "ml-1m": 20}
 """The evaluation card's input windows: the last 10 items for Beauty, 20 for Games and Steam (ML-1M
 stands in for Steam)."""
@@ -30,9 +31,11 @@ CHECKED = ["dataset", "scale", "sessions", "items", "interactions", "train_pairs
 def statistics_view(ours: pd.DataFrame) -> pd.DataFrame:
     """The statistics as the page shows them: one column per dataset and scale, one row per statistic."""
     shown = ours.assign(column=[f"{display_name(d)}, {s}" for d, s in zip(ours["dataset"], ours["scale"])])
-    table = shown.set_index("column")[list(SHOWN)].rename(columns=SHOWN).T
+    shown = shown.set_index("column")[list(SHOWN)]
+    text = shown.apply(lambda col: col.map(lambda v: f"{v:,.2f}" if col.name in DECIMALS else f"{int(v):,}"))
+    table = text.rename(columns=SHOWN).T
     table.columns.name = None
-    return table.apply(lambda col: col.map(lambda v: f"{v:,.2f}" if isinstance(v, float) else f"{v:,}"))
+    return table
 
 
 def build(ours: pd.DataFrame | None = None, **params) -> Page:
