@@ -62,6 +62,7 @@ equal computations share one record.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import hashlib
 import itertools
 import statistics
@@ -72,6 +73,7 @@ import numpy as np
 import pandas as pd
 import torch
 
+from ..data.errors import DatasetError
 from ..data.sessions import SRU_DATASETS, SessionData, Sessions, load_sessions
 from ..models.session import (SESSION_MODELS, evaluate_session_model, make_session_model, prefix_hidden_centroid,
                               session_hidden_states, train_session_model)
@@ -437,7 +439,7 @@ def collect_sru(grid: SruGrid, records_dir=None) -> pd.DataFrame:
 
 __all__ = ["SruConfig", "SruGrid", "PARTITIONS", "OWN_PARTITION", "collect_sru", "run_sru", "unlearn_sessions", "sru_data", "unlearning_requests",
            "request_hash", "full_data_model", "partition_sessions", "shards_to_retrain", "stage_generator",
-           "cost_alone", "METHODS", "RETRAINS", "SruStatisticsParams", "dataset_statistics"]
+           "cost_alone", "cost_size", "METHODS", "RETRAINS", "SruStatisticsParams", "dataset_statistics"]
 
 
 def cost_alone(record: dict, seconds: float, wall: float) -> tuple[float, float]:
@@ -478,3 +480,20 @@ def dataset_statistics(params: SruStatisticsParams) -> pd.DataFrame:
             reduced = sru_data(name, params.split_seed, params.max_sessions)
             rows.append({"scale": f"first {params.max_sessions:,} sessions", **data_statistics(reduced)})
     return pd.DataFrame(rows)
+
+
+@functools.lru_cache(maxsize=16)
+def _work(dataset: str, split_seed: int, max_sessions: int | None) -> int | None:
+    try:
+        data = sru_data(dataset, split_seed, max_sessions)
+    except DatasetError:
+        return None
+    return int(data.sessions.lengths.sum()) * (data.n_items + 1)
+
+
+def cost_size(config: SruConfig) -> int | None:
+    """A run's size for the compute plan's cost model: the interactions of the sessions it reads
+    (all, or the first ``max_sessions``) times the catalogue plus one. Training and evaluating a
+    full-softmax output layer cost about that per epoch, whatever the dataset; None when the dataset
+    file is not on this machine."""
+    return _work(config.dataset, config.split_seed, config.max_sessions)
