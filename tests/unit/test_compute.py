@@ -195,6 +195,22 @@ def test_casper_costs_count_the_original_once_per_batch(known_rows):
     assert model.batch_seconds(three) == 3 * (290.0 - 100.0) + 100.0
 
 
+def test_sru_estimates_scale_by_the_softmax_work_of_the_sessions_read(monkeypatch):
+    from recunlearn.experiments import sru as sru_experiment
+
+    work = {("games", 5000): 70_000 * 23_716, ("games", None): 287_000 * 23_716, ("beauty", None): 354_000 * 54_543}
+    monkeypatch.setattr(sru_experiment, "_work", lambda dataset, split_seed, max_sessions: work[dataset, max_sessions])
+    sru = RUNNERS["sru-unlearning"][0]
+    reduced = fake_record(sru(method="retrain", max_epochs=30, max_sessions=5000),
+                          cost={"cpu_seconds": 750.0, "wall_seconds": 1500.0}, timings={"full_model_cached": False})
+    model = CostModel([reduced])
+    games = model.estimate(sru(method="retrain", max_epochs=100))
+    assert games.basis == "scaled" and games.seconds == pytest.approx(750.0 * 287 / 70 * 100 / 30)
+    beauty = model.estimate(sru(method="retrain", dataset="beauty", max_epochs=100))
+    assert beauty.seconds == pytest.approx(750.0 * (354_000 * 54_543) / (70_000 * 23_716) * 100 / 30)
+    assert model.estimate(sru(method="sru", max_epochs=30, max_sessions=5000)).basis == "sibling"
+
+
 def test_a_record_cost_is_cpu_seconds_and_a_cached_original_is_added_back_in_cpu_seconds():
     timings = {"wall_seconds": 17.0, "train_original_seconds": 10.0, "train_perturbed_seconds": 15.0}
     cached = fake_record(_casper(selector="random"), cost={"cpu_seconds": 12.0, "wall_seconds": 24.0}, timings=timings)
@@ -363,7 +379,7 @@ def page_configs(page: str, params: dict) -> list:
     if paper == "sru":
         from recunlearn.report.sru import page_grid_class
 
-        return page_grid_class().from_params(params).runs()
+        return page_grid_class(stem).from_params(params).runs()
     if paper == "bystanders":
         from recunlearn.experiments.bystanders import BystanderGrid, CascadeGrid, TradeoffGrid
         from recunlearn.experiments.stability import StabilityGrid

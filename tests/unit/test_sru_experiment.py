@@ -70,7 +70,7 @@ def runs():
     ({"n_extra": -1}, "N_EXTRA"), ({"centroid": "median"}, "CENTROID"), ({"retrain": "some"}, "RETRAIN"),
     ({"request_fraction": 0.0}, "REQUEST_FRACTION"), ({"request_fraction": 1.5}, "REQUEST_FRACTION"),
     ({"max_sessions": 10}, "MAX_SESSIONS"), ({"device": "tpu"}, "DEVICE"), ({"n_shards": 0}, "N_SHARDS"),
-    ({"max_epochs": 0}, "MAX_EPOCHS"),
+    ({"max_epochs": 0}, "MAX_EPOCHS"), ({"partition": "kmeans"}, "PARTITION"),
 ])
 def test_bad_values_name_the_parameter(changes, name):
     with pytest.raises(ConfigError, match=name):
@@ -248,3 +248,64 @@ def test_reduced_scale_games_run(need_local):
     assert result["unlearning"]["n_requests"] == int(0.2 * len(data.train))
     assert all(0.0 <= v <= 1.0 for v in result["metrics"].values())
     assert result["unlearning"]["request_hash"] == exp.request_hash(data, exp.unlearning_requests(data, 0))
+
+
+# --- partitions, unaffected shards (parts 4 and 9 of the chapter's issue) ------------------------------------
+
+def test_partition_names_the_methods_own_once_and_centroid_only_matters_for_similarity_shards():
+    assert exp.SruConfig(method="sru", partition="similarity") == exp.SruConfig(method="sru")
+    assert exp.SruConfig(method="sisa", partition="random") == exp.SruConfig(method="sisa")
+    swapped = exp.SruConfig(method="sru", partition="random", centroid="scalar")
+    assert swapped.shard_partition == "random" and swapped.centroid == "mean"  # no k-means: anchors unused
+    sisa = exp.SruConfig(method="sisa", partition="similarity", centroid="scalar")
+    assert sisa.shard_partition == "similarity" and sisa.centroid == "scalar"
+    assert exp.SruConfig(method="retrain", partition="random").partition == "own"
+    assert record_key(swapped) != record_key(exp.SruConfig(method="sru"))
+
+
+def test_partition_sessions_by_name():
+    data = synthetic_data()
+    states = np.repeat(np.eye(2), [len(data.train) // 2, len(data.train) - len(data.train) // 2], axis=0)
+
+    class States:  # a stand-in full-data model whose session states are two separated groups
+        maxlen, hidden_size = 5, 2
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(exp, "session_hidden_states", lambda model, sessions: torch.as_tensor(states))
+        similar = exp.partition_sessions("similarity", 2, 0, States(), data.train)
+    assert len(set(similar[:10])) == 1 and similar[0] != similar[-1]  # each group in its own shard
+    assert exp.partition_sessions("random", 2, 0, None, data.train).tolist() == random_partition(
+        len(data.train), 2, 0).tolist()
+    assert set(exp.partition_sessions("one shard", 2, 0, None, data.train)) == {0}
+    with pytest.raises(ValueError, match="partition"):
+        exp.partition_sessions("kmeans", 2, 0, None, data.train)
+
+
+def test_grid_crosses_methods_and_partitions_and_lists_equal_runs_once():
+    grid = exp.SruGrid(methods=("retrain", "sisa", "sru"), partitions=("random", "similarity"), **TINY)
+    runs = [(c.method, c.shard_partition) for c in grid.runs()]
+    assert runs == [("retrain", "one shard"), ("sisa", "random"), ("sisa", "similarity"), ("sru", "random"),
+                    ("sru", "similarity")]
+
+
+def test_unaffected_shards_keep_the_sub_model_learned_before_the_request_bit_for_bit():
+    data = synthetic_data()
+    shard = random_partition(len(data.train), 2, 0)
+    chosen = np.flatnonzero(shard == 0)[:5]
+    position = data.train.lengths[chosen] - 1
+    requests = UnlearningRequests(chosen, position, data.train.items[data.train.offsets[chosen] + position])
+    trained = {}
+    original = exp._train_shard
+
+    def noting(config, data_, sessions, shard_, stage):
+        net, fit = original(config, data_, sessions, shard_, stage)
+        trained[shard_] = (stage, {k: v.clone() for k, v in net.state_dict().items()})
+        return net, fit
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(exp, "_train_shard", noting)
+        exp.unlearn_sessions(config(method="sisa"), data, requests=requests)
+    assert trained[0][0] == exp._UNLEARN and trained[1][0] == exp._LEARN
+    before, _ = original(config(method="sisa"), data, data.train.take(np.flatnonzero(shard == 1)), 1, exp._LEARN)
+    for name, value in before.state_dict().items():  # shard 1 serves the model learned before the request
+        assert torch.equal(value, trained[1][1][name]), name

@@ -131,3 +131,15 @@ def test_aggregators():
     assert not torch.allclose(sru.weights(hidden), receraser.weights(hidden))
     probs = average_probabilities(torch.randn(5, 3, 21))
     assert torch.allclose(probs.sum(1), torch.ones(5))
+
+
+def test_a_single_shard_aggregator_reduces_to_its_shard():
+    torch.manual_seed(0)
+    hidden = torch.randn(4, 1, 8)
+    for centroids in (None, torch.randn(1, 8)):
+        one = AttentiveAggregator(1, 8, 20, centroids, torch.Generator().manual_seed(2))
+        assert torch.equal(one.weights(hidden), torch.ones(4, 1))  # softmax over one shard
+        mapped = hidden[:, 0] @ one.weight[0] + one.bias[0]
+        assert torch.allclose(one(hidden), one.output(mapped), atol=1e-6)
+    logits = torch.randn(4, 1, 21)
+    assert torch.allclose(average_probabilities(logits), torch.softmax(logits[:, 0], dim=-1))

@@ -1,41 +1,93 @@
-"""The SRU page's claims and table on fixed runs."""
+"""The SRU pages: claims and tables on made-up runs, builders that validate their parameters before any
+compute, one notice for pending content (never an empty table), and no glued sentence counting nothing."""
 
 from __future__ import annotations
 
+import importlib
+
 import numpy as np
 import pandas as pd
+import pytest
+import yaml
 
-from recunlearn.report.sru import extra_deletion_points, page_grid_class, sru_claims, sru_table
+from recunlearn import paths
+from recunlearn.experiments.config import ConfigError
+from recunlearn.experiments.sru import RUN_KEYS, SruConfig
+from recunlearn.report.pages import EMPTY_COUNT, Notice
+from recunlearn.report.sru import (HIT_RANDOM, PAGE_GRIDS, ablation_claims, effectiveness_table, efficiency_table,
+                                   extra_deletion_points, overview_table, page_grid_class, partition_table,
+                                   share_of_retrain, shard_count_table, sru_claims)
+
+PARAMS = paths.REPO_ROOT / "notebooks" / "params" / "sru"
+CREATED = pd.Timestamp("2026-12-01", tz="UTC")
+NDCG = {"retrain": 0.10, "sisa": 0.07, "receraser": 0.08, "sru": 0.095}
+SECONDS = {"retrain": 100.0, "sisa": 10.0, "receraser": 20.0, "sru": 20.0}
+
+
+def run_row(method, seed, rng, extra="none", n=0, partition="own", n_shards=8, minute=0, **metrics):
+    values = {"ndcg@10": NDCG[method] + 0.001 * rng.random(), "recall@10": 0.2, "ndcg@20": 0.1, "recall@20": 0.3,
+              **{f"hit@{k}": 0.2 for k in (1, 5, 10, 20)},
+              **{f"hit_before_retraining@{k}": 0.3 + 0.01 * rng.random() for k in (1, 5, 10, 20)},
+              "unlearn_seconds": SECONDS[method] + rng.random(), "unlearn_all_retrained_seconds": 80.0,
+              "n_retrained_shards": 8, **metrics}
+    return dict(dataset="games", model="gru4rec", method=method, truncation="suffix", extra_deletion=extra,
+                n_extra=n, centroid="mean", retrain="affected", partition=partition, seed=seed,
+                n_shards=1 if method == "retrain" else n_shards, record=f"{method}-{seed}-{extra}-{n}-{partition}",
+                created=CREATED + pd.Timedelta(minutes=minute), **values)
 
 
 def fake_runs(seeds=range(6)):
     rows, rng = [], np.random.default_rng(0)
-    created = pd.Timestamp("2026-12-01", tz="UTC")
     for seed in seeds:
-        for method, ndcg, seconds in (("retrain", 0.10, 100.0), ("sisa", 0.07, 10.0), ("receraser", 0.08, 20.0),
-                                      ("sru", 0.095, 20.0)):
-            rows.append(dict(dataset="games", model="gru4rec", method=method, extra_deletion="none", n_extra=0,
-                             seed=seed, **{"ndcg@10": ndcg + 0.001 * rng.random(), "hit@10": 0.2,
-                                           "hit_before_retraining@10": 0.3 + 0.01 * rng.random(),
-                                           "unlearn_seconds": seconds + rng.random()}, created=created))
+        for method in NDCG:
+            rows.append(run_row(method, seed, rng))
         for way in ("ced", "ned"):
             for n in (1, 2, 4):
-                rows.append(dict(dataset="games", model="gru4rec", method="sru", extra_deletion=way, n_extra=n,
-                                 seed=seed, **{"ndcg@10": 0.09, "hit@10": 0.2 - 0.04 * n + 0.001 * rng.random(),
-                                               "hit_before_retraining@10": 0.3, "unlearn_seconds": 20.0},
-                                 created=created))
+                rows.append(run_row("sru", seed, rng, way, n, **{"hit@10": 0.2 - 0.04 * n + 0.001 * rng.random(),
+                                                                 "ndcg@10": 0.09}))
     return pd.DataFrame(rows)
 
+
+def ablation_runs(seeds=range(6)):
+    rows, rng = [], np.random.default_rng(1)
+    minute = 0
+    for seed in seeds:
+        for method in ("sisa", "receraser", "sru"):
+            for partition, bonus in (("random", 0.0), ("similarity", 0.01)):
+                minute += 1
+                rows.append(run_row(method, seed, rng, partition=partition, minute=minute,
+                                    **{"ndcg@10": NDCG[method] + bonus + 0.001 * rng.random()}))
+        for k in (2, 4, 8, 16):
+            minute += 1
+            rows.append(run_row("sru", seed, rng, n_shards=k, minute=minute,
+                                **{"ndcg@10": 0.1 - 0.002 * k + 0.0001 * rng.random(),
+                                   "unlearn_seconds": 100.0 / k + rng.random()}))
+    frame = pd.DataFrame(rows)
+    own = {"sisa": "random", "receraser": "similarity", "sru": "similarity"}
+    frame["partition"] = [("own" if p == own[m] else p) for m, p in zip(frame["method"], frame["partition"])]
+    return frame.drop_duplicates(["method", "partition", "n_shards", "seed"])
+
+
+# --- tables and claims ------------------------------------------------------------------------------------
 
 def test_claims_hold_on_runs_built_to_satisfy_them():
     claims = sru_claims(fake_runs()).set_index("id")["verdict"]
     assert all(v.startswith("reproduced") for v in claims), claims.to_dict()
 
 
-def test_without_runs_every_claim_is_pending_and_nothing_is_drawn():
-    claims = sru_claims(pd.DataFrame())
-    assert set(claims["verdict"]) == {"pending"}
-    assert sru_table(pd.DataFrame()).empty
+def test_claims_fail_when_sru_is_the_least_accurate():
+    runs = fake_runs()
+    runs.loc[runs["method"] == "sru", "ndcg@10"] = 0.05
+    claims = sru_claims(runs).set_index("id")["verdict"]
+    assert claims["sru_accuracy_above_baselines"] == "not reproduced"
+    assert claims["sru_accuracy_near_retrain"] == "not reproduced"
+
+
+def test_without_runs_every_claim_is_pending_and_every_table_is_empty():
+    assert set(sru_claims(pd.DataFrame())["verdict"]) == {"pending"}
+    for table in (overview_table, efficiency_table, effectiveness_table, shard_count_table):
+        assert table(pd.DataFrame()).empty
+    assert partition_table(pd.DataFrame(), 8).empty
 
 
 def test_extra_deletion_curves_start_at_the_run_without_extra_deletion():
@@ -43,9 +95,133 @@ def test_extra_deletion_curves_start_at_the_run_without_extra_deletion():
     assert sorted(points[points["extra_deletion"] == "ced"]["n_extra"]) == [0, 1, 2, 4]
 
 
-def test_the_page_grid_lists_main_and_extra_runs_once():
+def test_shares_of_retrain_pair_seeds():
+    share = share_of_retrain(fake_runs(seeds=[0, 1]), "unlearn_seconds")
+    assert set(share["method"]) == {"sisa", "receraser", "sru"} and len(share) == 6
+    assert share["share"].between(0.05, 0.25).all()
+
+
+def test_effectiveness_table_lists_strategies_the_accuracy_cost_and_the_random_reference():
+    table = effectiveness_table(fake_runs(seeds=[0, 1])).reset_index()
+    strategies = list(dict.fromkeys(table["Strategy"]))
+    assert strategies == ["before retraining", "Retrain", "SISA", "RecEraser", "SRU", "SRU + CED", "SRU + NED",
+                          "random ranking"]
+    random_row = table[table["Strategy"] == "random ranking"].iloc[0]
+    assert random_row["HIT@10"] == pytest.approx(round(HIT_RANDOM[10], 4))
+    cost = table[table["Strategy"] == "SRU + CED"]["Δ NDCG@10 vs SRU"]
+    assert (cost < 0).all()  # the extra deletion cost accuracy in these runs
+    assert (table[table["Strategy"] == "Retrain"]["Δ NDCG@10 vs SRU"] == "—").all()
+
+
+def test_ablation_claims_hold_on_runs_built_to_satisfy_them():
+    claims = ablation_claims(ablation_runs(), 8).set_index("id")["verdict"]
+    assert claims["sru_similarity_partition_helps"] == "reproduced"
+    assert claims["sru_centroid_attention_helps"] == "reproduced"
+    assert claims["sru_more_shards_less_accurate"] == "reproduced"
+    from recunlearn.report.claims import with_sessions
+    timed = ablation_claims(with_sessions(ablation_runs(), []), 8).set_index("id")["verdict"]
+    assert timed["sru_more_shards_faster"] == "reproduced"
+    table = partition_table(ablation_runs(), 8)
+    assert table.shape == (3, 2)
+
+
+def test_page_grids_list_every_run_they_read_once():
     grid = page_grid_class().from_params({"METHODS": ["retrain", "sru"], "EXTRA_DELETIONS": ["none", "ned"],
-                                          "N_EXTRAS": [0, 2], "SEEDS": [0]})
-    runs = grid.runs()
-    kinds = sorted((c.method, c.extra_deletion, c.n_extra) for c in runs)
-    assert kinds == [("retrain", "none", 0), ("sru", "ned", 2), ("sru", "none", 0)]
+                                          "N_EXTRAS": [0, 2], "SEEDS": [0, 1], "EXTRA_SEEDS": [0]})
+    kinds = sorted((c.method, c.extra_deletion, c.n_extra, c.seed) for c in grid.runs())
+    assert kinds == [("retrain", "none", 0, 0), ("retrain", "none", 0, 1), ("sru", "ned", 2, 0),
+                     ("sru", "none", 0, 0), ("sru", "none", 0, 1)]
+    ablation = page_grid_class("ablations").from_params({"METHODS": ["sisa", "sru"], "PARTITIONS": ["random",
+                                                         "similarity"], "SHARD_COUNTS": [4, 8], "N_SHARDS": 8})
+    kinds = [(c.method, c.shard_partition, c.n_shards) for c in ablation.runs()]
+    assert kinds == [("sisa", "random", 8), ("sisa", "similarity", 8), ("sru", "random", 8),
+                     ("sru", "similarity", 8), ("sru", "similarity", 4)]
+    with pytest.raises(KeyError, match="table-dataset-statistics"):
+        page_grid_class("table-dataset-statistics")
+
+
+# --- builders -------------------------------------------------------------------------------------------------
+
+def builder(stem: str):
+    return importlib.import_module(f"recunlearn.report.pages.sru_{stem.replace('-', '_')}").build
+
+
+def params(stem: str, profile: str = "smoke") -> dict:
+    return yaml.safe_load((PARAMS / f"{stem}.{profile}.yml").read_text())
+
+
+def page_runs(stem: str, computed: bool, profile: str = "smoke") -> pd.DataFrame:
+    """Made-up runs of the page's grid: every run computed (metrics from :func:`run_row`), or none."""
+    grid = page_grid_class(stem).from_params(params(stem, profile))
+    rng = np.random.default_rng(0)
+    rows = [run_row(c.method, c.seed, rng, c.extra_deletion, c.n_extra, c.partition, c.n_shards) for c in grid.runs()]
+    frame = pd.DataFrame(rows) if computed else pd.DataFrame(columns=RUN_KEYS + ["n_shards", "record", "ndcg@10"])
+    frame.attrs["pending"] = [] if computed else [c.to_dict() for c in grid.runs()]
+    return frame
+
+
+@pytest.mark.parametrize("stem", sorted(PAGE_GRIDS))
+def test_builders_show_tables_of_computed_runs_and_state_every_claim(stem):
+    page = builder(stem)(runs=page_runs(stem, True), **params(stem))
+    assert page.name == f"sru/{stem}"
+    for name in page.tables:
+        assert not page.is_pending(name), name
+    assert page.claims is not None and len(page.claims)
+    assert not page.notice("runs")
+    texts = page.texts()
+    assert not any(EMPTY_COUNT.search(t) for t in texts.values())
+
+
+@pytest.mark.parametrize("stem", sorted(PAGE_GRIDS))
+def test_builders_without_records_show_one_notice_per_item_with_the_plan_command(stem):
+    page = builder(stem)(runs=page_runs(stem, False, "paper"), **params(stem, "paper"))
+    assert set(page.claims["verdict"]) == {"pending"}
+    for name in page.items:
+        if name == "runs":
+            continue
+        assert page.is_pending(name), name
+        notice = page.notice(name)
+        assert isinstance(notice, Notice) and "python -m recunlearn compute --only" in (notice.command or ""), name
+    texts = page.texts()
+    assert texts["page_verdict"] == "pending"
+    assert not any(EMPTY_COUNT.search(t) for t in texts.values())
+
+
+@pytest.mark.parametrize("stem", sorted(PAGE_GRIDS))
+def test_builders_refuse_unknown_and_bad_parameters_before_any_compute(stem):
+    with pytest.raises(ConfigError, match="MODELZ"):
+        builder(stem)(runs=page_runs(stem, False), **params(stem), MODELZ=["gru4rec"])
+    with pytest.raises(ConfigError, match="METHODS"):
+        builder(stem)(runs=page_runs(stem, False), **{**params(stem), "METHODS": ["ultrare"]})
+
+
+def statistics_rows(window_beauty: int = 10) -> pd.DataFrame:
+    rows = []
+    for dataset, maxlen in (("games", 20), ("beauty", window_beauty), ("ml-1m", 20)):
+        rows.append({"scale": "all sessions", "dataset": dataset, "label": dataset, "sessions": 10, "items": 50,
+                     "items_occurring": 40, "interactions": 60, "mean_length": 6.0, "median_length": 5.0,
+                     "sessions_length_1": 0, "maxlen": maxlen, "train_sessions": 8, "valid_sessions": 1,
+                     "test_sessions": 1, "train_pairs": 40, "valid_pairs": 5, "test_pairs": 5,
+                     "valid_pairs_unseen_target": 0, "test_pairs_unseen_target": 1, "items_not_in_train": 3,
+                     "sha256": "x"})
+    return pd.DataFrame(rows)
+
+
+def test_statistics_page_checks_the_windows_and_the_split_accounting():
+    build = builder("table-dataset-statistics")
+    page = build(ours=statistics_rows(), **params("table-dataset-statistics", "paper"))
+    assert set(page.claims["verdict"]) == {"reproduced"}
+    assert page.tables["statistics"].shape == (16, 3)
+    assert page.values["games_sessions"] == "10"
+    wrong = build(ours=statistics_rows(window_beauty=20), **params("table-dataset-statistics", "paper"))
+    assert wrong.claims.set_index("id").loc["sru_input_window", "verdict"] == "partly reproduced"
+    with pytest.raises(ConfigError, match="REDUCED_DATASETS"):
+        build(ours=statistics_rows(), DATASETS=["games"], REDUCED_DATASETS=["steam"])
+
+
+def test_every_page_with_runs_has_both_profiles_and_a_notebook():
+    for stem in PAGE_GRIDS:
+        assert (paths.REPO_ROOT / "notebooks" / "sru" / f"{stem}.ipynb").is_file(), stem
+        for profile in ("smoke", "paper"):
+            page_grid_class(stem).from_params(params(stem, profile))  # valid parameters
+    assert SruConfig().partition == "own"

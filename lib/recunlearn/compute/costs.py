@@ -11,7 +11,9 @@ Definitions:
 - *shared seconds*: the part of a run that the other runs of its batch reuse (CASPER: training the
   original model), paid once per batch (:meth:`CostModel.batch_seconds`);
 - *data rows* (:func:`data_rows`): lines of the first dataset file a config reads, capped at its
-  ``max_rows``; unknown when the file is not on this machine;
+  ``max_rows``; unknown when the file is not on this machine. An experiment's rule may measure its
+  size otherwise (``size``; SRU: the interactions of the sessions a run reads times the catalogue, the
+  work of its full-softmax output layer), and that size then stands for the data rows;
 - *family* of a config: experiment, device and the experiment's ``fields`` that change the run time
   (model, method, ...); seeds, selections, ratios and the like are assumed not to. Within a family a
   *point* is (dataset, data rows, epochs).
@@ -39,6 +41,7 @@ from typing import Callable, Iterable
 from ..data import registry
 from ..experiments.config import Config, ConfigError
 from ..experiments.sru import cost_alone as sru_cost_alone
+from ..experiments.sru import cost_size as sru_cost_size
 
 DEFAULT_SECONDS = 3600.0
 """Estimate of a run of which nothing comparable was ever measured: one CPU-hour, a placeholder."""
@@ -89,6 +92,7 @@ class CostRule:
     epochs: str | None = None
     proxy: str | None = None
     scale_by: str | None = None
+    size: Callable[[Config], int | None] | None = None
 
 
 COST_RULES: dict[str, CostRule] = {
@@ -106,8 +110,8 @@ COST_RULES: dict[str, CostRule] = {
                                    scale_by="cure4rec-learn", proxy="cure4rec-exact"),
     "cure4rec-exact-mio": CostRule(("model", "method", "timing", "n_shards", "max_epochs", "mio_seeds", "mio_epochs"),
                                    proxy="cure4rec-exact"),
-    "sru-unlearning": CostRule(("model", "method", "retrain", "n_shards", "aggregator_epochs", "max_sessions"),
-                               alone=sru_cost_alone, epochs="max_epochs"),
+    "sru-unlearning": CostRule(("model", "method", "retrain", "n_shards", "aggregator_epochs"),
+                               alone=sru_cost_alone, epochs="max_epochs", size=sru_cost_size),
 }
 
 
@@ -178,8 +182,9 @@ def _family(config: Config, device: str | None = None) -> tuple:
 
 
 def _point(config: Config) -> _Point:
-    epochs = rule_of(config.experiment).epochs
-    return _Point(getattr(config, "dataset", None), data_rows(config), getattr(config, epochs) if epochs else None)
+    rule = rule_of(config.experiment)
+    rows = rule.size(config) if rule.size is not None else data_rows(config)
+    return _Point(getattr(config, "dataset", None), rows, getattr(config, rule.epochs) if rule.epochs else None)
 
 
 def _hashable(value):

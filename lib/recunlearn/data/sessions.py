@@ -314,9 +314,18 @@ def load_sessions(dataset: str, seed: int = 0, split=DEFAULT_SPLIT) -> SessionDa
 
 def session_statistics(dataset: str, seed: int = 0, split=DEFAULT_SPLIT) -> dict:
     """One row of the chapter's statistics table for ``dataset`` as built by :func:`load_sessions`."""
-    data = load_sessions(dataset, seed, split)
+    return data_statistics(load_sessions(dataset, seed, split))
+
+
+def data_statistics(data: SessionData) -> dict:
+    """The statistics of built session data: sessions, items (``items``: the catalogue, the largest
+    id; ``items_occurring``: ids in some session), interactions, session lengths, and per part its
+    sessions and prefix -> next-item pairs (the evaluated pairs of the validation and test parts),
+    the held-out pairs whose target no training session holds, and the file's checksum."""
+    dataset = data.dataset
     lengths = data.sessions.lengths
     row = {"dataset": dataset, "label": data.label, "sessions": len(data.sessions), "items": data.n_items,
+           "items_occurring": int(len(np.unique(data.sessions.items))),
            "interactions": int(lengths.sum()), "mean_length": float(lengths.mean()),
            "median_length": float(np.median(lengths)), "sessions_length_1": int((lengths < 2).sum()),
            "maxlen": data.maxlen}
@@ -337,4 +346,5 @@ def statistics_table(datasets=SRU_DATASETS, seed: int = 0, split=DEFAULT_SPLIT) 
 
 
 __all__ = ["SRU_DATASETS", "DATASET_LABELS", "MAXLEN", "Sessions", "SessionData", "load_sessions", "prefix_pairs",
-           "sasrec_filter", "sequences_from_table", "split_sessions", "session_statistics", "statistics_table"]
+           "sasrec_filter", "sequences_from_table", "split_sessions", "session_statistics", "data_statistics",
+           "statistics_table"]

@@ -23,7 +23,9 @@ One :class:`SruConfig` = one (dataset, model, method, deletion strategy, seed). 
 4. **Partition** (:func:`partition_sessions`): Retrain one shard; SISA a seeded random partition;
    RecEraser and SRU the balanced k-means of the full-data model's hidden states
    (:func:`~recunlearn.unlearning.sru.session_partition`; ``centroid="mean"`` the per-dimension
-   mean, ``"scalar"`` the authors' code). All seeded by ``seed``.
+   mean, ``"scalar"`` the authors' code). All seeded by ``seed``. ``partition`` swaps a method's
+   own partition for the other one (an ablation: SRU's aggregator on random shards, SISA's average
+   on similarity shards); ``own`` keeps the method's (:data:`OWN_PARTITION`).
 5. **Deletion** (:func:`~recunlearn.unlearning.sru.apply_requests`): ``truncation`` (``suffix``: the
    unlearning item and all after it; ``suffix-code``: also the item before it, as the code;
    ``item``: the item alone), then ``extra_deletion`` of ``n_extra`` more items (CED with the
@@ -51,14 +53,16 @@ One :class:`SruConfig` = one (dataset, model, method, deletion strategy, seed). 
    retrained shard + centroids + aggregator (what this run did). The timed shard lost 20 % of its
    sessions' tails, so it trains on slightly fewer pairs than a shard answering one request.
 
-Fields a method ignores are set to their defaults (``n_shards`` to 1 for Retrain; ``centroid``,
-``retrain``, ``aggregator_epochs`` where unused; ``n_extra`` to 0 with no extra deletion), so equal
-computations share one record.
+Fields a method ignores are set to their defaults (``n_shards`` to 1 for Retrain; ``centroid``
+without the similarity partition; ``retrain``, ``aggregator_epochs``, ``partition`` where unused;
+``n_extra`` to 0 with no extra deletion; a ``partition`` naming the method's own as ``own``), so
+equal computations share one record.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import functools
 import hashlib
 import itertools
 import statistics
@@ -69,6 +73,7 @@ import numpy as np
 import pandas as pd
 import torch
 
+from ..data.errors import DatasetError
 from ..data.sessions import SRU_DATASETS, SessionData, Sessions, load_sessions
 from ..models.session import (SESSION_MODELS, evaluate_session_model, make_session_model, prefix_hidden_centroid,
                               session_hidden_states, train_session_model)
@@ -82,14 +87,18 @@ from .records import collect_records, register
 
 METHODS = ("retrain", "sisa", "receraser", "sru")
 RETRAINS = ("affected", "all")
+PARTITIONS = ("own", "random", "similarity")
+OWN_PARTITION = {"retrain": "one shard", "sisa": "random", "receraser": "similarity", "sru": "similarity"}
+"""The partition each method uses when ``partition="own"``."""
 DEVICES = ("cpu", "cuda")
 AGGREGATOR_LR = 1e-3
 AGGREGATOR_BATCH = 256
 TEST_KS = (5, 10, 20)
 
-_IGNORED = {"retrain": ("centroid", "retrain", "aggregator_epochs"), "sisa": ("centroid", "aggregator_epochs"),
+_IGNORED = {"retrain": ("retrain", "aggregator_epochs", "partition"), "sisa": ("aggregator_epochs",),
             "receraser": (), "sru": ()}
-"""Fields each method does not use (set to their defaults)."""
+"""Fields each method does not use (set to their defaults); ``centroid`` too unless its partition is
+the similarity one."""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -111,6 +120,8 @@ class SruConfig(Config):
     centroid: str = option("mean", choices=CENTROIDS, doc="k-means anchors: mean, or scalar (the authors' code)")
     retrain: str = option("affected", choices=RETRAINS, doc="affected: shards holding an unlearning session; "
                                                             "all: every shard (the authors' code)")
+    partition: str = option("own", choices=PARTITIONS, doc="own: the method's (SISA random; RecEraser, SRU "
+                                                           "similarity); random or similarity: that one instead")
     max_epochs: int = option(100, min=1)
     aggregator_epochs: int = option(10, min=1)
     max_sessions: int | None = option(None, min=1, doc="None: all sessions; else the first N, before the split")
@@ -120,7 +131,10 @@ class SruConfig(Config):
     def validate(self) -> None:
         super().validate()
         defaults = {f.name: f.default for f in dataclasses.fields(self)}
-        for name in _IGNORED[self.method]:
+        if self.partition == OWN_PARTITION[self.method]:
+            object.__setattr__(self, "partition", "own")  # the method's own partition, named once
+        ignored = _IGNORED[self.method] + (() if self.shard_partition == "similarity" else ("centroid",))
+        for name in ignored:
             object.__setattr__(self, name, defaults[name])
         if self.method == "retrain":
             object.__setattr__(self, "n_shards", 1)
@@ -135,6 +149,11 @@ class SruConfig(Config):
                 raise ConfigError(f"parameter MAX_SESSIONS = {self.max_sessions!r}: its {n_train} training sessions "
                                   f"must give every one of N_SHARDS = {self.n_shards} shards two sessions and "
                                   f"REQUEST_FRACTION = {self.request_fraction!r} at least one unlearning session")
+
+    @property
+    def shard_partition(self) -> str:
+        """The partition this run uses: ``one shard`` (Retrain), ``random`` or ``similarity``."""
+        return OWN_PARTITION[self.method] if self.partition == "own" else self.partition
 
     def dataset_files(self):
         return {self.dataset: ("raw",)}
@@ -212,14 +231,17 @@ def full_data_model(data: SessionData, model: str, seed: int, max_epochs: int, d
     return net, info, cached
 
 
-def partition_sessions(method: str, n_shards: int, seed: int, full_model, train: Sessions,
+def partition_sessions(partition: str, n_shards: int, seed: int, full_model, train: Sessions,
                        centroid: str = "mean") -> np.ndarray:
-    """Shard of every training session: one shard (Retrain), seeded random (SISA), balanced k-means
-    of the full-data model's final hidden states (RecEraser, SRU)."""
-    if method == "retrain":
+    """Shard of every training session by ``partition`` (:attr:`SruConfig.shard_partition`): ``one
+    shard`` (Retrain), ``random`` (seeded; SISA's), ``similarity``: balanced k-means of the full-data
+    model's final hidden states (RecEraser's and SRU's)."""
+    if partition == "one shard":
         return np.zeros(len(train), dtype=np.int64)
-    if method == "sisa":
+    if partition == "random":
         return random_partition(len(train), n_shards, seed)
+    if partition != "similarity":
+        raise ValueError(f"partition = {partition!r}: allowed 'one shard', 'random', 'similarity'")
     states = session_hidden_states(full_model, train).numpy()
     return session_partition(states, n_shards, seed, centroid=centroid)
 
@@ -258,7 +280,7 @@ def unlearn_sessions(config: SruConfig, data: SessionData, requests: UnlearningR
     full, full_info, cached = full_data_model(data, config.model, config.seed, config.max_epochs, config.device)
 
     start = time.perf_counter()
-    shard_of_session = partition_sessions(config.method, config.n_shards, config.seed, full, data.train,
+    shard_of_session = partition_sessions(config.shard_partition, config.n_shards, config.seed, full, data.train,
                                           config.centroid)
     partition_seconds = time.perf_counter() - start
     embeddings = full.item_embeddings().detach().cpu().numpy() if config.extra_deletion == "ced" else None
@@ -332,6 +354,7 @@ def unlearn_sessions(config: SruConfig, data: SessionData, requests: UnlearningR
         "timings": timings,
         "unlearning": {
             "request_hash": request_hash(data, requests), "n_requests": int(len(requests)),
+            "partition": config.shard_partition,
             "n_train_sessions": int(len(data.train)), "n_shards": n_shards,
             "retrained_shards": [int(s) for s in retrained],
             "deleted_interactions": int(len(data.train.items) - len(post.items)),
@@ -363,6 +386,7 @@ class SruGrid(Config):
     n_extras: tuple[int, ...] = option((0,), min=0)
     centroids: tuple[str, ...] = option(("mean",), choices=CENTROIDS)
     retrains: tuple[str, ...] = option(("affected",), choices=RETRAINS)
+    partitions: tuple[str, ...] = option(("own",), choices=PARTITIONS)
     seeds: tuple[int, ...] = option((0,), min=0)
     n_shards: int = option(8, min=1)
     split_seed: int = option(0, min=0)
@@ -380,12 +404,12 @@ class SruGrid(Config):
     def runs(self) -> list[SruConfig]:
         runs, seen = [], set()
         # dataset, model and seed outermost: the runs sharing a full-data model are consecutive
-        for d, m, seed, method, trunc, extra, n, cen, ret in itertools.product(
+        for d, m, seed, method, trunc, extra, n, cen, ret, part in itertools.product(
                 self.datasets, self.models, self.seeds, self.methods, self.truncations, self.extra_deletions,
-                self.n_extras, self.centroids, self.retrains):
+                self.n_extras, self.centroids, self.retrains, self.partitions):
             config = SruConfig(dataset=d, model=m, method=method, n_shards=self.n_shards, seed=seed,
                                split_seed=self.split_seed, truncation=trunc, extra_deletion=extra, n_extra=n,
-                               centroid=cen, retrain=ret, max_epochs=self.max_epochs,
+                               centroid=cen, retrain=ret, partition=part, max_epochs=self.max_epochs,
                                aggregator_epochs=self.aggregator_epochs, max_sessions=self.max_sessions,
                                request_fraction=self.request_fraction, device=self.device)
             key = tuple(sorted((k, str(v)) for k, v in config.to_dict().items()))
@@ -395,7 +419,8 @@ class SruGrid(Config):
         return runs
 
 
-RUN_KEYS = ["dataset", "model", "method", "truncation", "extra_deletion", "n_extra", "centroid", "retrain", "seed"]
+RUN_KEYS = ["dataset", "model", "method", "truncation", "extra_deletion", "n_extra", "centroid", "retrain",
+            "partition", "seed"]
 
 
 def collect_sru(grid: SruGrid, records_dir=None) -> pd.DataFrame:
@@ -406,14 +431,15 @@ def collect_sru(grid: SruGrid, records_dir=None) -> pd.DataFrame:
         values = config.to_dict()
         timings = {k: v for k, v in record["timings"].items() if not isinstance(v, list)}
         return {**{k: values[k] for k in RUN_KEYS}, "n_shards": config.n_shards, **record["metrics"], **timings,
-                "request_hash": record["unlearning"]["request_hash"], "record": record["key"]}
+                "request_hash": record["unlearning"]["request_hash"],
+                "n_retrained_shards": len(record["unlearning"]["retrained_shards"]), "record": record["key"]}
 
     return collect_records(grid.runs(), grid.compute_missing, row, records_dir, RUN_KEYS + ["n_shards", "record"])
 
 
-__all__ = ["SruConfig", "SruGrid", "collect_sru", "run_sru", "unlearn_sessions", "sru_data", "unlearning_requests",
+__all__ = ["SruConfig", "SruGrid", "PARTITIONS", "OWN_PARTITION", "collect_sru", "run_sru", "unlearn_sessions", "sru_data", "unlearning_requests",
            "request_hash", "full_data_model", "partition_sessions", "shards_to_retrain", "stage_generator",
-           "cost_alone", "METHODS", "RETRAINS"]
+           "cost_alone", "cost_size", "METHODS", "RETRAINS", "SruStatisticsParams", "dataset_statistics"]
 
 
 def cost_alone(record: dict, seconds: float, wall: float) -> tuple[float, float]:
@@ -423,3 +449,51 @@ def cost_alone(record: dict, seconds: float, wall: float) -> tuple[float, float]
     timings = record.get("timings") or {}
     shared = float(timings.get("full_model_wall_seconds") or 0.0) * (seconds / wall if wall > 0 else 1.0)
     return (seconds + shared if timings.get("full_model_cached") else seconds), shared
+
+
+# --- dataset statistics ---------------------------------------------------------------------------------
+
+@dataclasses.dataclass(frozen=True)
+class SruStatisticsParams(Config):
+    """Parameters of the SRU statistics page: the datasets as built (:func:`sru_data`), and the
+    reduced scales the CPU runs use (the first ``max_sessions`` sessions of each of ``reduced_datasets``)."""
+
+    experiment = "sru-statistics"
+    PAPER_DATASETS: ClassVar[tuple[str, ...]] = SRU_DATASETS
+
+    datasets: tuple[str, ...] = option(SRU_DATASETS, choices=SRU_DATASETS)
+    split_seed: int = option(0, min=0, doc="the 8:1:1 session split")
+    reduced_datasets: tuple[str, ...] = option(("games",), choices=SRU_DATASETS,
+                                               doc="datasets also shown at the reduced scale")
+    max_sessions: int | None = option(5000, min=1, doc="the reduced scale: the first N sessions; None: none shown")
+
+
+def dataset_statistics(params: SruStatisticsParams) -> pd.DataFrame:
+    """One row per dataset as built, and one per reduced scale (``scale`` names it): sessions, items,
+    interactions, session lengths, the sessions and prefix -> next-item pairs of each part."""
+    from ..data.sessions import data_statistics
+
+    rows = []
+    for name in params.datasets:
+        rows.append({"scale": "all sessions", **data_statistics(sru_data(name, params.split_seed))})
+        if params.max_sessions is not None and name in params.reduced_datasets:
+            reduced = sru_data(name, params.split_seed, params.max_sessions)
+            rows.append({"scale": f"first {params.max_sessions:,} sessions", **data_statistics(reduced)})
+    return pd.DataFrame(rows)
+
+
+@functools.lru_cache(maxsize=16)
+def _work(dataset: str, split_seed: int, max_sessions: int | None) -> int | None:
+    try:
+        data = sru_data(dataset, split_seed, max_sessions)
+    except DatasetError:
+        return None
+    return int(data.sessions.lengths.sum()) * (data.n_items + 1)
+
+
+def cost_size(config: SruConfig) -> int | None:
+    """A run's size for the compute plan's cost model: the interactions of the sessions it reads
+    (all, or the first ``max_sessions``) times the catalogue plus one. Training and evaluating a
+    full-softmax output layer cost about that per epoch, whatever the dataset; None when the dataset
+    file is not on this machine."""
+    return _work(config.dataset, config.split_seed, config.max_sessions)

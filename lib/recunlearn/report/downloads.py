@@ -65,7 +65,7 @@ def write_runs_csv(notebook: Path, lines: list[dict], records_dir: Path | None =
     return target
 
 
-DATASET_PAGES = {"table-04-dataset-statistics", "table-02-dataset-statistics"}
+DATASET_PAGES = {"table-04-dataset-statistics", "table-02-dataset-statistics", "table-dataset-statistics"}
 """Pages computed from the data files alone: no run records stand behind them."""
 
 

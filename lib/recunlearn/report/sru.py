@@ -1,53 +1,270 @@
-"""The SRU chapter's page: the abstract's four claims judged on our runs.
+"""The SRU chapter's tables and claims, on seed-level runs (one row per run, from
+:func:`~recunlearn.experiments.sru.collect_sru`).
 
-No table or number of the SRU paper was available, so nothing is compared with a paper value; the
-claims are those of its abstract, each a test on seed-level runs:
+No table or number of the SRU paper was available, so nothing here is compared with a paper value;
+the claims are those of its abstract (and, on the ablation page, the chapter's own expectations),
+each a test on seed-level runs:
 
 - ``sru_deleted_item_inferable``: after plain deletion (the model trained before the request,
   queried with what remains of the session) the deleted item ranks in the top 10 of 501 candidates
-  far more often than a random ranking would (HIT@10 above 10 / 501);
+  more often than a random ranking would (HIT@10 above 10 / 501);
 - ``sru_accuracy_above_baselines``: SRU's NDCG@10 is above SISA's (random shards, averaged
   probabilities) and RecEraser-style aggregation's (the same shards, attention without centroids);
-- ``sru_accuracy_near_retrain``: SRU keeps at least 90 % of Retrain's NDCG@10;
+- ``sru_accuracy_near_retrain``: SRU keeps at least 90 % of Retrain's NDCG@10 (seed-paired);
 - ``sru_unlearns_faster``: SRU's unlearning time (one retrained shard + the aggregator) is below a
   full retrain's (times compared only between runs recorded at most 30 minutes apart);
-- ``sru_extra_deletion_lowers_hit``: for CED, NED and RED, HIT@10 falls as more items are deleted.
+- ``sru_extra_deletion_lowers_hit``: for CED, NED and RED, HIT@10 falls as more items are deleted;
+- ablations: ``sru_similarity_partition_helps`` (SRU's aggregator is more accurate on similarity
+  shards than on random ones), ``sru_centroid_attention_helps`` (attention with centroids beats
+  attention without, on either partition), ``sru_more_shards_faster`` and
+  ``sru_more_shards_less_accurate`` (the expected cost of SISA-style sharding: unlearning time and
+  NDCG@10 fall as the number of shards K grows).
+
+The page grids (:class:`SruPageGrid`, :class:`SruAblationGrid`) say which runs a page reads.
 """
 
 from __future__ import annotations
 
 import dataclasses
-
+import numpy as np
 import pandas as pd
 
-from .claims import PAIR_WINDOW, band_claim, claims_frame, ordering_claim, record_times, trend_claim
-from .names import display_frame, sort_paper_order
+from ..experiments.config import option
+from ..experiments.sru import OWN_PARTITION, SruGrid
+from ..unlearning.sru import HIT_KS, N_NEGATIVES
+from .claims import PAIR_WINDOW, band_claim, claims_frame, ordering_claim, timed_together, trend_claim
+from .names import display_frame, display_name, sort_paper_order
 
 CELLS = ["dataset", "model"]
-HIT_RANDOM = {k: k / 501 for k in (1, 5, 10, 20)}
+HIT_RANDOM = {k: k / (N_NEGATIVES + 1) for k in HIT_KS}
 """HIT@K of a random ranking of the unlearning item and its 500 negatives."""
 ACCURACY = ["recall@10", "ndcg@10", "recall@20", "ndcg@20"]
+HITS = [f"hit@{k}" for k in HIT_KS]
+HITS_BEFORE = [f"hit_before_retraining@{k}" for k in HIT_KS]
 FORGETTING = ["hit@10", "hit_before_retraining@10"]
 TIME = ["unlearn_seconds", "unlearn_all_retrained_seconds"]
+NEAR_RETRAIN = 0.9
+"""Share of Retrain's NDCG@10 that "close to retraining" is tested against (our reading of the abstract)."""
 
 
-def sru_table(runs: pd.DataFrame) -> pd.DataFrame:
-    """Mean ± std over seeds per dataset, model and method (no extra deletion)."""
-    main = runs[runs["extra_deletion"] == "none"] if len(runs) else runs
+# --- which runs --------------------------------------------------------------------------------------
+
+def _column(runs: pd.DataFrame, name: str, default) -> pd.Series:
+    return runs[name] if name in runs else pd.Series(default, index=runs.index)
+
+
+def main_runs(runs: pd.DataFrame, n_shards: int | None = None) -> pd.DataFrame:
+    """The method comparison: runs without extra deletion, each method on its own partition (and,
+    when given, at ``n_shards`` shards; Retrain always has one)."""
+    if runs.empty:
+        return runs
+    keep = (runs["extra_deletion"] == "none") & (_column(runs, "partition", "own") == "own")
+    if n_shards is not None and "n_shards" in runs:
+        keep &= (runs["n_shards"] == n_shards) | (runs["method"] == "retrain")
+    return runs[keep]
+
+
+def shards_used(runs: pd.DataFrame) -> pd.Series:
+    """The partition each run used: ``one shard``, ``random`` or ``similarity``."""
+    own = runs["method"].map(OWN_PARTITION)
+    partition = _column(runs, "partition", "own")
+    return own.where(partition == "own", partition)
+
+
+# --- tables --------------------------------------------------------------------------------------------
+
+def mean_std(frame: pd.DataFrame, keys: list[str], columns: list[str], digits: int = 4) -> pd.DataFrame:
+    """``mean ± std`` over seeds of ``columns`` per ``keys``, with a ``seeds`` count, in the paper's order."""
+    columns = [c for c in columns if c in frame]
+    if frame.empty or not columns:
+        return pd.DataFrame()
+    grouped = frame.groupby(keys)[columns]
+    mean, std = grouped.mean(), grouped.std().fillna(0.0)
+    table = mean.round(digits).astype(str) + " ± " + std.round(digits).astype(str)
+    table = table.where(mean.notna(), "—")
+    table.insert(0, "seeds", grouped.size())
+    return display_frame(sort_paper_order(table.reset_index(), keys), index=keys)
+
+
+def overview_table(runs: pd.DataFrame) -> pd.DataFrame:
+    """Mean ± std over seeds per dataset, model and method (no extra deletion): accuracy, HIT@10
+    after and before retraining, unlearning time."""
+    return mean_std(main_runs(runs), ["dataset", "model", "method"], ACCURACY + FORGETTING + TIME)
+
+
+def accuracy_table(runs: pd.DataFrame) -> pd.DataFrame:
+    """Recall and NDCG at 10 and 20, mean ± std over seeds per dataset, model and method."""
+    return mean_std(main_runs(runs), ["dataset", "model", "method"], ACCURACY)
+
+
+def share_of_retrain(runs: pd.DataFrame, metric: str) -> pd.DataFrame:
+    """``dataset, model, method, seed, share``: each sharded run's ``metric`` divided by Retrain's of
+    the same dataset, model and seed (NaN rows dropped)."""
+    main = main_runs(runs)
+    if main.empty or metric not in main or "retrain" not in set(main["method"]):
+        return pd.DataFrame(columns=CELLS + ["method", "seed", "share"])
+    table = main.pivot_table(index=CELLS + ["seed"], columns="method", values=metric, aggfunc="mean")
+    shares = table.drop(columns="retrain").div(table["retrain"], axis=0)
+    out = shares.stack().rename("share").reset_index()
+    return out.dropna(subset=["share"])
+
+
+def efficiency_table(runs: pd.DataFrame) -> pd.DataFrame:
+    """Per dataset, model and method: the unlearning time (one retrained shard + the aggregator;
+    Retrain: its full retraining), the time of everything the run retrained, the shards retrained,
+    and the unlearning time as a share of Retrain's (mean over seeds of the seed-paired ratio)."""
+    main = main_runs(runs)
     if main.empty:
         return pd.DataFrame()
     keys = ["dataset", "model", "method"]
-    columns = [c for c in ACCURACY + FORGETTING + TIME if c in main]
-    grouped = main.groupby(keys)[columns]
-    table = grouped.mean().round(4).astype(str) + " ± " + grouped.std().fillna(0).round(4).astype(str)
-    table.insert(0, "seeds", grouped.size())
+    columns = [c for c in TIME + ["n_retrained_shards"] if c in main]
+    table = main.groupby(keys)[columns].mean()
+    table.insert(0, "seeds", main.groupby(keys).size())
+    share = share_of_retrain(runs, "unlearn_seconds").groupby(keys)["share"].mean().rename("share of Retrain")
+    table = table.join(share)
+    table.loc[table.index.get_level_values("method") == "retrain", "share of Retrain"] = 1.0
+    table = table.round({"unlearn_seconds": 1, "unlearn_all_retrained_seconds": 1, "n_retrained_shards": 1,
+                         "share of Retrain": 3})
     return display_frame(sort_paper_order(table.reset_index(), keys), index=keys)
+
+
+STRATEGY_ORDER = ("before retraining", "retrain", "sisa", "receraser", "sru", "sru + ced", "sru + ned", "sru + red")
+
+
+def effectiveness_points(runs: pd.DataFrame) -> pd.DataFrame:
+    """One row per (dataset, model, strategy, n, seed): HIT@K after unlearning and NDCG@10, where a
+    strategy is a method without extra deletion, SRU with an extra deletion (``sru + ced``, ...) or
+    ``before retraining`` (the model trained before the request, queried with what remains: its
+    HIT@K of the runs without extra deletion). ``n`` is the number of extra deleted items."""
+    if runs.empty:
+        return pd.DataFrame(columns=CELLS + ["strategy", "n_extra", "seed", *HITS, "ndcg@10"])
+    plain = runs[_column(runs, "partition", "own") == "own"]
+    rows = []
+    main = plain[plain["extra_deletion"] == "none"]
+    before = main.drop_duplicates(CELLS + ["seed"])
+    if len(before):
+        renamed = before.drop(columns=[h for h in HITS if h in before]).rename(columns=dict(zip(HITS_BEFORE, HITS)))
+        rows.append(renamed.assign(strategy="before retraining", n_extra=0, **{"ndcg@10": np.nan}))
+    rows.append(main.assign(strategy=main["method"]))
+    extra = plain[(plain["extra_deletion"] != "none") & (plain["method"] == "sru")]
+    rows.append(extra.assign(strategy="sru + " + extra["extra_deletion"]))
+    columns = CELLS + ["strategy", "n_extra", "seed", *[h for h in HITS if h in runs], "ndcg@10"]
+    return pd.concat([r.reindex(columns=columns) for r in rows if len(r)], ignore_index=True)
+
+
+def effectiveness_table(runs: pd.DataFrame) -> pd.DataFrame:
+    """Mean over seeds of HIT@1/5/10/20 and NDCG@10 by strategy and n (:func:`effectiveness_points`),
+    with the change in NDCG@10 from SRU without extra deletion (the accuracy the extra deletion
+    costs; seed-paired) and a last row per cell for a random ranking (K / 501)."""
+    points = effectiveness_points(runs)
+    if points.empty:
+        return pd.DataFrame()
+    keys = CELLS + ["strategy", "n_extra"]
+    hits = [h for h in HITS if h in points]
+    table = points.groupby(keys)[hits + ["ndcg@10"]].mean()
+    table.insert(0, "seeds", points.groupby(keys).size())
+    sru = points[(points["strategy"] == "sru")].set_index(CELLS + ["seed"])["ndcg@10"]
+    paired = points.join(sru.rename("sru_ndcg@10"), on=CELLS + ["seed"])
+    cost = (paired["ndcg@10"] - paired["sru_ndcg@10"]).groupby([paired[k] for k in keys]).mean()
+    is_sru = pd.Series(table.index.get_level_values("strategy").str.startswith("sru"), index=table.index)
+    table["Δ NDCG@10 vs SRU"] = cost.reindex(table.index).where(is_sru)
+    random_rows = pd.DataFrame([{**dict(zip(CELLS, cell)), "strategy": "random ranking", "n_extra": 0,
+                                 **{f"hit@{k}": HIT_RANDOM[k] for k in HIT_KS if f"hit@{k}" in hits}}
+                                for cell in table.index.droplevel(["strategy", "n_extra"]).unique()])
+    table = pd.concat([table.reset_index(), random_rows], ignore_index=True)
+    order = {s: i for i, s in enumerate(STRATEGY_ORDER + ("random ranking",))}
+    table = table.assign(_order=table["strategy"].map(order)).sort_values(CELLS + ["_order", "n_extra"])
+    table["strategy"] = table["strategy"].map(strategy_name)
+    table = table.drop(columns="_order").round(4)
+    return display_frame(sort_paper_order(table, CELLS).rename(columns={"strategy": "Strategy", "n_extra": "n"}),
+                         index=CELLS + ["Strategy", "n"])
+
+
+def strategy_name(strategy: str) -> str:
+    """``sru + ced`` -> ``SRU + CED``; method names as the book writes them."""
+    return " + ".join(display_name(part) for part in strategy.split(" + "))
+
+
+def ablation_points(runs: pd.DataFrame) -> pd.DataFrame:
+    """The ablation runs with ``shards`` (the partition used) and ``aggregation`` (how the sub-models
+    are combined: SISA's average, attention without centroids, SRU's attention with centroids)."""
+    if runs.empty:
+        return runs.assign(shards=pd.Series(dtype=str), aggregation=pd.Series(dtype=str))
+    plain = runs[(runs["extra_deletion"] == "none") & (runs["method"] != "retrain")]
+    names = {"sisa": "average (SISA)", "receraser": "attention (RecEraser)", "sru": "attention + centroids (SRU)"}
+    return plain.assign(shards=shards_used(plain), aggregation=plain["method"].map(names))
+
+
+def partition_table(runs: pd.DataFrame, n_shards: int) -> pd.DataFrame:
+    """NDCG@10 (mean ± std over seeds) of every aggregation on random and on similarity shards, at
+    ``n_shards`` shards."""
+    points = ablation_points(runs)
+    points = points[points["n_shards"] == n_shards] if len(points) else points
+    if points.empty:
+        return pd.DataFrame()
+    points = points.drop(columns="partition").rename(columns={"shards": "partition"})
+    grouped = points.groupby(CELLS + ["aggregation", "partition"])["ndcg@10"]
+    text = grouped.mean().round(4).astype(str) + " ± " + grouped.std().fillna(0.0).round(4).astype(str)
+    table = text.unstack("partition")
+    return display_frame(sort_paper_order(table.reset_index(), CELLS), index=CELLS + ["aggregation"])
+
+
+def shard_count_table(runs: pd.DataFrame) -> pd.DataFrame:
+    """SRU (its own partition) by number of shards K: NDCG@10, HIT@10 and unlearning time, means over seeds."""
+    points = ablation_points(runs)
+    sru = points[(points["method"] == "sru") & (points["shards"] == "similarity")] if len(points) else points
+    if sru.empty:
+        return pd.DataFrame()
+    keys = CELLS + ["n_shards"]
+    table = sru.groupby(keys)[["ndcg@10", "hit@10", "unlearn_seconds"]].mean()
+    table.insert(0, "seeds", sru.groupby(keys).size())
+    return display_frame(sort_paper_order(table.round(4).reset_index(), CELLS), index=keys)
+
+
+# --- claims --------------------------------------------------------------------------------------------
+
+def _ensure(runs: pd.DataFrame, columns: list[str]) -> pd.DataFrame:
+    return runs.reindex(columns=list(dict.fromkeys([*runs.columns, *columns])))  # no record yet: empty columns
+
+
+NEEDED = CELLS + ["seed", "method", "extra_deletion", "n_extra", "partition", "n_shards", "ndcg@10", "hit@10",
+                  "hit_before_retraining@10", "unlearn_seconds"]
+
+
+def inferable_claim(runs: pd.DataFrame) -> dict:
+    """``sru_deleted_item_inferable`` on the runs without extra deletion (one value per dataset, model and seed)."""
+    before = main_runs(_ensure(runs, NEEDED)).drop_duplicates(CELLS + ["seed"])
+    return band_claim("sru_deleted_item_inferable",
+                      f"After plain deletion the deleted item can still be inferred: HIT@10 above a random "
+                      f"ranking's 10/{N_NEGATIVES + 1}", before, "hit_before_retraining@10", CELLS,
+                      low=HIT_RANDOM[10])
+
+
+def accuracy_claims(runs: pd.DataFrame) -> list[dict]:
+    """``sru_accuracy_above_baselines`` and ``sru_accuracy_near_retrain``."""
+    main = main_runs(_ensure(runs, NEEDED))
+    share = share_of_retrain(main, "ndcg@10")
+    share = share[share["method"] == "sru"].rename(columns={"share": "sru_share_of_retrain"})
+    return [
+        ordering_claim("sru_accuracy_above_baselines",
+                       "SRU recommends more accurately (NDCG@10) than SISA and than RecEraser-style aggregation",
+                       main, "method", [("sru", "sisa"), ("sru", "receraser")], "ndcg@10", CELLS),
+        band_claim("sru_accuracy_near_retrain", f"SRU keeps at least {NEAR_RETRAIN:.0%} of Retrain's NDCG@10",
+                   share, "sru_share_of_retrain", CELLS, low=NEAR_RETRAIN),
+    ]
+
+
+def efficiency_claim(runs: pd.DataFrame) -> dict:
+    """``sru_unlearns_faster``: seed-paired, only pairs recorded at most 30 minutes apart."""
+    return ordering_claim("sru_unlearns_faster", "SRU unlearns faster (one shard + the aggregator) than a full "
+                          "retrain", main_runs(_ensure(runs, NEEDED)), "method", [("sru", "retrain")],
+                          "unlearn_seconds", CELLS, higher=False, max_apart=PAIR_WINDOW)
 
 
 def extra_deletion_points(runs: pd.DataFrame) -> pd.DataFrame:
     """SRU's runs by extra-deletion strategy and number of items ``n``; the run without extra deletion
     is each strategy's point at n = 0."""
-    sru = runs[runs["method"] == "sru"] if len(runs) else runs
+    sru = runs[(runs["method"] == "sru") & (_column(runs, "partition", "own") == "own")] if len(runs) else runs
     if sru.empty:
         return sru
     base = sru[sru["extra_deletion"] == "none"]
@@ -56,126 +273,94 @@ def extra_deletion_points(runs: pd.DataFrame) -> pd.DataFrame:
     return pd.concat(parts, ignore_index=True)
 
 
+def extra_deletion_claim(runs: pd.DataFrame) -> dict:
+    """``sru_extra_deletion_lowers_hit``: Spearman trend of HIT@10 over n per dataset, model and strategy."""
+    return trend_claim("sru_extra_deletion_lowers_hit",
+                       "Extra deletion (CED, NED, RED) lowers HIT@10 as more items are deleted",
+                       extra_deletion_points(_ensure(runs, NEEDED)), "n_extra", "hit@10", -1,
+                       CELLS + ["extra_deletion"])
+
+
 def sru_claims(runs: pd.DataFrame) -> pd.DataFrame:
-    """The claims of the module docstring, on seed-level runs."""
-    needed = CELLS + ["seed", "method", "extra_deletion", "n_extra", "ndcg@10", "hit@10", "hit_before_retraining@10",
-                      "unlearn_seconds"]
-    runs = runs.reindex(columns=list(dict.fromkeys([*runs.columns, *needed])))  # no record yet: empty columns
-    main = runs[runs["extra_deletion"] == "none"]
-    ratio = pd.DataFrame()
-    if len(main) and {"sru", "retrain"} <= set(main["method"]):
-        table = main.pivot_table(index=CELLS + ["seed"], columns="method", values="ndcg@10")
-        ratio = (table["sru"] / table["retrain"]).rename("sru_share_of_retrain").dropna().reset_index()
-    before = main.drop_duplicates(CELLS + ["seed"])
+    """The abstract's claims (the module docstring's first five), on seed-level runs."""
+    return claims_frame([inferable_claim(runs), *accuracy_claims(runs), efficiency_claim(runs),
+                         extra_deletion_claim(runs)])
+
+
+def ablation_claims(runs: pd.DataFrame, n_shards: int) -> pd.DataFrame:
+    """The ablation page's claims: partition and centroid attention at ``n_shards`` shards; the
+    shard-count trends of SRU on its own partition."""
+    points = ablation_points(_ensure(runs, NEEDED + ["created", "session"]))
+    at_k = points[points["n_shards"] == n_shards]
+    sru = at_k[at_k["method"] == "sru"]
+    attention = at_k[at_k["method"].isin(["sru", "receraser"])]
+    sweep = points[(points["method"] == "sru") & (points["shards"] == "similarity")]
     return claims_frame([
-        band_claim("sru_deleted_item_inferable",
-                   "After plain deletion the deleted item can still be inferred: HIT@10 above a random ranking's "
-                   "10/501", before, "hit_before_retraining@10", CELLS, low=HIT_RANDOM[10]),
-        ordering_claim("sru_accuracy_above_baselines",
-                       "SRU recommends more accurately (NDCG@10) than SISA and than RecEraser-style aggregation",
-                       main, "method", [("sru", "sisa"), ("sru", "receraser")], "ndcg@10", CELLS),
-        band_claim("sru_accuracy_near_retrain", "SRU keeps at least 90 % of Retrain's NDCG@10",
-                   ratio, "sru_share_of_retrain", CELLS, low=0.9) if len(ratio) else
-        band_claim("sru_accuracy_near_retrain", "SRU keeps at least 90 % of Retrain's NDCG@10",
-                   pd.DataFrame(columns=CELLS + ["sru_share_of_retrain"]), "sru_share_of_retrain", CELLS, low=0.9),
-        ordering_claim("sru_unlearns_faster",
-                       "SRU unlearns faster (one shard + the aggregator) than a full retrain", main, "method",
-                       [("sru", "retrain")], "unlearn_seconds", CELLS, higher=False, max_apart=PAIR_WINDOW),
-        trend_claim("sru_extra_deletion_lowers_hit",
-                    "Extra deletion (CED, NED, RED) lowers HIT@10 as more items are deleted",
-                    extra_deletion_points(runs), "n_extra", "hit@10", -1, CELLS + ["extra_deletion"]),
+        ordering_claim("sru_similarity_partition_helps",
+                       "SRU's aggregator recommends more accurately (NDCG@10) on similarity shards than on random "
+                       "shards", sru, "shards", [("similarity", "random")], "ndcg@10", CELLS),
+        ordering_claim("sru_centroid_attention_helps",
+                       "Attention with shard centroids (SRU) beats attention without them (RecEraser-style) on the "
+                       "same shards, random or similarity", attention, "method", [("sru", "receraser")], "ndcg@10",
+                       CELLS + ["shards"]),
+        trend_claim("sru_more_shards_faster", "Unlearning takes less time with more shards (SRU)", sweep, "n_shards",
+                    "unlearn_seconds", -1, CELLS, usable=timed_together("n_shards")),
+        trend_claim("sru_more_shards_less_accurate", "SRU's NDCG@10 falls as the number of shards grows", sweep,
+                    "n_shards", "ndcg@10", -1, CELLS),
     ])
 
 
-def grids(grid):
-    """The page's two grids: every method without extra deletion, and SRU with each extra deletion
-    (None when the page asks for none)."""
-    from ..experiments.sru import SruGrid
+# --- the pages' grids ----------------------------------------------------------------------------------
 
-    plain = SruGrid(**{f.name: getattr(grid, f.name) for f in dataclasses.fields(SruGrid)})
-    main = dataclasses.replace(plain, extra_deletions=("none",), n_extras=(0,))
-    ways = tuple(w for w in grid.extra_deletions if w != "none")
-    counts = tuple(n for n in grid.n_extras if n > 0)
-    extra = dataclasses.replace(plain, methods=("sru",), extra_deletions=ways, n_extras=counts) \
-        if ways and counts else None
-    return main, extra
+@dataclasses.dataclass(frozen=True)
+class SruPageGrid(SruGrid):
+    """A page reading the method comparison (every method, no extra deletion) and SRU's extra-deletion
+    sweep (each strategy of ``extra_deletions`` other than none, each ``n_extras`` > 0), the sweep
+    with ``extra_seeds`` (None: the same seeds). Its runs are the runs it reads."""
 
+    extra_seeds: tuple[int, ...] | None = option(None, min=0, doc="seeds of the extra-deletion sweep; None: SEEDS")
 
-def page_grid_class():
-    """The page's grid: :class:`~recunlearn.experiments.sru.SruGrid`'s parameters, whose runs are
-    those of :func:`grids` (so a page's run counts are the runs it reads)."""
-    from ..experiments.sru import SruGrid
+    def parts(self) -> tuple[SruGrid, SruGrid | None]:
+        """(the method comparison, the extra-deletion sweep or None)."""
+        plain = SruGrid(**{f.name: getattr(self, f.name) for f in dataclasses.fields(SruGrid)})
+        main = dataclasses.replace(plain, extra_deletions=("none",), n_extras=(0,))
+        ways = tuple(w for w in self.extra_deletions if w != "none")
+        counts = tuple(n for n in self.n_extras if n > 0)
+        if not (ways and counts):
+            return main, None
+        return main, dataclasses.replace(plain, methods=("sru",), extra_deletions=ways, n_extras=counts,
+                                         seeds=self.extra_seeds or self.seeds)
 
-    @dataclasses.dataclass(frozen=True)
-    class SruPageGrid(SruGrid):
-        def runs(self):
-            main, extra = grids(self)
-            listed = SruGrid.runs(main) + (SruGrid.runs(extra) if extra else [])
-            return list(dict.fromkeys(listed))  # a run listed by both grids once
-
-    return SruPageGrid
+    def runs(self):
+        main, extra = self.parts()
+        listed = SruGrid.runs(main) + (SruGrid.runs(extra) if extra else [])
+        return list(dict.fromkeys(listed))  # a run listed by both parts once
 
 
-@dataclasses.dataclass
-class SruPage:
-    """What the page shows: runs, the table, the claims; ``figure()`` and ``publish()``."""
+@dataclasses.dataclass(frozen=True)
+class SruAblationGrid(SruGrid):
+    """The ablation page: every method of ``methods`` on every partition of ``partitions`` at
+    ``n_shards`` shards, and SRU on its own partition at each of ``shard_counts``."""
 
-    grid: object
-    runs: pd.DataFrame
-    table: pd.DataFrame
-    claims: pd.DataFrame
+    PAPER_DATASETS = ("games",)  # no ablation of the paper is known: the chapter's own, on Games
 
-    @property
-    def pending_notice(self) -> str | None:
-        """One sentence when nothing is computed yet, else None."""
-        if len(self.runs):
-            return None
-        n = len(self.grid.runs())
-        return (f"Pending: none of the {n} runs of this page has a record yet. They are in the compute plan "
-                "(`python -m recunlearn compute --only sru-reduced-scale`).")
+    shard_counts: tuple[int, ...] = option((2, 4, 8, 16), min=1, doc="K of the shard-count sweep (SRU)")
 
-    def show(self):
-        """The table, or the pending notice as one Markdown admonition."""
-        from IPython.display import Markdown
-
-        if self.pending_notice:
-            return Markdown(f":::{{note}}\n{self.pending_notice}\n:::")
-        return self.table
-
-    def figure(self):
-        """HIT@10 against the number of extra deleted items per strategy, one panel per model (None when
-        there is nothing to draw)."""
-        points = extra_deletion_points(self.runs)
-        if self.pending_notice or points.empty or points["n_extra"].nunique() < 2:
-            return None
-        from .plots import sweep_lines
-
-        return sweep_lines(points.assign(**{"hit@10": points["hit@10"]}), "n_extra", ["hit@10"], "extra_deletion",
-                           "SRU: HIT@10 of the unlearned items against the number of extra deleted items")
-
-    def show_claims(self):
-        from .claims import show_claims
-
-        return show_claims(self.claims)
-
-    def publish(self) -> None:
-        from .claims import glue_page
-
-        glue_page(self.claims, None, grid=self.grid, runs=self.runs)
+    def runs(self):
+        fixed = SruGrid(**{f.name: getattr(self, f.name) for f in dataclasses.fields(SruGrid)})
+        listed = SruGrid.runs(fixed)
+        for k in self.shard_counts:
+            listed += SruGrid.runs(dataclasses.replace(fixed, methods=("sru",), partitions=("own",), n_shards=k))
+        return list(dict.fromkeys(listed))
 
 
-def build(namespace) -> SruPage:
-    """Validate the notebook's parameters (UPPER_SNAKE names of ``namespace``), collect the runs of
-    both grids (computing missing ones unless ``COMPUTE_MISSING`` is false), judge the claims."""
-    from ..experiments.sru import collect_sru
+PAGE_GRIDS = {"claims-abstract": SruPageGrid, "recommendation-accuracy": SruGrid, "unlearning-efficiency": SruGrid,
+              "unlearning-effectiveness": SruPageGrid, "ablations": SruAblationGrid}
+"""The grid class of each SRU page with runs (its notebook's parameters)."""
 
-    grid = page_grid_class().from_params(namespace)
-    main, extra = grids(grid)
-    parts = [collect_sru(main)] + ([collect_sru(extra)] if extra else [])
-    pending = [p for part in parts for p in part.attrs.get("pending", [])]
-    runs = pd.concat([p for p in parts if len(p)], ignore_index=True) if any(len(p) for p in parts) else parts[0]
-    if len(runs):
-        runs = runs.drop_duplicates("record")
-        runs = runs.assign(created=record_times(runs, ["sru-unlearning"]))  # times pair only when recorded together
-    runs.attrs["pending"] = pending
-    return SruPage(grid, runs, sru_table(runs), sru_claims(runs))
+
+def page_grid_class(stem: str = "claims-abstract") -> type[SruGrid]:
+    """The grid class whose runs are those the SRU page ``stem`` reads."""
+    if stem not in PAGE_GRIDS:
+        raise KeyError(f"no SRU page with runs named {stem!r}; known: {sorted(PAGE_GRIDS)}")
+    return PAGE_GRIDS[stem]

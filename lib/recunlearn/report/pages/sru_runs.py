@@ -1,0 +1,56 @@
+"""What every SRU page builder with runs shares: validating its grid before any compute, collecting
+its runs (with the time each record was written, for timing claims), the command computing the
+pending ones, and the notices of its tables and figures. The run-count and notice helpers are the
+generic ones of :mod:`.cure4rec_runs` (runs without a record, by reason, with their record key)."""
+
+from __future__ import annotations
+
+from typing import Any, Mapping
+
+import pandas as pd
+
+from ...experiments.cure4rec import pending_frame
+from ...experiments.sru import RUN_KEYS, SruConfig, collect_sru
+from ..claims import with_sessions
+from ..sru import page_grid_class
+from . import Notice, reasons_text, validated
+from .cure4rec_runs import pending_command, runs_notice
+
+NO_PAPER_NUMBER = ("No table, figure value or setting of the SRU paper was available (only its abstract, a "
+                   "figure caption, an evaluation card and the authors' code), so this page compares with no "
+                   "paper number")
+"""What every SRU page says first."""
+
+
+def collect_page(page: str, params: Mapping[str, Any], runs: pd.DataFrame | None = None):
+    """``(grid, runs, pending, command)`` of SRU page ``page`` (``sru/<stem>``) at notebook ``params``.
+
+    The grid (:func:`~recunlearn.report.sru.page_grid_class`) is validated before any compute;
+    ``runs`` (e.g. made up by a test, with ``attrs["pending"]`` listing configs as dicts) replaces
+    :func:`~recunlearn.experiments.sru.collect_sru`. ``runs`` get ``created`` and ``session``
+    columns (when each record was written); ``pending`` lists the runs without a record (keys,
+    ``reason``, record ``key``); ``command`` computes them (None when nothing is pending)."""
+    grid = validated(page_grid_class(page.split("/", 1)[1]), params)
+    runs = collect_sru(grid) if runs is None else runs
+    configs = [SruConfig.from_dict(c) for c in runs.attrs.get("pending", [])]
+    pending = pending_frame(configs, grid.device, RUN_KEYS)
+    kept = runs.attrs.get("pending", [])
+    runs = with_sessions(runs, ["sru-unlearning"]) if len(runs) else runs.assign(created=pd.NaT, session=-1)
+    runs.attrs["pending"] = kept
+    return grid, runs, pending, pending_command(page, grid.device, pending, grid.runs())
+
+
+def computed_text(runs: pd.DataFrame, total: int) -> str:
+    """The nbval-checked line of a run page: how many of its runs have a record."""
+    return f"{len(runs)} of {total} runs have a record"
+
+
+def sweep_notice(what: str, points: pd.DataFrame, x: str, total: int, pending: pd.DataFrame,
+                 command: str | None) -> Notice | None:
+    """The notice of a curve over ``x``: shown instead of it while fewer than two levels of ``x`` are
+    computed (what is pending, or that the parameters ask for no sweep), else the runs' notice."""
+    if len(points) and x in points and points[x].nunique() > 1:
+        return runs_notice(what, total, pending, command)
+    if pending is not None and len(pending):
+        return Notice(what, f"fewer than two levels computed; {reasons_text(pending['reason'], total)}", command)
+    return Notice(what, "this page's parameters ask for fewer than two levels")

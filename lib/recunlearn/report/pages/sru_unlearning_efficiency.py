@@ -1,0 +1,37 @@
+"""SRU unlearning efficiency (no paper table known): the time to unlearn (one retrained shard + the
+aggregator, against a full retrain, measured together) of every method, and the abstract's
+efficiency claim."""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from ..claims import claims_frame
+from ..plots import method_bars
+from ..sru import efficiency_claim, efficiency_table, main_runs, share_of_retrain
+from . import Page
+from .cure4rec_runs import notices, runs_notice, runs_table
+from .sru_runs import collect_page, computed_text
+
+PAGE = "sru/unlearning-efficiency"
+
+
+def build(runs: pd.DataFrame | None = None, **params) -> Page:
+    """The efficiency page at notebook parameters ``params`` (``runs`` replaces the collected runs)."""
+    grid, runs, pending, command = collect_page(PAGE, params, runs)
+    total = len(grid.runs())
+    main = main_runs(runs, grid.n_shards)
+    share = share_of_retrain(main, "unlearn_seconds")
+    sru_share = share[share["method"] == "sru"]["share"]
+    values = {"sru_time_share": f"{sru_share.mean():.1%}" if len(sru_share) else "pending"}
+    return Page(
+        PAGE, grid, runs, pending, None, claims_frame([efficiency_claim(main)]),
+        tables={"runs": runs_table(total, pending), "times": efficiency_table(main)},
+        figures={"figure": lambda: method_bars(main, "unlearn_seconds",
+                                               "Unlearning time (seconds, CPU; sharded methods: one shard + "
+                                               "aggregator)", col="model", x="method", hue="dataset")},
+        values=values,
+        notices=notices(runs=runs_notice("The runs of this page", total, pending, command),
+                        times=runs_notice("The unlearning times", total, pending, command),
+                        figure=runs_notice("The figure", total, pending, command)),
+        checks=[computed_text(runs, total)], claims_command=command)
