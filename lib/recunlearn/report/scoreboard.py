@@ -30,6 +30,14 @@ NOT_PUBLISHED = "statement not published"
 _LEGACY_CLAIM = re.compile(r"^claims?_(?P<id>.+)$")
 
 
+def reduced_scale(params: dict, profile: str | None) -> bool:
+    """Whether a paper-profile page trains at a deliberately reduced scale: a prefix of the data
+    (``MAX_ROWS``, or ``MAX_SESSIONS`` with training epochs). A statistics page that also describes a
+    prefix next to the whole files (``MAX_SESSIONS`` without epochs) is not reduced."""
+    prefix = params.get("MAX_ROWS") or (params.get("MAX_SESSIONS") and params.get("MAX_EPOCHS"))
+    return bool(prefix) and profile == "paper"
+
+
 def glued_texts(notebook: dict) -> dict[str, str]:
     """Every value a notebook glued (``myst_nb.glue``), by name, as the text it glued (the ``repr``
     in the notebook read back, so quotes and escapes inside a text survive)."""
@@ -120,7 +128,7 @@ def page_entry(page: dict) -> dict:
     computed = params.get("DATASETS", params.get("DATASET", datasets))
     computed = [computed] if isinstance(computed, str) else list(computed or [])
     scale = glued.get("page_scale") or scale_text({**params, "DATASETS": computed})
-    reduced = bool(params.get("MAX_ROWS") or params.get("MAX_SESSIONS")) and meta.get("profile") == "paper"
+    reduced = reduced_scale(params, meta.get("profile"))
     if meta.get("profile") != "paper":
         scale = f"smoke profile only: {scale}"
     if reduced:

@@ -8,7 +8,7 @@ import json
 from ..compute.summary import page_text
 from ..io import write_bytes_atomic
 from .notebooks import BOOK_DIR
-from .scoreboard import glued_texts, write_scoreboard
+from .scoreboard import glued_texts, reduced_scale, write_scoreboard
 
 
 @dataclasses.dataclass(frozen=True)
@@ -151,9 +151,11 @@ def item_status(item: PaperItem, listed_commits: set[str] | None = None) -> dict
     if params.get("MAX_ROWS") and meta.get("profile") == "paper":  # a deliberately reduced scale
         status = (f"reduced scale (not the paper's): first {params['MAX_ROWS']:,} rows, {params.get('EPOCHS')} epochs"
                   + (f" ({scope})" if scope else ""))
-    elif params.get("MAX_SESSIONS") and meta.get("profile") == "paper":
+    elif params.get("MAX_SESSIONS") and reduced_scale(params, meta.get("profile")):
         status = (f"reduced scale (not the paper's): first {params['MAX_SESSIONS']:,} sessions, up to "
                   f"{params.get('MAX_EPOCHS')} epochs" + (f" ({scope})" if scope else ""))
+    elif params.get("MAX_SESSIONS") and meta.get("profile") == "paper":  # statistics: whole files and a prefix
+        status += f"; also the first {params['MAX_SESSIONS']:,} sessions"
     pending = []
     if behind is None:
         device, commits = "unknown (rendered before records were traced)", {}
