@@ -74,7 +74,7 @@ def test_paper_vs_ours_table_display():
     assert diffs[("WMF", "UltraRE", "Random")] == "0.0000"
     assert diffs[("WMF", "UltraRE", "Edge")] == "+0.0100"
     assert diffs[("WMF", "UltraRE", "Core")] == "—"
-    assert first[("NDCG@20", "ours")][("WMF", "UltraRE", "Core")] == "pending GPU"
+    assert first[("NDCG@20", "ours")][("WMF", "UltraRE", "Core")] == "pending"
 
 
 def test_paper_vs_ours_table_keeps_old_call_and_options():

@@ -43,7 +43,7 @@ from ..perturb.revadv import revadv_attack, revadv_row
 from ..perturb.tracin import TracInRecorder
 from ..seeding import seed_everything
 from .config import Config, ConfigError, option, require_device
-from .records import load_record, record_key, register, run_or_load
+from .records import load_record, pending_reason, record_key, register, run_or_load
 
 MODELS = ("lstm", "tisasrec", "jodie", "latentcross")
 SELECTORS = ("none", "random", "earliest", "latest", "casper", "tracin", "tracin-proxy", "revadv-random",
@@ -334,8 +334,7 @@ class CasperGrid(Config):
     """Notebook parameters: lists expand into one :class:`CasperConfig` per combination.
 
     ``only_cached``: runs whose record does not exist are shown as pending instead of computed (the
-    paper profile, whose records come from the GPU batch ``grids/casper-gpu.json``): ``pending GPU``
-    for a CUDA grid, ``not run: CPU time`` for a CPU grid whose records were computed beforehand.
+    paper profile, whose records come from the compute plan): :func:`records.pending_reason`.
     """
 
     experiment = "casper-rls"
@@ -404,8 +403,8 @@ class Collected:
 
 def collect(grid: CasperGrid, records_dir=None) -> Collected:
     """Every run of ``grid``: its record, computed first when missing (unless ``grid.only_cached``),
-    or the reason it is pending (``pending GPU`` for a CUDA grid, ``not run: CPU time`` for a CPU
-    one, ``pending: model not implemented``)."""
+    or the reason it is pending (:func:`records.pending_reason` of the grid's device, or ``pending:
+    model not implemented``)."""
     rows, pending = [], []
     for config in grid.runs():
         keys = {key: getattr(config, key) for key in RUN_KEYS}
@@ -414,7 +413,7 @@ def collect(grid: CasperGrid, records_dir=None) -> Collected:
         if config.model not in SEQUENTIAL_MODELS and record is None:
             reason = "pending: model not implemented"
         elif grid.only_cached and record is None:
-            reason = "pending GPU" if grid.device == "cuda" else "not run: CPU time"
+            reason = pending_reason(grid.device)
         if reason is not None:
             rows.append({**keys, "status": reason})
             pending.append({**keys, "reason": reason, "key": record_key(config)})

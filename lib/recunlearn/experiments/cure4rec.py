@@ -25,7 +25,7 @@ from ..models import MODELS, TrainingData, evaluate_model, train_until_converged
 from ..models.mf import WMF
 from ..seeding import seed_everything
 from .config import Config, ConfigError, option, require_device
-from .records import load_record, record_key, register, run_or_load
+from .records import load_record, pending_reason, record_key, register, run_or_load
 
 DATASETS = ("ml-100k", "ml-1m", "adm")
 DEVICES = ("cpu", "cuda")
@@ -229,14 +229,7 @@ def run_learn(config: LearnConfig) -> dict:
 
 # --- collected runs ---------------------------------------------------------------------------------
 
-PENDING_GPU = "pending GPU"
-PENDING_CPU = "without a record yet (CPU-hours)"
 LEARN_KEYS = ["dataset", "model", "validation", "seed"]
-
-
-def pending_reason(device: str) -> str:
-    """Why a run of a grid on ``device`` has no record: it waits for a GPU or for CPU-hours."""
-    return PENDING_GPU if device == "cuda" else PENDING_CPU
 
 
 def pending_frame(configs: list[Config], device: str, keys: list[str]) -> pd.DataFrame:

@@ -73,6 +73,16 @@ def expand(experiment: str, assignments: dict) -> list[Config]:
     return [config_cls.from_dict(dict(zip(axes, combo))) for combo in itertools.product(*axes.values())]
 
 
+PENDING_GPU = "pending GPU"
+PENDING_CPU = "without a record yet (CPU-hours)"
+
+
+def pending_reason(device: str) -> str:
+    """Why a run of a grid on ``device`` has no record: it waits for a GPU or for CPU-hours (the
+    compute plan's)."""
+    return PENDING_GPU if device == "cuda" else PENDING_CPU
+
+
 def results_version(config: Config) -> str:
     """The results version of this config's records: its class's ``results_version``, or the version
     its class gives some of its values (:meth:`Config.value_results_version`)."""

@@ -10,6 +10,7 @@ import seaborn as sns
 
 from ..data.sequences import DATASET_LABELS, Stream
 from ..experiments.casper import MODELS
+from ..experiments.records import PENDING_CPU
 from ..models.sequential import SEQUENTIAL_MODELS
 from ..perturb.idag import IDAG, build_idag, cascade_scores
 from .compare import compare, summarize_runs
@@ -103,7 +104,7 @@ def method_label(selector: str, perturbation: str, replacement: str) -> str:
 
 def label_pending(comparison: pd.DataFrame, runs: pd.DataFrame | None = None,
                   keys: list[str] | None = None) -> pd.DataFrame:
-    """The comparison with the generic ``pending GPU`` of cells without our value replaced by
+    """The comparison with the generic ``pending`` of cells without our value replaced by
     ``pending: model not implemented`` where the model has no implementation yet, and, given the
     page's ``runs`` (matched on ``keys``), by the reason its runs of that cell are pending (e.g. ``not
     run: CPU time``)."""
@@ -121,11 +122,13 @@ def label_pending(comparison: pd.DataFrame, runs: pd.DataFrame | None = None,
 
 def table3_view(comparison: pd.DataFrame, metric: str = "ao") -> pd.DataFrame:
     """Table 3 laid out as in the paper: one row per (perturbation, method), one column per model, each
-    cell ``ours ± std (paper x)`` or the reason it is pending; methods in the paper's order."""
+    cell ``ours ± std (paper x)`` or why it is pending (``pending`` when it waits for CPU-hours of the
+    compute plan); methods in the paper's order."""
     part = comparison[comparison["metric"] == metric].copy()
     part["method"] = [method_label(s, p, r) for s, p, r in zip(part["selector"], part["perturbation"],
                                                                 part["replacement"])]
-    part["cell"] = [(f"{o:.4f} ± {sd:.4f}" if pd.notna(o) else st) + (f" (paper {pv:.4f})" if pd.notna(pv) else "")
+    part["cell"] = [(f"{o:.4f} ± {sd:.4f}" if pd.notna(o) else "pending" if st == PENDING_CPU else st)
+                    + (f" (paper {pv:.4f})" if pd.notna(pv) else "")
                     for o, sd, pv, st in zip(part["ours"], part["ours_std"], part["paper"], part["status"])]
     view = part.pivot_table(index=["perturbation", "method"], columns="model", values="cell", aggfunc="first")
     view = view.reindex(columns=[m for m in MODELS if m in view.columns])
@@ -360,7 +363,7 @@ def dataset_label(name: str) -> str:
     return DATASET_LABELS.get(name, name)
 
 
-def format_value(value: float, digits: int = 4, pending: str = "pending GPU") -> str:
+def format_value(value: float, digits: int = 4, pending: str = "pending") -> str:
     """A number for the notes (``0.9982``), or ``pending`` when it was not computed."""
     return pending if value is None or pd.isna(value) else f"{value:.{digits}f}"
 

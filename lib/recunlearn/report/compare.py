@@ -62,7 +62,7 @@ def cell_tolerance(resolution, std, n, k: float = SE_MULTIPLIER):
 
 
 def compare(ours: pd.DataFrame, paper: pd.DataFrame, keys: list[str], tol: float | None = None,
-            relative: bool = False, pending_label: str = "pending GPU") -> pd.DataFrame:
+            relative: bool = False, pending_label: str = "pending") -> pd.DataFrame:
     """Join our summary (``keys, metric, mean, std`` and optionally ``n``) with the paper
     (``keys, metric, value`` and optionally ``resolution``, the paper's rounding).
 
@@ -127,8 +127,8 @@ def within_text(comparison: pd.DataFrame) -> str:
     return text + (f" ({pending} pending)" if pending else "")
 
 
-def format_mean_std(mean: float, std: float, digits: int = 4, pending: str = "pending GPU") -> str:
-    """``"0.3215 ± 0.0012"``, or ``pending`` (``"pending GPU"``) for a missing value; never ``-0.0000``."""
+def format_mean_std(mean: float, std: float, digits: int = 4, pending: str = "pending") -> str:
+    """``"0.3215 ± 0.0012"``, or ``pending`` (default ``"pending"``) for a missing value; never ``-0.0000``."""
     if pd.isna(mean):
         return pending
     return f"{format_number(mean, digits)} ± {format_number(abs(std) if pd.notna(std) else 0.0, digits)}"
@@ -146,7 +146,7 @@ DIFFERENCE_HEADER = "ours − paper"
 
 def paper_vs_ours_table(comparison: pd.DataFrame, index: list[str], metrics: list[str],
                         digits: int = 4, *, difference: bool = True, check: bool = True,
-                        display: bool = True, pending: str = "pending GPU") -> pd.DataFrame:
+                        display: bool = True, pending: str = "pending") -> pd.DataFrame:
     """Wide display table: for each metric a "paper" column, an "ours" column (``mean ± std`` over
     seeds, ``pending`` where not computed), an "ours − paper" column (the signed difference of the
     means, ``difference``) and a "check" column (within or outside, with the cell's tolerance, see

@@ -36,7 +36,7 @@ def build(collected: Collected | None = None, **params) -> Page:
         "lc_best_datasets": count_text(lc_best, len(best), "by means it has the highest AO on {count} of {total} "
                                        "datasets", "which model has the highest mean AO is pending (no dataset "
                                        "computed yet)"),
-        "max_mrr_gap": f"{abs(gap).max():.4f}" if len(gap) else "pending GPU",
+        "max_mrr_gap": f"{abs(gap).max():.4f}" if len(gap) else "pending",
     }
     random_runs = runs[runs["selector"].isin(["none", "random"])]
     claims = claims_frame([ao_band_claim(random_runs, ["dataset", "model"]),

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from ...experiments.cure4rec import pending_reason
+from ...experiments.records import pending_reason
 from ...experiments.cure4rec_exact import ExactCollected
 from ...experiments.cure4rec_scif import stored_scif_times
 from ..cure4rec import time_claims, time_table
