@@ -82,11 +82,11 @@ class OracleStack:
                 grad = torch.ops.aten.threshold_backward(grad_input, inputs[layer], 0)
 
     @staticmethod
-    def cross_entropy_grad(logits: torch.Tensor, labels: torch.Tensor, weights: torch.Tensor) -> torch.Tensor:
-        """d loss / d logits of ``sum_s mean_b CE(logits[s, b], labels[s, b])``: ``weights`` is ``-1 /
-        B`` at each sample's label and 0 elsewhere (what ``nll_loss``'s backward writes)."""
+    def cross_entropy_grad(logits: torch.Tensor, label_weights: torch.Tensor) -> torch.Tensor:
+        """d loss / d logits of ``sum_s mean_b CE(logits[s, b], labels[s, b])``, where ``label_weights``
+        is ``-1 / B`` at each sample's label and 0 elsewhere (what ``nll_loss``'s backward writes)."""
         log_probs = torch.log_softmax(logits, 2)
-        return torch._log_softmax_backward_data(weights, log_probs, 2, logits.dtype)
+        return torch._log_softmax_backward_data(label_weights, log_probs, 2, logits.dtype)
 
     @torch.no_grad()
     def probabilities(self, x: torch.Tensor) -> torch.Tensor:
@@ -118,19 +118,20 @@ class OracleStack:
         offsets = torch.arange(self.n_networks).unsqueeze(1) * n
         # -1/B at the label of every sample, B the size of the sample's batch (the last one may be short)
         batch_sizes = torch.full((n,), float(batch_size))
-        batch_sizes[n - n % batch_size if n % batch_size else n:] = float(n % batch_size)
+        if n % batch_size:
+            batch_sizes[n - n % batch_size:] = float(n % batch_size)
         scale = (-1.0 / batch_sizes).to(features.device)
         for _ in range(epochs):
             order = (torch.stack([torch.randperm(n, generator=g) for g in generators]) + offsets).flatten()
             order = order.to(features.device)
             x = flat_features.index_select(0, order).view(features.shape)
             y = flat_labels.index_select(0, order).view(labels.shape)
-            weights = torch.zeros(*y.shape, 2, device=features.device).scatter_(
+            label_weights = torch.zeros(*y.shape, 2, device=features.device).scatter_(
                 2, y.unsqueeze(2), scale.expand_as(y).unsqueeze(2))
             for start in range(0, n, batch_size):
                 batch = slice(start, start + batch_size)
                 logits, inputs = self.forward(x[:, batch])
-                self.backward(self.cross_entropy_grad(logits, y[:, batch], weights[:, batch]), inputs)
+                self.backward(self.cross_entropy_grad(logits, label_weights[:, batch]), inputs)
                 step()
         return self
 
