@@ -25,7 +25,10 @@ stays at chance even on the original model), so the default here is ``optimizer=
 lr 1e-3; ``optimizer="sgd"`` (optionally with ``momentum``, e.g. 0.9) is available.
 (Measured on ML-100K, WMF: SGD lr 1e-3 reaches 0.50 training accuracy, 0.53 with momentum 0.9;
 Adam reaches 1.0 and 0.77 on the unlearned users.) An oracle whose output collapsed to a constant
-(dead ReLU bottleneck) is retrained from a new initialisation (see :func:`mio_accuracy`).
+(dead ReLU bottleneck) is retrained from a new initialisation (see :func:`mio_accuracy`). The
+oracles of a run's seeds are trained together as one stacked network (:mod:`.oracle_stack`), which
+gives the bits of training them one at a time (:func:`train_oracle`, the definition) several times
+faster.
 
 **Scores.** ``accuracy`` (fraction of eval samples classified correctly, argmax of the softmax),
 ``balanced_accuracy`` = (TPR + TNR) / 2 (equal to accuracy when, as here, the eval set has one
