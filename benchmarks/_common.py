@@ -57,20 +57,23 @@ def apply_thread_option(args) -> None:
         torch.set_num_threads(args.threads)
 
 
-def timed(fn: Callable[[], object]) -> tuple[float, object]:
-    start = time.perf_counter()
+def timed(fn: Callable[[], object], clock: Callable[[], float] = time.perf_counter) -> tuple[float, object]:
+    start = clock()
     value = fn()
-    return time.perf_counter() - start, value
+    return clock() - start, value
 
 
-def timed_alternately(functions: dict[str, Callable[[], object]], repeats: int) -> tuple[dict, dict]:
+def timed_alternately(functions: dict[str, Callable[[], object]], repeats: int,
+                      clock: Callable[[], float] = time.perf_counter) -> tuple[dict, dict]:
     """Time every function once per repeat, in turn (a drift of the machine's speed hits all of them
-    alike): ``(seconds per name, last result per name)``."""
+    alike): ``(seconds per name, last result per name)``. ``clock``: wall time by default;
+    ``time.process_time`` gives the CPU seconds of this process, which on a machine shared with
+    other jobs leave out the time spent waiting for a core."""
     seconds = {name: [] for name in functions}
     results = {}
     for _ in range(repeats):
         for name, fn in functions.items():
-            elapsed, results[name] = timed(fn)
+            elapsed, results[name] = timed(fn, clock)
             seconds[name].append(elapsed)
     return seconds, results
 

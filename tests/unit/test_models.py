@@ -270,6 +270,48 @@ def test_propagation_matches_dgl_graphconv(data):
                                atol=1e-5, rtol=0)
 
 
+def test_32_bit_graph_indices_give_the_bits_of_64_bit_ones(data):
+    """The graph with 32-bit CSR indices (default) and with 64-bit ones: same propagation, gradient and
+    gradient's gradient (SCIF's Hessian products), bit for bit."""
+    fast_graph, reference_graph = normalized_adjacency(data), normalized_adjacency(data, torch.int64)
+    assert fast_graph.crow_indices().dtype == torch.int32 and reference_graph.crow_indices().dtype == torch.int64
+    assert torch.equal(fast_graph.to_dense(), reference_graph.to_dense())
+    generator = torch.Generator().manual_seed(0)
+    ego, weights = (torch.randn(N_USERS + N_ITEMS, 8, generator=generator) for _ in range(2))
+    for n_layers, dtype in ((1, torch.float32), (2, torch.float32), (3, torch.float32), (3, torch.float64)):
+        results = []
+        for graph in (fast_graph.to(dtype), reference_graph.to(dtype)):
+            x = ego.to(dtype, copy=True).requires_grad_(True)
+            final = propagate(graph, x, n_layers)
+            (grad,) = torch.autograd.grad((final * weights.to(dtype)).square().sum(), x, create_graph=True)
+            (second,) = torch.autograd.grad((grad * weights.to(dtype)).sum(), x)
+            results.append((final.detach(), grad.detach(), second))
+        for fast, reference in zip(*results):
+            assert torch.equal(fast, reference)
+
+
+def test_fast_lightgcn_trains_bit_identically_to_the_reference(data):
+    trained = {}
+    for implementation in ("reference", "fast"):
+        model = LightGCN(N_USERS, N_ITEMS, 8, torch.Generator().manual_seed(0), n_layers=3,
+                         batch_size=64, implementation=implementation)
+        model.prepare(data)
+        optimizer = torch.optim.Adam(model.parameters(), lr=0.01)
+        losses = []
+        for _ in range(3):
+            for batch in model.batches(data, torch.Generator().manual_seed(1)):
+                optimizer.zero_grad(set_to_none=True)
+                loss = model.batch_loss(batch)
+                loss.backward()
+                optimizer.step()
+                losses.append(float(loss))
+        trained[implementation] = (losses, *model.embeddings())
+    for reference, fast in zip(trained["reference"], trained["fast"]):
+        assert reference == fast if isinstance(reference, list) else torch.equal(reference, fast)
+    with pytest.raises(ValueError, match="implementation"):
+        LightGCN(N_USERS, N_ITEMS, 8, torch.Generator().manual_seed(0), implementation="dense")
+
+
 # --- determinism --------------------------------------------------------------------------------------
 
 TIMING_KEYS = {"train_seconds", "validation_seconds"}

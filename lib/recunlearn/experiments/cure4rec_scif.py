@@ -318,7 +318,7 @@ def run_exact_mio(config: ExactMioConfig) -> dict:
     """Re-run the exact pipeline and measure the MIO of the served (routed) shard models: an oracle
     per method trained on the retained users and scored on the unlearned users, where every user
     is featurised by its own shard's user row and item table."""
-    from ..metrics.membership import as_csr, mio_samples, oracle_scores
+    from ..metrics.membership import as_csr, mio_samples, oracle_scores_seeds
 
     _require_device(config.device)
     seed_everything(config.seed)
@@ -332,11 +332,12 @@ def run_exact_mio(config: ExactMioConfig) -> dict:
     user_rows, item_tables = routed_embeddings(result.model, user_shard)
     member, non_member = (as_csr(m, split.n_users, split.n_items) for m in membership_sets(split))
     remaining = np.setdiff1d(np.arange(split.n_users), deleted)
-    runs = []
-    for seed in range(config.seed, config.seed + config.mio_seeds):
+    seeds = list(range(config.seed, config.seed + config.mio_seeds))
+    samples = []
+    for seed in seeds:
         rng = np.random.default_rng(seed)
-        parts = {}
-        for name, users in (("train", remaining), ("eval", deleted)):
+        parts = []
+        for users in (remaining, deleted):
             xs, ys = [], []
             for shard in range(n_shards):
                 mine = users[user_shard[users] == shard]
@@ -344,9 +345,9 @@ def run_exact_mio(config: ExactMioConfig) -> dict:
                     x, y, _ = mio_samples(user_rows, item_tables[shard], member, non_member, mine, rng)
                     xs.append(x)
                     ys.append(y)
-            parts[name] = (np.concatenate(xs), np.concatenate(ys))
-        (x_train, y_train), (x_eval, y_eval) = parts["train"], parts["eval"]
-        runs.append(oracle_scores(x_train, y_train, x_eval, y_eval, seed, epochs=config.mio_epochs))
+            parts += [np.concatenate(xs), np.concatenate(ys)]
+        samples.append(tuple(parts))
+    runs = oracle_scores_seeds(samples, seeds, epochs=config.mio_epochs)  # the seeds' oracles trained together
     metrics = {}
     for name in ("accuracy", "auc", "train_accuracy"):
         values = np.array([run[name] for run in runs])

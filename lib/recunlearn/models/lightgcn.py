@@ -3,6 +3,15 @@
 ``A`` is the symmetric user-item adjacency of the training graph, ``A_hat = D^-1/2 A D^-1/2``,
 ``E^(l+1) = A_hat E^(l)`` and the final embedding is the mean of layers ``0..L``. Trained with BPR
 on the final embeddings plus L2 on the layer-0 embeddings of the batch (see :func:`mf.bpr_loss`).
+
+**Propagation cost.** Every training step propagates the whole graph (``L`` sparse products forward,
+``L`` backward), so the sparse product is the model's cost. ``A_hat`` is built once per graph, as a
+CSR tensor (a COO product is ~10x slower on a CPU) with 32-bit indices: torch's CPU kernel (MKL)
+takes 32-bit indices and converts 64-bit ones on *every* product. The kernel is the same, so the
+bits are those of 64-bit indices (``implementation="reference"``), checked by
+``tests/unit/test_models.py`` and ``benchmarks/bench_lightgcn.py``. (Summing the layers as they are
+computed instead of stacking them saves ~3 % of a step but changes the second derivative's
+rounding when ``L + 1`` is not a power of two, which SCIF's Hessian products see: not done.)
 """
 
 from __future__ import annotations
@@ -16,9 +25,13 @@ from .base import Recommender, TrainingData
 from .mf import pairwise_batch_loss
 
 
-def normalized_adjacency(data: TrainingData) -> torch.Tensor:
+IMPLEMENTATIONS = ("reference", "fast")
+
+
+def normalized_adjacency(data: TrainingData, index_dtype: torch.dtype = torch.int32) -> torch.Tensor:
     """``D^-1/2 A D^-1/2`` of the bipartite training graph as a sparse CSR tensor of size
-    ``(n_users + n_items)^2`` (users first, items offset by ``n_users``). Isolated nodes get 0."""
+    ``(n_users + n_items)^2`` (users first, items offset by ``n_users``). Isolated nodes get 0.
+    Indices are ``index_dtype`` (``torch.int64`` when the graph is too large for 32 bits)."""
     n = data.n_users + data.n_items
     rows = torch.cat([data.users, data.items + data.n_users])
     cols = torch.cat([data.items + data.n_users, data.users])
@@ -28,7 +41,11 @@ def normalized_adjacency(data: TrainingData) -> torch.Tensor:
     coo = torch.sparse_coo_tensor(torch.stack([rows, cols]), values, (n, n), check_invariants=False)
     with warnings.catch_warnings():  # "sparse CSR support is in beta"
         warnings.simplefilter("ignore", UserWarning)
-        return coo.coalesce().to_sparse_csr()
+        csr = coo.coalesce().to_sparse_csr()
+    if index_dtype == torch.int64 or max(n, len(rows)) >= 2 ** 31:
+        return csr
+    return torch.sparse_csr_tensor(csr.crow_indices().to(index_dtype), csr.col_indices().to(index_dtype),
+                                   csr.values(), csr.shape, check_invariants=False)
 
 
 class _SymmetricSparseProduct(torch.autograd.Function):
@@ -57,16 +74,22 @@ def propagate(adjacency: torch.Tensor, ego: torch.Tensor, n_layers: int) -> torc
 
 class LightGCN(Recommender):
     """LightGCN with ``n_layers`` propagation layers over the graph given by :meth:`set_graph`
-    (for a blocked dataset the graph is block-diagonal: each block propagates over its own shard)."""
+    (for a blocked dataset the graph is block-diagonal: each block propagates over its own shard).
+    ``implementation="reference"`` propagates with 64-bit graph indices (same bits, slower; see the
+    module docstring)."""
 
     def __init__(self, n_users, n_items, dim, generator, n_layers=3, batch_size=512, n_negatives=4, l2=1e-4,
-                 init_std=0.1, n_blocks=1):
+                 init_std=0.1, n_blocks=1, implementation: str = "fast"):
         super().__init__(n_users, n_items, dim, generator, init_std, n_blocks)
+        if implementation not in IMPLEMENTATIONS:
+            raise ValueError(f"implementation must be one of {IMPLEMENTATIONS}, got {implementation!r}")
         self.n_layers, self.batch_size, self.n_negatives, self.l2 = n_layers, batch_size, n_negatives, l2
+        self.implementation = implementation
         self.adjacency: torch.Tensor | None = None
 
     def set_graph(self, data: TrainingData) -> None:
-        self.adjacency = normalized_adjacency(data)
+        reference = self.implementation == "reference"
+        self.adjacency = normalized_adjacency(data, torch.int64 if reference else torch.int32)
 
     def __deepcopy__(self, memo):
         """A deep copy that shares the training graph: torch cannot deep-copy a sparse CSR tensor, and
