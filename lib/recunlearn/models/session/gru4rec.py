@@ -11,6 +11,11 @@ Follows the authors' code (``models/gru4rec.py``):
 - the hidden state is the GRU output at the last position; logits = ``Linear(hidden_size ->
   n_items + 1)`` of it; the loss is cross-entropy of the next item at the last position;
 - 64 / 64 by default (the code's ``hidden_units`` is both sizes); PyTorch's default initialisation.
+
+The fast implementation (:mod:`.base`) differs from the reference only in the output layer and
+the rankings: the GRU dominates less than the catalogue-sized output layer, and bucketing windows by
+length (the leading padding steps are the same for every window) saved under 5 % of the GRU's time
+on Games, measured, not worth a second formulation.
 """
 
 from __future__ import annotations
@@ -27,8 +32,9 @@ class GRU4Rec(SessionModel):
     name = "gru4rec"
     DEFAULTS = {"hidden_size": 64, "embedding_size": 64}
 
-    def __init__(self, n_items: int, maxlen: int, generator: torch.Generator | None = None, **hyper):
-        super().__init__(n_items, maxlen, hyper)
+    def __init__(self, n_items: int, maxlen: int, generator: torch.Generator | None = None,
+                 implementation: str = "fast", **hyper):
+        super().__init__(n_items, maxlen, hyper, implementation)
         d = positive_int("hidden_size", self.hyper["hidden_size"])
         e = positive_int("embedding_size", self.hyper["embedding_size"])
         with seeded_from(generator):

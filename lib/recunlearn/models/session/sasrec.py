@@ -24,6 +24,11 @@ Decisions:
 - Because padding keys are not masked, the state depends on the number of padded positions (a
   function of the prefix for a fixed window), but not on the padding row of the item table nor on the
   positional embeddings of padded positions: padded inputs are zeroed before the first block.
+
+The fast implementation (:mod:`.base`: fused output layer, blocked rankings, cheaper dropout masks)
+computes the blocks as the reference does, padded positions included: without a key-padding mask
+every padded position is a key of every later query, so trimming them would need their count as an
+extra term (and its dropout) in every attention row.
 """
 
 from __future__ import annotations
@@ -34,7 +39,7 @@ import torch
 from torch import nn
 from torch.nn import functional as F
 
-from .base import SessionModel, SessionModelError, positive_int, probability, seeded_from
+from .base import SessionModel, SessionModelError, dropout, positive_int, probability, seeded_from
 
 _MASKED = -1e9
 
@@ -42,9 +47,9 @@ _MASKED = -1e9
 class SelfAttention(nn.Module):
     """Multi-head scaled dot-product attention with a boolean ``blocked`` mask (True = not attended)."""
 
-    def __init__(self, d: int, heads: int, dropout: float):
+    def __init__(self, d: int, heads: int, dropout: float, fast: bool = False):
         super().__init__()
-        self.heads, self.dropout = heads, dropout
+        self.heads, self.dropout, self.fast = heads, dropout, fast
         self.in_proj_weight = nn.Parameter(torch.empty(3 * d, d))
         self.in_proj_bias = nn.Parameter(torch.zeros(3 * d))
         self.out_proj = nn.Linear(d, d)
@@ -61,27 +66,27 @@ class SelfAttention(nn.Module):
         q, k, v = (t.view(b, length, h, d // h).transpose(1, 2) for t in (q, k, v))
         logits = (q @ k.transpose(-1, -2)) / math.sqrt(d // h)
         weights = torch.softmax(logits.masked_fill(blocked, _MASKED), dim=-1)
-        weights = F.dropout(weights, self.dropout, self.training)
+        weights = dropout(weights, self.dropout, self.training, self.fast)
         out = (weights @ v).transpose(1, 2).reshape(b, length, d)
         return self.out_proj(out)
 
 
 class SASRecBlock(nn.Module):
-    def __init__(self, d: int, heads: int, dropout: float):
+    def __init__(self, d: int, heads: int, dropout: float, fast: bool = False):
         super().__init__()
         self.ln_attn = nn.LayerNorm(d, eps=1e-8)
-        self.attn = SelfAttention(d, heads, dropout)
+        self.attn = SelfAttention(d, heads, dropout, fast)
         self.ln_ffn = nn.LayerNorm(d, eps=1e-8)
         self.conv1, self.conv2 = nn.Conv1d(d, d, 1), nn.Conv1d(d, d, 1)
-        self.dropout = dropout
+        self.dropout, self.fast = dropout, fast
 
     def forward(self, x: torch.Tensor, causal: torch.Tensor, keep: torch.Tensor) -> torch.Tensor:
         q = self.ln_attn(x)
         x = self.ln_ffn(q + self.attn(q, x, causal))
         h = F.linear(x, self.conv1.weight.squeeze(-1), self.conv1.bias)
-        h = torch.relu(F.dropout(h, self.dropout, self.training))
+        h = torch.relu(dropout(h, self.dropout, self.training, self.fast))
         h = F.linear(h, self.conv2.weight.squeeze(-1), self.conv2.bias)
-        return (x + F.dropout(h, self.dropout, self.training)) * keep
+        return (x + dropout(h, self.dropout, self.training, self.fast)) * keep
 
 
 class SASRec(SessionModel):
@@ -91,8 +96,9 @@ class SASRec(SessionModel):
     name = "sasrec"
     DEFAULTS = {"hidden_size": 64, "n_blocks": 2, "n_heads": 1, "dropout": 0.5}
 
-    def __init__(self, n_items: int, maxlen: int, generator: torch.Generator | None = None, **hyper):
-        super().__init__(n_items, maxlen, hyper)
+    def __init__(self, n_items: int, maxlen: int, generator: torch.Generator | None = None,
+                 implementation: str = "fast", **hyper):
+        super().__init__(n_items, maxlen, hyper, implementation)
         d = positive_int("hidden_size", self.hyper["hidden_size"])
         blocks = positive_int("n_blocks", self.hyper["n_blocks"])
         heads = positive_int("n_heads", self.hyper["n_heads"])
@@ -102,7 +108,7 @@ class SASRec(SessionModel):
         with seeded_from(generator):
             self.item_emb = nn.Embedding(self.n_items + 1, d, padding_idx=0)
             self.pos_emb = nn.Embedding(self.maxlen, d)
-            self.blocks = nn.ModuleList(SASRecBlock(d, heads, self.dropout) for _ in range(blocks))
+            self.blocks = nn.ModuleList(SASRecBlock(d, heads, self.dropout, self.fast) for _ in range(blocks))
             self.last_ln = nn.LayerNorm(d, eps=1e-8)
             self.output = nn.Linear(d, self.n_items + 1)
         self.register_buffer("causal", torch.ones(self.maxlen, self.maxlen, dtype=torch.bool).triu(1),
@@ -113,7 +119,7 @@ class SASRec(SessionModel):
         windows = self.check_windows(windows)
         keep = (windows != 0).unsqueeze(-1).to(self.pos_emb.weight.dtype)
         x = self.item_emb(windows) * math.sqrt(self.hidden_size) + self.pos_emb.weight
-        x = F.dropout(x, self.dropout, self.training) * keep
+        x = dropout(x, self.dropout, self.training, self.fast) * keep
         for block in self.blocks:
             x = block(x, self.causal, keep)
         return self.last_ln(x)
