@@ -230,9 +230,11 @@ def train_session_model(model: SessionModel, data: SessionData, generator: torch
     validation pairs; with none, no validation runs and the last epoch's weights are kept.
 
     Returns ``{"curve": [...], "best_epoch", "best_valid", "metric", "epochs_run", "stopped_early",
-    "train_seconds", "validation_seconds", "n_train_pairs", "n_valid_pairs"}``: one curve entry per
-    epoch (``epoch``, mean ``loss`` per batch, ``train_seconds`` and, when validated,
-    ``valid_recall@10``, ``valid_ndcg@10``, ..., ``validation_seconds``). Training seconds exclude
+    "train_seconds", "train_cpu_seconds", "validation_seconds", "n_train_pairs", "n_valid_pairs"}``:
+    one curve entry per epoch (``epoch``, mean ``loss`` per batch, ``train_seconds``,
+    ``train_cpu_seconds`` and, when validated, ``valid_recall@10``, ``valid_ndcg@10``, ...,
+    ``validation_seconds``). Training seconds (wall, ``time.perf_counter``) and training CPU seconds
+    (this process's, ``time.process_time``: less sensitive to other processes on the machine) exclude
     validation."""
     if data.maxlen != model.maxlen:
         raise ValueError(f"the model's maxlen ({model.maxlen}) differs from the data's ({data.maxlen})")
@@ -260,7 +262,7 @@ def train_session_model(model: SessionModel, data: SessionData, generator: torch
     dropout_seed = int(torch.randint(0, 2**62, (1,), generator=generator))
 
     result = {"curve": [], "best_epoch": 0, "best_valid": None, "metric": metric, "epochs_run": 0,
-              "stopped_early": False, "train_seconds": 0.0, "validation_seconds": 0.0,
+              "stopped_early": False, "train_seconds": 0.0, "train_cpu_seconds": 0.0, "validation_seconds": 0.0,
               "n_train_pairs": int(len(targets)), "n_valid_pairs": int(n_valid)}
     best_value, best_state = -np.inf, None
     epochs = range(1, max_epochs + 1)
@@ -273,7 +275,7 @@ def train_session_model(model: SessionModel, data: SessionData, generator: torch
         for epoch in epochs:
             model.train()
             _synchronize(device)
-            start, total, n_batches = time.perf_counter(), 0.0, 0
+            start, cpu_start, total, n_batches = time.perf_counter(), time.process_time(), 0.0, 0
             order = torch.randperm(len(targets), generator=generator).to(device)
             for lo in range(0, len(order), batch_size):
                 batch = order[lo:lo + batch_size]
@@ -284,8 +286,10 @@ def train_session_model(model: SessionModel, data: SessionData, generator: torch
                 total += float(loss.detach())
                 n_batches += 1
             _synchronize(device)
-            entry = {"epoch": epoch, "loss": total / max(n_batches, 1), "train_seconds": time.perf_counter() - start}
+            entry = {"epoch": epoch, "loss": total / max(n_batches, 1), "train_seconds": time.perf_counter() - start,
+                     "train_cpu_seconds": time.process_time() - cpu_start}
             result["train_seconds"] += entry["train_seconds"]
+            result["train_cpu_seconds"] += entry["train_cpu_seconds"]
             result["epochs_run"] = epoch
             if n_valid and (epoch % validate_every == 0 or epoch == max_epochs):
                 start = time.perf_counter()
