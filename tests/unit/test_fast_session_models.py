@@ -29,9 +29,10 @@ def pair(name, seed=0):
             for impl in ("fast", "reference")]
 
 
-def _close(actual, expected, rtol, scale=None):
-    scale = float(expected.abs().max()) if scale is None else scale
-    torch.testing.assert_close(actual, expected, rtol=rtol, atol=rtol * max(scale, 1e-6))
+def _close(actual, expected, rtol, floor=0.0):
+    """Equal to ``rtol`` relative to the tensor's largest magnitude (or ``floor`` when larger)."""
+    scale = max(float(expected.abs().max()), floor, 1e-6)
+    torch.testing.assert_close(actual, expected, rtol=rtol, atol=rtol * scale)
 
 
 @pytest.mark.parametrize("name", NAMES)
@@ -52,7 +53,7 @@ def test_loss_gradients_and_scores_match_the_reference(name):
     largest_gradient = max(float(v.abs().max()) for k, v in b.items() if k.startswith("grad/"))
     for key in b:
         # a gradient that is zero in exact arithmetic (a key bias cancelling in the softmax) is rounding noise
-        _close(a[key], b[key], 1e-4, largest_gradient * 1e-3 if key.startswith("grad/") else None)
+        _close(a[key], b[key], 1e-4, largest_gradient * 1e-3 if key.startswith("grad/") else 0.0)
     assert all(p.grad is None for p in fast.parameters())  # the probe changes nothing
 
 
@@ -112,3 +113,63 @@ def test_length_buckets_cover_every_row_once_with_room_for_its_items():
 def test_unknown_implementation_is_refused():
     with pytest.raises(SessionModelError, match="implementation"):
         make_session_model("gru4rec", N_ITEMS, MAXLEN, implementation="quick")
+
+
+def test_gru_without_repeated_padding_is_the_same_function_in_double_precision():
+    """All-padding windows, full windows, one item, a zero inside a window: states and gradients equal
+    ``nn.GRU`` over the whole padded window to double rounding."""
+    fast, reference = (make_session_model("gru4rec", 30, 6, torch.Generator().manual_seed(0), implementation=impl,
+                                          hidden_size=5, embedding_size=4).double() for impl in ("fast", "reference"))
+    windows = torch.tensor([[0, 0, 0, 0, 0, 0], [1, 2, 3, 4, 5, 6], [0, 0, 0, 0, 0, 7], [0, 0, 3, 0, 4, 5],
+                            [0, 0, 0, 0, 0, 0], [0, 9, 8, 7, 6, 5]])
+    weights = torch.randn(6, 5, generator=torch.Generator().manual_seed(1), dtype=torch.float64)
+    results = []
+    for model in (fast, reference):
+        hidden = model.hidden(windows)
+        params = [p for name, p in model.named_parameters() if not name.startswith("output")]
+        results.append([hidden.detach(), *torch.autograd.grad((hidden * weights).sum(), params)])
+    for a, b in zip(*results):
+        torch.testing.assert_close(a, b, rtol=1e-12, atol=1e-12)
+
+
+def test_sasrec_with_trimmed_padding_is_the_same_function_in_double_precision():
+    fast, reference = (make_session_model("sasrec", 30, 6, torch.Generator().manual_seed(0), implementation=impl,
+                                          hidden_size=4, n_heads=2).double().eval() for impl in ("fast", "reference"))
+    windows = torch.tensor([[1, 2, 3, 4, 5, 6], [0, 0, 0, 0, 0, 7], [0, 0, 3, 4, 4, 5], [0, 9, 8, 7, 6, 5],
+                            [0, 0, 0, 0, 2, 1]])
+    weights = torch.randn(5, 4, generator=torch.Generator().manual_seed(1), dtype=torch.float64)
+    results = []
+    for model in (fast, reference):
+        hidden = model.hidden(windows)
+        params = [p for name, p in model.named_parameters() if not name.startswith("output")]
+        results.append([hidden.detach(), *torch.autograd.grad((hidden * weights).sum(), params, allow_unused=True)])
+    for a, b in zip(*results):
+        if b is None:
+            assert a is None
+        else:
+            torch.testing.assert_close(a, b, rtol=1e-10, atol=1e-12)
+
+
+def test_trimmed_padding_keys_get_the_attention_dropout_of_the_keys_they_replace():
+    """Training mode, dropout 0.5: over many draws, the attention output with the padding keys
+    folded into one (Binomial factor) has the mean and spread of the output with every padding key."""
+    from recunlearn.models.session.sasrec import SelfAttention
+
+    gen = torch.Generator().manual_seed(0)
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(0)
+        reference, fast = SelfAttention(4, 1, 0.5).double(), SelfAttention(4, 1, 0.5, fast=True).double()
+        fast.load_state_dict(reference.state_dict())
+        with torch.no_grad():
+            reference.in_proj_bias.copy_(torch.randn(12, generator=gen, dtype=torch.float64))
+            fast.in_proj_bias.copy_(reference.in_proj_bias)
+        x = torch.randn(1, 6, 4, generator=gen, dtype=torch.float64)
+        x[:, :4] = 0.0  # four padded positions, then two items
+        causal = torch.ones(6, 6, dtype=torch.bool).triu(1)
+        draws = 20_000
+        with torch.no_grad():
+            full = reference(x.expand(draws, -1, -1), x.expand(draws, -1, -1), causal)[:, -1]
+            trimmed = fast(x[:, -2:].expand(draws, -1, -1), x[:, -2:].expand(draws, -1, -1), causal[-2:, -2:], 4)[:, -1]
+    standard_error = 2 ** 0.5 * float(full.std(0).max()) / draws ** 0.5  # of a difference of two means
+    torch.testing.assert_close(trimmed.mean(0), full.mean(0), rtol=0, atol=5 * standard_error)
+    torch.testing.assert_close(trimmed.std(0), full.std(0), rtol=0.05, atol=1e-3)

@@ -31,7 +31,7 @@ there at prediction and a training prefix holds at least one item). The cloze dr
 trainer's generator (the code uses a Python ``random.Random``), so a run is reproducible.
 
 The fast implementation (:mod:`.base`) also groups each batch's windows by length
-(:func:`~.base.length_buckets`, four widths) and runs the blocks on each group's last ``width``
+(:func:`~.base.length_buckets`) and runs the blocks on each group's last ``width``
 positions only: padded keys are masked, so the left-out positions change no state that is used, and
 the loss and the hidden state are the same function (on Games about half the (window, position)
 pairs of a full window are padding). The output layer is applied only at the chosen (masked)

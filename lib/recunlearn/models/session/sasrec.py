@@ -26,9 +26,13 @@ Decisions:
   positional embeddings of padded positions: padded inputs are zeroed before the first block.
 
 The fast implementation (:mod:`.base`: fused output layer, blocked rankings, cheaper dropout masks)
-computes the blocks as the reference does, padded positions included: without a key-padding mask
-every padded position is a key of every later query, so trimming them would need their count as an
-extra term (and its dropout) in every attention row.
+also groups each batch's windows by length (:func:`~.base.length_buckets`) and runs the blocks on
+each group's last ``width`` positions only. Without a key-padding mask the trimmed padding still
+matters, but exactly: a padded position's block input is zero, so its key and value are the biases
+``b_k``, ``b_v`` in every block, and all of them precede every kept query. Together they are one
+extra key with logit ``q . b_k / sqrt(d_h) + log(count)`` and value ``b_v``; the attention dropout
+on the trimmed keys (independent Bernoulli keep masks of equal weights and values) is, summed, a
+``Binomial(count, 1 - p) / (count (1 - p))`` factor on that key -- the same distribution.
 """
 
 from __future__ import annotations
@@ -39,7 +43,7 @@ import torch
 from torch import nn
 from torch.nn import functional as F
 
-from .base import SessionModel, SessionModelError, dropout, positive_int, probability, seeded_from
+from .base import SessionModel, SessionModelError, dropout, length_buckets, positive_int, probability, seeded_from
 
 _MASKED = -1e9
 
@@ -56,7 +60,13 @@ class SelfAttention(nn.Module):
         nn.init.xavier_uniform_(self.in_proj_weight)
         nn.init.zeros_(self.out_proj.bias)
 
-    def forward(self, query: torch.Tensor, key_value: torch.Tensor, blocked: torch.Tensor) -> torch.Tensor:
+    def forward(self, query: torch.Tensor, key_value: torch.Tensor, blocked: torch.Tensor,
+                left_out: int = 0) -> torch.Tensor:
+        """``left_out`` (fast path): that many zero key / value inputs precede the given positions
+        (padding trimmed from the window) and are attended to by every query: each has the key
+        ``b_k`` and the value ``b_v``, so together they are one key with logit ``q . b_k / sqrt(d_h) +
+        log(left_out)`` and value ``b_v``, whose attention-dropout factor is ``Binomial(left_out,
+        1 - p) / (left_out (1 - p))`` (the sum of their independent keep masks)."""
         b, length, d = query.shape
         w_q, w_kv = self.in_proj_weight.split([d, 2 * d])
         b_q, b_kv = self.in_proj_bias.split([d, 2 * d])
@@ -65,10 +75,23 @@ class SelfAttention(nn.Module):
         h = self.heads
         q, k, v = (t.view(b, length, h, d // h).transpose(1, 2) for t in (q, k, v))
         logits = (q @ k.transpose(-1, -2)) / math.sqrt(d // h)
-        weights = torch.softmax(logits.masked_fill(blocked, _MASKED), dim=-1)
-        weights = dropout(weights, self.dropout, self.training, self.fast)
-        out = (weights @ v).transpose(1, 2).reshape(b, length, d)
-        return self.out_proj(out)
+        logits = logits.masked_fill(blocked, _MASKED)
+        if left_out:
+            pad_k, pad_v = (t.view(h, 1, d // h) for t in b_kv.chunk(2))
+            pad_logit = (q * pad_k).sum(-1, keepdim=True) / math.sqrt(d // h) + math.log(left_out)
+            weights = torch.softmax(torch.cat([logits, pad_logit], -1), dim=-1)
+            pad_weight = weights[..., length:]
+            weights = dropout(weights[..., :length], self.dropout, self.training, self.fast)
+            if self.training and self.dropout > 0:
+                keep = 1.0 - self.dropout
+                kept = torch.binomial(torch.full_like(pad_weight, float(left_out)), torch.full_like(pad_weight, keep))
+                pad_weight = pad_weight * (kept / (left_out * keep))
+            out = torch.addcmul(weights @ v, pad_weight, pad_v.unsqueeze(0))
+        else:
+            weights = torch.softmax(logits, dim=-1)
+            weights = dropout(weights, self.dropout, self.training, self.fast)
+            out = weights @ v
+        return self.out_proj(out.transpose(1, 2).reshape(b, length, d))
 
 
 class SASRecBlock(nn.Module):
@@ -80,9 +103,9 @@ class SASRecBlock(nn.Module):
         self.conv1, self.conv2 = nn.Conv1d(d, d, 1), nn.Conv1d(d, d, 1)
         self.dropout, self.fast = dropout, fast
 
-    def forward(self, x: torch.Tensor, causal: torch.Tensor, keep: torch.Tensor) -> torch.Tensor:
+    def forward(self, x: torch.Tensor, causal: torch.Tensor, keep: torch.Tensor, left_out: int = 0) -> torch.Tensor:
         q = self.ln_attn(x)
-        x = self.ln_ffn(q + self.attn(q, x, causal))
+        x = self.ln_ffn(q + self.attn(q, x, causal, left_out))
         h = F.linear(x, self.conv1.weight.squeeze(-1), self.conv1.bias)
         h = torch.relu(dropout(h, self.dropout, self.training, self.fast))
         h = F.linear(h, self.conv2.weight.squeeze(-1), self.conv2.bias)
@@ -125,7 +148,21 @@ class SASRec(SessionModel):
         return self.last_ln(x)
 
     def hidden(self, windows: torch.Tensor) -> torch.Tensor:
-        return self.sequence_states(windows)[:, -1]
+        if not self.fast:
+            return self.sequence_states(windows)[:, -1]
+        windows = self.check_windows(windows)
+        parts, order = [], []
+        for rows, width in length_buckets(windows):
+            part = windows.index_select(0, rows)[:, -width:]
+            keep = (part != 0).unsqueeze(-1).to(self.pos_emb.weight.dtype)
+            x = self.item_emb(part) * math.sqrt(self.hidden_size) + self.pos_emb.weight[-width:]
+            x = dropout(x, self.dropout, self.training, self.fast) * keep
+            causal = self.causal[-width:, -width:]
+            for block in self.blocks:
+                x = block(x, causal, keep, self.maxlen - width)
+            parts.append(self.last_ln(x[:, -1]))
+            order.append(rows)
+        return torch.cat(parts)[torch.argsort(torch.cat(order))]
 
     def item_embeddings(self) -> torch.Tensor:
         return self.item_emb.weight
