@@ -173,3 +173,28 @@ def test_trimmed_padding_keys_get_the_attention_dropout_of_the_keys_they_replace
     standard_error = 2 ** 0.5 * float(full.std(0).max()) / draws ** 0.5  # of a difference of two means
     torch.testing.assert_close(trimmed.mean(0), full.mean(0), rtol=0, atol=5 * standard_error)
     torch.testing.assert_close(trimmed.std(0), full.std(0), rtol=0.05, atol=1e-3)
+
+
+@pytest.mark.parametrize("with_centroids", [False, True])
+def test_an_ensemble_of_fast_sub_models_matches_the_reference_ensemble(with_centroids):
+    from recunlearn.unlearning.sru import AttentiveAggregator, ShardEnsemble
+
+    ensembles = []
+    for impl in ("fast", "reference"):
+        shards = [make_session_model("gru4rec", N_ITEMS, MAXLEN, torch.Generator().manual_seed(s), implementation=impl)
+                  for s in range(3)]
+        centroids = torch.randn(3, 64, generator=torch.Generator().manual_seed(9)) if with_centroids else None
+        aggregator = AttentiveAggregator(3, 64, N_ITEMS, centroids, torch.Generator().manual_seed(4))
+        ensembles.append(ShardEnsemble(shards, aggregator))
+    fast, reference = ensembles
+    assert (fast.implementation, reference.implementation) == ("fast", "reference")
+    windows, eval_windows = random_windows(40, seed=1), random_windows(25, seed=2)
+    targets = np.random.default_rng(3).integers(1, N_ITEMS + 1, 40)
+    a, b = (probe_session_model(e, windows, targets, eval_windows) for e in (fast, reference))
+    assert set(a) == set(b) and all(k.startswith(("grad/aggregator", "loss", "scores")) for k in a)
+    for key in b:
+        _close(a[key], b[key], 1e-4)
+    candidates = np.stack([np.random.default_rng(r).permutation(np.arange(1, N_ITEMS + 1))[:10] for r in range(40)])
+    assert np.array_equal(pair_ranks(fast, windows, targets, 16), pair_ranks(reference, windows, targets, 16))
+    assert np.array_equal(candidate_ranks(fast, windows, candidates, 16),
+                          candidate_ranks(reference, windows, candidates, 16))
