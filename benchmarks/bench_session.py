@@ -17,7 +17,8 @@ dropout masks, fused Adam, BERT4Rec by length buckets). For each model this scri
    ``sru-reduced-scale`` plan entry), alternately, ``--repeats`` times (fresh models every time),
    with the validation pass the trainer runs after it, and reports ``reference / fast`` of the
    epoch's CPU seconds (``time.process_time``, which a busy machine inflates less than wall time)
-   and of the validation pass.
+   and of the validation pass, with the system CPU seconds and minor page faults of each fit
+   (epoch and validation).
 
 Run: ``.venv/bin/python benchmarks/bench_session.py --threads 1`` -> benchmarks/results/bench_session.json
 """
@@ -25,6 +26,7 @@ Run: ``.venv/bin/python benchmarks/bench_session.py --threads 1`` -> benchmarks/
 from __future__ import annotations
 
 import argparse
+import resource
 import time
 
 import torch
@@ -49,7 +51,8 @@ def agreement(name: str, data, seed: int) -> dict:
     """Identical initial weights, and the largest relative difference of every probed tensor."""
     models = {impl: build(name, data, impl, seed) for impl in IMPLEMENTATIONS}
     ref_state, fast_state = (models[impl].state_dict() for impl in IMPLEMENTATIONS)
-    same_init = ref_state.keys() == fast_state.keys() and all(torch.equal(ref_state[k], fast_state[k]) for k in ref_state)
+    same_init = ref_state.keys() == fast_state.keys() and all(torch.equal(ref_state[k], fast_state[k])
+                                                              for k in ref_state)
     windows, targets = prefix_pairs(data.train, data.maxlen)
     eval_windows, _ = data.pairs("valid")
     ref, fast = (probe_session_model(models[impl], windows[:BATCH], targets[:BATCH], eval_windows[:EVAL_BATCH], seed)
@@ -67,11 +70,12 @@ def epoch_times(name: str, data, seed: int, repeats: int) -> dict:
     def epoch(impl):
         def run():
             model = build(name, data, impl, seed)
-            start = time.process_time()
+            before, start = resource.getrusage(resource.RUSAGE_SELF), time.process_time()
             fit = train_session_model(model, data, torch.Generator().manual_seed(seed + 1), max_epochs=1,
                                       batch_size=BATCH)
-            cpu = time.process_time() - start
-            return {"cpu_seconds": cpu, "train_seconds": fit["train_seconds"],
+            cpu, after = time.process_time() - start, resource.getrusage(resource.RUSAGE_SELF)
+            return {"cpu_seconds": cpu, "system_seconds": after.ru_stime - before.ru_stime,
+                    "minor_page_faults": after.ru_minflt - before.ru_minflt, "train_seconds": fit["train_seconds"],
                     "validation_seconds": fit["validation_seconds"], "loss": fit["curve"][0]["loss"],
                     "valid_ndcg@10": fit["best_valid"]}
         return run
@@ -91,6 +95,8 @@ def epoch_times(name: str, data, seed: int, repeats: int) -> dict:
                                              / (r["train_seconds"] + r["validation_seconds"]) for r in values])
         out[f"{impl}_epoch_wall_s"] = median([r["train_seconds"] for r in values])
         out[f"{impl}_validation_s"] = median([r["validation_seconds"] for r in values])
+        out[f"{impl}_minor_page_faults"] = median([r["minor_page_faults"] for r in values])
+        out[f"{impl}_system_s"] = median([r["system_seconds"] for r in values])
     out["epoch_speedup"] = out["reference_epoch_cpu_s"] / out["fast_epoch_cpu_s"]
     out["validation_speedup"] = out["reference_validation_s"] / out["fast_validation_s"]
     return out

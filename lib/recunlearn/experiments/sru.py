@@ -112,7 +112,7 @@ class SruConfig(Config):
     """One SRU-chapter unlearning run (see the module docstring)."""
 
     experiment = "sru-unlearning"
-    results_version = "2"  # 2: fast session models (fused output layer; other float rounding and dropout draws); CPU seconds
+    results_version = "2"  # 2: fast session models (other float rounding, other dropout draws); CPU seconds recorded
 
     dataset: str = option("games", choices=SRU_DATASETS)
     model: str = option("gru4rec", choices=tuple(SESSION_MODELS))

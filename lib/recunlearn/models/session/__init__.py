@@ -42,7 +42,8 @@ def make_session_model(name: str, n_items: int, maxlen: int, generator=None, imp
     return SESSION_MODELS[name](n_items, maxlen, generator=generator, implementation=implementation, **hyper)
 
 
-__all__ = ["SESSION_MODELS", "IMPLEMENTATIONS", "make_session_model", "SessionModel", "SessionModelError", "UnknownModelError",
+__all__ = ["SESSION_MODELS", "IMPLEMENTATIONS", "make_session_model", "SessionModel", "SessionModelError",
+           "UnknownModelError",
            "GRU4Rec", "SASRec", "BERT4Rec", "cloze_mask", "EVAL_BATCH", "train_session_model",
            "evaluate_session_model", "pair_ranks", "target_ranks", "metrics_from_ranks", "recall_at_k_from_ranks",
            "ndcg_at_k_from_ranks", "hidden_states", "session_hidden_states", "last_windows", "prefix_hidden_centroid",

@@ -213,4 +213,5 @@ class SessionModel(nn.Module):
         return F.cross_entropy(self.output(hidden), targets)
 
     def extra_repr(self) -> str:
-        return f"n_items={self.n_items}, maxlen={self.maxlen}, {self.implementation}, " + ", ".join(f"{k}={v}" for k, v in self.hyper.items())
+        hyper = ", ".join(f"{k}={v}" for k, v in self.hyper.items())
+        return f"n_items={self.n_items}, maxlen={self.maxlen}, implementation={self.implementation}, {hyper}"

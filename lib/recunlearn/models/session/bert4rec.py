@@ -123,7 +123,8 @@ class BERT4Rec(SessionModel):
         with seeded_from(generator):
             self.token_emb = nn.Embedding(self.n_items + 2, d, padding_idx=0)
             self.pos_emb = nn.Embedding(self.maxlen, d)
-            self.blocks = nn.ModuleList(BidirectionalBlock(d, heads, ffn, block_dropout, self.fast) for _ in range(blocks))
+            self.blocks = nn.ModuleList(BidirectionalBlock(d, heads, ffn, block_dropout, self.fast)
+                                        for _ in range(blocks))
             self.output = nn.Linear(d, self.n_items + 1)
 
     def sequence_states(self, tokens: torch.Tensor) -> torch.Tensor:
