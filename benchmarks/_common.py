@@ -43,6 +43,20 @@ def loop_evaluate(score_row: Callable[[int], np.ndarray], exclude: sp.csr_matrix
     return out
 
 
+ABSOLUTE_FLOOR = 1e-6
+"""float32 rounding: a gradient that is zero in exact arithmetic (a bias that cancels in a softmax)
+is ~1e-10 of noise in both implementations, whose ratio means nothing."""
+
+
+def relative_difference(a: torch.Tensor, b: torch.Tensor, floor: float = 0.0) -> float:
+    """Largest |a - b| relative to the tensor's largest magnitude, or to ``floor`` when that is larger
+    (for gradients: 1e-3 of the largest gradient of any parameter), at least :data:`ABSOLUTE_FLOOR`."""
+    if not a.numel():
+        return 0.0
+    scale = max(float(a.abs().max()), float(b.abs().max()), 1e-3 * floor, ABSOLUTE_FLOOR)
+    return float((a.double() - b.double()).abs().max()) / scale
+
+
 def add_thread_option(parser) -> None:
     parser.add_argument("--threads", type=int, default=None,
                         help="torch intra-op threads (default: torch's own choice). Use 1 on a machine shared with "

@@ -24,8 +24,8 @@ import argparse
 
 import torch
 
-from _common import (add_thread_option, apply_thread_option, environment, median, now, table, timed_alternately,
-                     write_result)
+from _common import (add_thread_option, apply_thread_option, environment, median, now, relative_difference, table,
+                     timed_alternately, write_result)
 from recunlearn.data.sequences import load_stream
 from recunlearn.models.sequential import SEQUENTIAL_MODELS
 
@@ -35,20 +35,6 @@ IMPLEMENTATIONS = ("reference", "fast")
 def build(name: str, stream, implementation: str, seed: int, epochs: int = 1):
     return SEQUENTIAL_MODELS[name](stream.n_items, torch.Generator().manual_seed(seed), epochs=epochs,
                                    implementation=implementation)
-
-
-ABSOLUTE_FLOOR = 1e-6
-"""float32 rounding: a gradient that is zero in exact arithmetic (a bias that cancels in a softmax)
-is ~1e-10 of noise in both implementations, whose ratio means nothing."""
-
-
-def relative_difference(a: torch.Tensor, b: torch.Tensor, floor: float = 0.0) -> float:
-    """Largest |a - b| relative to the tensor's largest magnitude, or to ``floor`` when that is larger
-    (for gradients: 1e-3 of the largest gradient of any parameter), at least :data:`ABSOLUTE_FLOOR`."""
-    if not a.numel():
-        return 0.0
-    scale = max(float(a.abs().max()), float(b.abs().max()), 1e-3 * floor, ABSOLUTE_FLOOR)
-    return float((a.double() - b.double()).abs().max()) / scale
 
 
 def agreement(name: str, stream, seed: int) -> dict:

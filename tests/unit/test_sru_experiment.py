@@ -149,6 +149,8 @@ def test_every_method_returns_metrics_hits_and_positive_timings(runs):
         assert (timings["full_retrain_seconds"] is not None) == (method == "retrain")
         assert result["unlearning"]["n_shards"] == (1 if method == "retrain" else 2)
         assert math.isfinite(timings["full_model_seconds"])
+        assert timings["unlearn_cpu_seconds"] > 0 and timings["full_model_cpu_seconds"] > 0
+        assert (timings["full_retrain_cpu_seconds"] is not None) == (method == "retrain")
 
 
 def test_the_full_data_model_is_shared_and_its_hit_is_the_same_for_every_method(runs):

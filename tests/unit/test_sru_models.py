@@ -213,7 +213,7 @@ class FixedScores(SessionModel):
     DEFAULTS = {"hidden_size": 1}
 
     def __init__(self, table):
-        super().__init__(table.shape[1] - 1, 2, {})
+        super().__init__(table.shape[1] - 1, 2, {}, "reference")  # scores = hidden: no Linear output layer
         self.output = torch.nn.Identity()
         self.register_buffer("table", table)
         self.dummy = torch.nn.Parameter(torch.zeros(1))

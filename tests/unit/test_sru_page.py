@@ -14,9 +14,10 @@ from recunlearn import paths
 from recunlearn.experiments.config import ConfigError
 from recunlearn.experiments.sru import RUN_KEYS, SruConfig
 from recunlearn.report.pages import EMPTY_COUNT, Notice
-from recunlearn.report.sru import (HIT_RANDOM, PAGE_GRIDS, ablation_claims, effectiveness_table, efficiency_table,
-                                   extra_deletion_points, overview_table, page_grid_class, partition_table,
-                                   share_of_retrain, shard_count_table, sru_claims)
+from recunlearn.report.sru import (HIT_RANDOM, PAGE_GRIDS, ablation_claims, effectiveness_table, efficiency_claim,
+                                   efficiency_table, extra_deletion_points, overview_table, page_grid_class,
+                                   partition_table, share_of_retrain, shard_count_table, sru_claims,
+                                   unlearning_share_of_full_training)
 
 PARAMS = paths.REPO_ROOT / "notebooks" / "params" / "sru"
 CREATED = pd.Timestamp("2026-12-01", tz="UTC")
@@ -29,6 +30,8 @@ def run_row(method, seed, rng, extra="none", n=0, partition="own", n_shards=8, m
               **{f"hit@{k}": 0.2 for k in (1, 5, 10, 20)},
               **{f"hit_before_retraining@{k}": 0.3 + 0.01 * rng.random() for k in (1, 5, 10, 20)},
               "unlearn_seconds": SECONDS[method] + rng.random(), "unlearn_all_retrained_seconds": 80.0,
+              "unlearn_cpu_seconds": SECONDS[method] + rng.random(), "full_model_cpu_seconds": 100.0 + rng.random(),
+              "full_model_cached": method != "retrain", "train_pairs_before": 1000, "train_pairs_after": 900,
               "n_retrained_shards": 8, **metrics}
     return dict(dataset="games", model="gru4rec", method=method, truncation="suffix", extra_deletion=extra,
                 n_extra=n, centroid="mean", retrain="affected", partition=partition, seed=seed,
@@ -81,6 +84,34 @@ def test_claims_fail_when_sru_is_the_least_accurate():
     claims = sru_claims(runs).set_index("id")["verdict"]
     assert claims["sru_accuracy_above_baselines"] == "not reproduced"
     assert claims["sru_accuracy_near_retrain"] == "not reproduced"
+
+
+def _with_sru_cpu_seconds(runs, seconds):
+    runs = runs.copy()
+    sru = runs.index[runs["method"] == "sru"]
+    runs.loc[sru, "unlearn_cpu_seconds"] = [seconds[i % len(seconds)] for i in range(len(sru))]
+    return runs
+
+
+def test_the_efficiency_claim_compares_each_run_with_a_full_training_of_the_same_process():
+    runs = fake_runs(seeds=range(4))
+    shares = unlearning_share_of_full_training(runs)
+    assert len(shares) == 4 and set(shares["method"]) == {"sru"}  # the runs without extra deletion
+    expected = shares["unlearn_cpu_seconds"] / (shares["full_model_cpu_seconds"] * 0.9)  # 900 of 1,000 pairs left
+    assert np.allclose(shares["share_of_full_training"], expected)
+    holds = efficiency_claim(runs)
+    assert holds["verdict"] == "reproduced" and "4 runs" in holds["evidence"] and "cached" in holds["evidence"]
+    # no wall clock of another run is read: records written days apart change nothing
+    apart = runs.assign(created=[CREATED + pd.Timedelta(days=i) for i in range(len(runs))])
+    assert efficiency_claim(apart)["verdict"] == "reproduced"
+    slower = efficiency_claim(_with_sru_cpu_seconds(runs, [150.0, 160.0, 170.0, 155.0]))
+    assert slower["verdict"] == "not reproduced"
+    noisy = efficiency_claim(_with_sru_cpu_seconds(runs, [40.0, 160.0, 70.0, 120.0]))  # shares around 1
+    assert noisy["verdict"] == "inconclusive"
+    one_run = efficiency_claim(fake_runs(seeds=[0]))
+    assert one_run["verdict"] == "inconclusive"  # one seed: no test against noise
+    without_cpu = runs.drop(columns=["unlearn_cpu_seconds"])
+    assert efficiency_claim(without_cpu)["verdict"] == "pending"
 
 
 def test_without_runs_every_claim_is_pending_and_every_table_is_empty():

@@ -52,6 +52,12 @@ One :class:`SruConfig` = one (dataset, model, method, deletion strategy, seed). 
    (the lower median) + its centroid + the aggregator. ``unlearn_all_retrained_seconds``: every
    retrained shard + centroids + aggregator (what this run did). The timed shard lost 20 % of its
    sessions' tails, so it trains on slightly fewer pairs than a shard answering one request.
+   Every time is also recorded in CPU seconds of the process (``time.process_time``, the
+   ``*_cpu_seconds`` fields), which other processes on the machine inflate far less than wall time:
+   ``unlearn_cpu_seconds`` (the same parts as ``unlearn_seconds``) and ``full_model_cpu_seconds``,
+   the full-data model's training, measured in the same process -- in this run, or in an earlier run
+   of the same process that trained it (``full_model_cached``). The efficiency claim compares these
+   two within each run (:func:`recunlearn.report.sru.efficiency_claim`).
 
 Fields a method ignores are set to their defaults (``n_shards`` to 1 for Retrain; ``centroid``
 without the similarity partition; ``retrain``, ``aggregator_epochs``, ``partition`` where unused;
@@ -106,7 +112,7 @@ class SruConfig(Config):
     """One SRU-chapter unlearning run (see the module docstring)."""
 
     experiment = "sru-unlearning"
-    results_version = "1"
+    results_version = "2"  # 2: fast session models (other float rounding, other dropout draws); CPU seconds recorded
 
     dataset: str = option("games", choices=SRU_DATASETS)
     model: str = option("gru4rec", choices=tuple(SESSION_MODELS))
@@ -221,7 +227,8 @@ def full_data_model(data: SessionData, model: str, seed: int, max_epochs: int, d
         net = make_session_model(model, data.n_items, data.maxlen, stage_generator(seed, _FULL)).to(device)
         fit = train_session_model(net, data, stage_generator(seed, _FULL, use=1), max_epochs=max_epochs)
         test = evaluate_session_model(net, data.pairs("test"), TEST_KS)
-        info = {"train_seconds": fit["train_seconds"], "wall_seconds": time.perf_counter() - start,
+        info = {"train_seconds": fit["train_seconds"], "train_cpu_seconds": fit["train_cpu_seconds"],
+                "wall_seconds": time.perf_counter() - start,
                 "epochs_run": fit["epochs_run"], "best_epoch": fit["best_epoch"], "best_valid": fit["best_valid"],
                 "test": test}
         if len(_FULL_MODELS) >= 8:
@@ -297,12 +304,14 @@ def unlearn_sessions(config: SruConfig, data: SessionData, requests: UnlearningR
         net, fit = _train_shard(config, data, sessions, shard, _UNLEARN if redo else _LEARN)
         entry = {"shard": shard, "retrained": bool(redo), "sessions": int(len(members)),
                  "requests": int(np.isin(requests.session, members).sum()), "pairs": sessions.n_pairs(),
-                 "train_seconds": fit["train_seconds"], "epochs_run": fit["epochs_run"],
-                 "best_epoch": fit["best_epoch"], "centroid_seconds": 0.0}
+                 "train_seconds": fit["train_seconds"], "train_cpu_seconds": fit["train_cpu_seconds"],
+                 "epochs_run": fit["epochs_run"], "best_epoch": fit["best_epoch"], "centroid_seconds": 0.0,
+                 "centroid_cpu_seconds": 0.0}
         if config.method == "sru":
-            start = time.perf_counter()
+            start, cpu_start = time.perf_counter(), time.process_time()
             entry["centroid"] = prefix_hidden_centroid(net, sessions)
             entry["centroid_seconds"] = time.perf_counter() - start
+            entry["centroid_cpu_seconds"] = time.process_time() - cpu_start
         sub_models.append(net)
         shards.append(entry)
 
@@ -328,21 +337,27 @@ def unlearn_sessions(config: SruConfig, data: SessionData, requests: UnlearningR
 
     redone = [s for s in shards if s["retrained"]]
     aggregator_seconds = aggregator_fit["train_seconds"] if aggregator_fit else 0.0
+    aggregator_cpu_seconds = aggregator_fit["train_cpu_seconds"] if aggregator_fit else 0.0
     median = statistics.median_low([s["train_seconds"] for s in redone]) if redone else 0.0
     timed = next((s for s in redone if s["train_seconds"] == median), None)
     one_shard = (timed["train_seconds"] + timed["centroid_seconds"]) if timed else 0.0
+    one_shard_cpu = (timed["train_cpu_seconds"] + timed["centroid_cpu_seconds"]) if timed else 0.0
     timings = {
         "unlearn_seconds": one_shard + aggregator_seconds,
+        "unlearn_cpu_seconds": one_shard_cpu + aggregator_cpu_seconds,
         "unlearn_all_retrained_seconds": sum(s["train_seconds"] + s["centroid_seconds"] for s in redone)
                                          + aggregator_seconds,
         "unlearn_timed_shard": timed["shard"] if timed else None,
         "retrained_shard_seconds": [s["train_seconds"] for s in redone],
         "retrained_centroid_seconds": [s["centroid_seconds"] for s in redone],
         "aggregator_seconds": aggregator_seconds,
+        "aggregator_cpu_seconds": aggregator_cpu_seconds,
         "full_retrain_seconds": shards[0]["train_seconds"] if config.method == "retrain" else None,
+        "full_retrain_cpu_seconds": shards[0]["train_cpu_seconds"] if config.method == "retrain" else None,
         "learned_shard_seconds": [s["train_seconds"] for s in shards if not s["retrained"]],
         "partition_seconds": partition_seconds,
         "full_model_seconds": full_info["train_seconds"],
+        "full_model_cpu_seconds": full_info["train_cpu_seconds"],
         "full_model_wall_seconds": full_info["wall_seconds"],
         "full_model_cached": cached,
     }
@@ -432,6 +447,8 @@ def collect_sru(grid: SruGrid, records_dir=None) -> pd.DataFrame:
         timings = {k: v for k, v in record["timings"].items() if not isinstance(v, list)}
         return {**{k: values[k] for k in RUN_KEYS}, "n_shards": config.n_shards, **record["metrics"], **timings,
                 "request_hash": record["unlearning"]["request_hash"],
+                "train_pairs_before": record["unlearning"]["train_pairs_before"],
+                "train_pairs_after": record["unlearning"]["train_pairs_after"],
                 "n_retrained_shards": len(record["unlearning"]["retrained_shards"]), "record": record["key"]}
 
     return collect_records(grid.runs(), grid.compute_missing, row, records_dir, RUN_KEYS + ["n_shards", "record"])

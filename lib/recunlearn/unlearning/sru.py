@@ -39,6 +39,7 @@ import torch
 from torch import nn
 
 from ..data.sessions import Sessions
+from ..models.output_layer import blocked_target_ranks, linear_cross_entropy
 from .partition import balanced_kmeans
 
 TRUNCATIONS = ("suffix", "suffix-code", "item")
@@ -226,10 +227,14 @@ class AttentiveAggregator(nn.Module):
         """Attention weights (B, K) of hidden states (B, K, d)."""
         return self._weights(self._mapped(hidden))
 
+    def pooled(self, hidden: torch.Tensor) -> torch.Tensor:
+        """The output layer's input ``z = sum_k alpha_k e_k`` (B, d) of hidden states (B, K, d)."""
+        mapped = self._mapped(hidden)
+        return (self._weights(mapped)[..., None] * mapped).sum(1)
+
     def forward(self, hidden: torch.Tensor) -> torch.Tensor:
         """Logits (B, n_items + 1) of hidden states (B, K, d)."""
-        mapped = self._mapped(hidden)
-        return self.output((self._weights(mapped)[..., None] * mapped).sum(1))
+        return self.output(self.pooled(hidden))
 
 
 def average_probabilities(logits: torch.Tensor) -> torch.Tensor:
@@ -248,6 +253,9 @@ class ShardEnsemble(nn.Module):
     values of ``(rows, K, n_items + 1)``. The sub-models never train: their parameters are frozen,
     their states detached, and they stay in eval mode whatever mode the ensemble is put in (no
     dropout in the states the aggregator learns from); only the aggregator's parameters get gradients.
+    With fast sub-models (their default) an attentive aggregator's loss is the fused output layer
+    (:mod:`recunlearn.models.output_layer`) and rankings take its scores in row blocks; with any
+    reference sub-model the ensemble is computed straightforwardly.
     """
 
     name = "shard-ensemble"
@@ -265,6 +273,8 @@ class ShardEnsemble(nn.Module):
         self.shards.requires_grad_(False)
         self.aggregator = aggregator
         self.chunk_elements = int(chunk_elements)
+        self.implementation = "reference" if any(getattr(m, "implementation", "fast") == "reference"
+                                                 for m in shards) else "fast"
         self.eval()
 
     @property
@@ -286,9 +296,35 @@ class ShardEnsemble(nn.Module):
                     chunk = windows[lo:lo + rows]
                     parts.append(average_probabilities(torch.stack([m.scores(chunk) for m in self.shards], dim=1)))
             return torch.cat(parts) if parts else torch.zeros(0, self.n_items + 1, device=windows.device)
+        return self.aggregator(self.shard_states(windows))
+
+    def shard_states(self, windows: torch.Tensor) -> torch.Tensor:
+        """The sub-models' final hidden states ``(B, K, d)`` (no gradient)."""
         with torch.no_grad():
-            hidden = torch.stack([m.hidden(windows) for m in self.shards], dim=1)
-        return self.aggregator(hidden)
+            return torch.stack([m.hidden(windows) for m in self.shards], dim=1)
+
+    def _fast_aggregate(self) -> bool:
+        return self.implementation == "fast" and self.aggregator is not None and hasattr(self.aggregator, "pooled")
+
+    def target_ranks(self, windows: torch.Tensor, targets: torch.Tensor, rank_fn) -> torch.Tensor:
+        """``rank_fn(scores(windows), targets)``; with fast sub-models and an attentive aggregator the
+        aggregator's scores are taken in row blocks (as a fast session model's)."""
+        with torch.no_grad():
+            if not self._fast_aggregate():
+                return rank_fn(self.scores(windows), targets)
+            out = self.aggregator.output
+            return blocked_target_ranks(self.aggregator.pooled(self.shard_states(windows)), out.weight, out.bias,
+                                        targets, rank_fn)
+
+    def candidate_scores(self, windows: torch.Tensor, candidates: torch.Tensor) -> torch.Tensor:
+        """Scores ``(B, c)`` of the items ``candidates`` of each row (the candidates' dot products only,
+        with fast sub-models and an attentive aggregator)."""
+        with torch.no_grad():
+            if not self._fast_aggregate():
+                return self.scores(windows).gather(1, candidates)
+            z = self.aggregator.pooled(self.shard_states(windows))
+            out = self.aggregator.output
+            return torch.baddbmm(out.bias[candidates][..., None], out.weight[candidates], z[:, :, None])[..., 0]
 
     def forward(self, windows: torch.Tensor) -> torch.Tensor:
         return self.scores(windows)
@@ -298,4 +334,8 @@ class ShardEnsemble(nn.Module):
         """Full-softmax cross-entropy of the next item through the aggregator (its parameters only)."""
         if self.aggregator is None:
             raise ValueError("an ensemble that averages probabilities has nothing to train")
+        if self._fast_aggregate():  # the fused output layer of the fast session models
+            out = self.aggregator.output
+            return linear_cross_entropy(self.aggregator.pooled(self.shard_states(windows)), out.weight, out.bias,
+                                        targets)
         return nn.functional.cross_entropy(self.scores(windows), targets)

@@ -26,8 +26,9 @@ t-batch, the full state matrix copied per t-batch, autograd throughout); ``"fast
 the same loss, gradients and scores with less work:
 
 - the prediction never feeds the state updates, so logits and cross-entropy run once per window on the
-  states recorded before each t-batch (``LinearCrossEntropy``: gradient softmax minus one-hot written
-  out, computed with the loss in row blocks that stay in cache); the window loss stays the sum of the
+  states recorded before each t-batch (:class:`~recunlearn.models.output_layer.LinearCrossEntropy`:
+  gradient softmax minus one-hot written out, computed with the loss in row blocks that stay in
+  cache, with the default BLAS's products); the window loss stays the sum of the
   t-batch means (row weight 1 / t-batch size);
 - the one-hot LSTM input is a column gather, W_ih v = W_ih[:, item] (1 + W_1 x)[item] + W_ih[:, -2:] v[-2:],
   computed for the whole window before the recurrence;
@@ -49,6 +50,7 @@ from torch import nn
 from torch.nn import functional as F
 
 from ...data.sequences import Stream
+from ..output_layer import LinearCrossEntropy
 
 WINDOW = 1024
 IMPLEMENTATIONS = ("fast", "reference")
@@ -195,55 +197,8 @@ class LSTMRecurrence(torch.autograd.Function):
 
 
 ROW_BLOCK = 256
-"""Rows of the output layer handled at once: a block's logits (256 x |I| floats, ~6 MB on Foursquare)
-stay in cache from the product that makes them to the products that use their gradient (measured:
-256 rows fastest of 16 to 1,024 on this machine)."""
-
-
-class LinearCrossEntropy(torch.autograd.Function):
-    """``sum_r row_weight[r] * cross_entropy(z_r W^T + b, target[r])``. Also returns the first
-    ``n_scores`` logits of each row (no gradient), or an empty tensor when ``n_scores`` is 0.
-
-    The loss is all that is kept of the (rows x |I|) logits, so the forward pass computes the gradients
-    too, in blocks of :data:`ROW_BLOCK` rows: a block's logits become its softmax minus one-hot (times
-    the row weights) while in cache and go straight into the products for z, W and b, so no full
-    (rows x |I|) matrix is ever written to memory. The backward pass scales them by the incoming
-    gradient."""
-
-    @staticmethod
-    def forward(ctx, z, weight, bias, target, row_weight, n_scores=0):
-        grads = any(ctx.needs_input_grad[:3])
-        n, n_out = z.shape[0], weight.shape[0]
-        scores = z.new_empty(n, n_scores) if n_scores else z.new_empty(0)
-        grad_z, grad_w, grad_b = (torch.empty_like(z), torch.zeros_like(weight), torch.zeros_like(bias)) if grads \
-            else (None, None, None)
-        block, weight_t, losses = z.new_empty(min(ROW_BLOCK, n), n_out), weight.t(), []
-        for lo in range(0, n, ROW_BLOCK):
-            hi = min(lo + ROW_BLOCK, n)
-            zb, tb, wb = z[lo:hi], target[lo:hi, None], row_weight[lo:hi]
-            logits = torch.addmm(bias, zb, weight_t, out=block[:hi - lo])
-            if n_scores:
-                scores[lo:hi] = logits[:, :n_scores]
-            picked = logits.gather(1, tb)[:, 0]
-            top = logits.amax(1)
-            e = logits.sub_(top[:, None]).exp_()
-            total = e.sum(1)
-            losses.append(((top + total.log() - picked) * wb).sum())
-            if grads:  # d loss / d logits = row weight * (softmax - one-hot)
-                g = e.mul_((wb / total)[:, None]).scatter_add_(1, tb, -wb[:, None])
-                torch.mm(g, weight, out=grad_z[lo:hi])
-                grad_w.addmm_(g.t(), zb)
-                grad_b.add_(g.sum(0))
-        ctx.grads = (grad_z, grad_w, grad_b)
-        ctx.mark_non_differentiable(scores)
-        return torch.stack(losses).sum(), scores
-
-    @staticmethod
-    @torch.autograd.function.once_differentiable
-    def backward(ctx, grad_loss, _grad_scores):
-        grad_z, grad_w, grad_b = ctx.grads
-        ctx.grads = None
-        return grad_z * grad_loss, grad_w * grad_loss, grad_b * grad_loss, None, None, None
+"""Rows of the output layer handled at once (measured: 256 rows fastest of 16 to 1,024 on Wikipedia and
+Foursquare); with the default BLAS's products, the arithmetic this model's records were computed with."""
 
 
 class LatentCrossNet(nn.Module):
@@ -348,7 +303,8 @@ class LatentCrossRecommender:
         small = states.index_select(0, plan["users"])
         before, small = LSTMRecurrence.apply(small, gates, net.cell.weight_hh, plan["slots"], plan["sizes"])
         loss, scores = LinearCrossEntropy.apply(net.fused(before, plan["context"]), net.out.weight, net.out.bias,
-                                                plan["item"], plan["weight"], 0 if collect is None else self.n_items)
+                                                plan["item"], plan["weight"], 0 if collect is None else self.n_items,
+                                                ROW_BLOCK, "torch")
         if collect is not None:
             collect(plan["order"] - plan["lo"], scores)
         return loss, states.detach().index_copy(0, plan["users"], small)

@@ -29,6 +29,13 @@ of the common PyTorch BERT4Rec implementation whose module names the code uses; 
 padded keys get a large finite negative logit (a window is never all padding: the [mask] is always
 there at prediction and a training prefix holds at least one item). The cloze draws come from the
 trainer's generator (the code uses a Python ``random.Random``), so a run is reproducible.
+
+The fast implementation (:mod:`.base`) also groups each batch's windows by length
+(:func:`~.base.length_buckets`) and runs the blocks on each group's last ``width``
+positions only: padded keys are masked, so the left-out positions change no state that is used, and
+the loss and the hidden state are the same function (on Games about half the (window, position)
+pairs of a full window are padding). The output layer is applied only at the chosen (masked)
+positions in both implementations.
 """
 
 from __future__ import annotations
@@ -39,7 +46,8 @@ import torch
 from torch import nn
 from torch.nn import functional as F
 
-from .base import SessionModel, SessionModelError, positive_int, probability, seeded_from
+from ..output_layer import linear_cross_entropy
+from .base import SessionModel, SessionModelError, dropout, length_buckets, positive_int, probability, seeded_from
 
 _MASKED = -1e9
 
@@ -65,9 +73,9 @@ def cloze_mask(windows: torch.Tensor, n_items: int, mask_prob: float,
 
 
 class BidirectionalBlock(nn.Module):
-    def __init__(self, d: int, heads: int, ffn: int, dropout: float):
+    def __init__(self, d: int, heads: int, ffn: int, dropout: float, fast: bool = False):
         super().__init__()
-        self.heads, self.dropout = heads, dropout
+        self.heads, self.dropout, self.fast = heads, dropout, fast
         self.ln_attn, self.ln_ffn = nn.LayerNorm(d, eps=1e-6), nn.LayerNorm(d, eps=1e-6)
         self.q, self.k, self.v, self.o = (nn.Linear(d, d) for _ in range(4))
         self.ffn_in, self.ffn_out = nn.Linear(d, ffn), nn.Linear(ffn, d)
@@ -78,13 +86,16 @@ class BidirectionalBlock(nn.Module):
         q, k, v = (layer(x).view(b, length, h, d // h).transpose(1, 2) for layer in (self.q, self.k, self.v))
         logits = (q @ k.transpose(-1, -2)) / math.sqrt(d // h)
         weights = torch.softmax(logits.masked_fill(blocked, _MASKED), dim=-1)
-        weights = F.dropout(weights, self.dropout, self.training)
+        weights = self.drop(weights)
         return self.o((weights @ v).transpose(1, 2).reshape(b, length, d))
 
+    def drop(self, x: torch.Tensor) -> torch.Tensor:
+        return dropout(x, self.dropout, self.training, self.fast)
+
     def forward(self, x: torch.Tensor, blocked: torch.Tensor) -> torch.Tensor:
-        x = x + F.dropout(self.attention(self.ln_attn(x), blocked), self.dropout, self.training)
-        h = self.ffn_out(F.dropout(F.gelu(self.ffn_in(self.ln_ffn(x))), self.dropout, self.training))
-        return F.dropout(x + F.dropout(h, self.dropout, self.training), self.dropout, self.training)
+        x = x + self.drop(self.attention(self.ln_attn(x), blocked))
+        h = self.ffn_out(self.drop(F.gelu(self.ffn_in(self.ln_ffn(x)))))
+        return self.drop(x + self.drop(h))
 
 
 class BERT4Rec(SessionModel):
@@ -96,8 +107,9 @@ class BERT4Rec(SessionModel):
     DEFAULTS = {"hidden_size": 64, "n_blocks": 2, "n_heads": 4, "ffn_size": 256, "dropout": 0.2,
                 "block_dropout": 0.0, "mask_prob": 0.3}
 
-    def __init__(self, n_items: int, maxlen: int, generator: torch.Generator | None = None, **hyper):
-        super().__init__(n_items, maxlen, hyper)
+    def __init__(self, n_items: int, maxlen: int, generator: torch.Generator | None = None,
+                 implementation: str = "fast", **hyper):
+        super().__init__(n_items, maxlen, hyper, implementation)
         d = positive_int("hidden_size", self.hyper["hidden_size"])
         blocks = positive_int("n_blocks", self.hyper["n_blocks"])
         heads = positive_int("n_heads", self.hyper["n_heads"])
@@ -111,17 +123,30 @@ class BERT4Rec(SessionModel):
         with seeded_from(generator):
             self.token_emb = nn.Embedding(self.n_items + 2, d, padding_idx=0)
             self.pos_emb = nn.Embedding(self.maxlen, d)
-            self.blocks = nn.ModuleList(BidirectionalBlock(d, heads, ffn, block_dropout) for _ in range(blocks))
+            self.blocks = nn.ModuleList(BidirectionalBlock(d, heads, ffn, block_dropout, self.fast)
+                                        for _ in range(blocks))
             self.output = nn.Linear(d, self.n_items + 1)
 
     def sequence_states(self, tokens: torch.Tensor) -> torch.Tensor:
         """States ``(B, maxlen, d)`` of token windows (items, 0 = padding, ``n_items + 1`` = [mask])."""
         tokens = self.check_windows(tokens)
-        x = F.dropout(self.token_emb(tokens) + self.pos_emb.weight, self.dropout, self.training)
+        return self._states(tokens, self.pos_emb.weight)
+
+    def _states(self, tokens: torch.Tensor, positions: torch.Tensor) -> torch.Tensor:
+        x = dropout(self.token_emb(tokens) + positions, self.dropout, self.training, self.fast)
         blocked = (tokens == 0)[:, None, None, :]
         for block in self.blocks:
             x = block(x, blocked)
         return x
+
+    def bucket_states(self, tokens: torch.Tensor):
+        """Fast path: ``(rows, width, states)`` per length bucket (:func:`~.base.length_buckets`):
+        the states ``(len(rows), width, d)`` of the last ``width`` positions of those rows, which
+        equal the last ``width`` positions of :meth:`sequence_states` (the positions left out are
+        padding, never attended to)."""
+        tokens = self.check_windows(tokens)
+        for rows, width in length_buckets(tokens):
+            yield rows, width, self._states(tokens.index_select(0, rows)[:, -width:], self.pos_emb.weight[-width:])
 
     def prediction_tokens(self, windows: torch.Tensor) -> torch.Tensor:
         """The window shifted left by one with [mask] appended."""
@@ -129,7 +154,12 @@ class BERT4Rec(SessionModel):
         return torch.cat([windows[:, 1:], torch.full_like(windows[:, :1], self.mask_token)], dim=1)
 
     def hidden(self, windows: torch.Tensor) -> torch.Tensor:
-        return self.sequence_states(self.prediction_tokens(windows))[:, -1]
+        tokens = self.prediction_tokens(windows)
+        if not self.fast:
+            return self.sequence_states(tokens)[:, -1]
+        parts = list(self.bucket_states(tokens))
+        order = torch.cat([rows for rows, _, _ in parts])
+        return torch.cat([states[:, -1] for _, _, states in parts])[torch.argsort(order)]
 
     def item_embeddings(self) -> torch.Tensor:
         return self.token_emb.weight[:-1]
@@ -138,6 +168,17 @@ class BERT4Rec(SessionModel):
                       generator: torch.Generator | None = None) -> torch.Tensor:
         """Cloze loss of the batch's input windows (``targets`` are not used, as in the authors' code)."""
         tokens, labels = cloze_mask(self.check_windows(windows), self.n_items, self.mask_prob, generator)
+        if self.fast:
+            picked, targets = [], []
+            for rows, width, states in self.bucket_states(tokens):
+                part = labels.index_select(0, rows)[:, -width:]
+                chosen = part != 0
+                picked.append(states[chosen])
+                targets.append(part[chosen])
+            states, targets = torch.cat(picked), torch.cat(targets)
+            if not len(targets):
+                return states.sum() * 0.0
+            return linear_cross_entropy(states, self.output.weight, self.output.bias, targets)
         chosen = labels != 0
         states = self.sequence_states(tokens)
         if not bool(chosen.any()):

@@ -100,6 +100,20 @@ def _eval_batches(model: SessionModel, windows, batch_size: int, fn):
         model.train(was_training)
 
 
+def _eval_chunks(model: SessionModel, windows, batch_size: int, fn):
+    """Like :func:`_eval_batches` with ``fn(chunk, lo)``: the function also gets the chunk's offset."""
+    was_training = model.training
+    model.eval()
+    try:
+        with torch.no_grad():
+            device = model.device
+            windows = np.asarray(windows)
+            for lo in range(0, len(windows), batch_size):
+                yield lo, fn(_as_long(windows[lo:lo + batch_size], device), lo)
+    finally:
+        model.train(was_training)
+
+
 def hidden_states(model: SessionModel, windows, batch_size: int = EVAL_BATCH) -> torch.Tensor:
     """``model.hidden`` of every window, in eval mode, batched: ``(n, d)`` float tensor on the CPU."""
     parts = [h.cpu() for _, h in _eval_batches(model, windows, batch_size, model.hidden)]
@@ -136,10 +150,17 @@ def candidate_ranks(model: SessionModel, windows, candidates, batch_size: int = 
     if len(candidates) != len(windows):
         raise ValueError(f"{len(windows)} windows but {len(candidates)} candidate rows")
     out = np.empty(len(candidates), dtype=np.int64)
-    for lo, scores in _eval_batches(model, windows, batch_size, model.scores):
-        rows = _as_long(candidates[lo:lo + len(scores)], scores.device)
-        first = torch.zeros(len(rows), dtype=torch.long, device=scores.device)
-        out[lo:lo + len(scores)] = target_ranks(scores.gather(1, rows), first, exclude_padding=False).cpu().numpy()
+    device = model.device
+
+    def ranks(chunk, lo):
+        rows = _as_long(candidates[lo:lo + len(chunk)], device)
+        scores = model.candidate_scores(chunk, rows) if hasattr(model, "candidate_scores") else \
+            model.scores(chunk).gather(1, rows)
+        first = torch.zeros(len(rows), dtype=torch.long, device=device)
+        return target_ranks(scores, first, exclude_padding=False)
+
+    for lo, part in _eval_chunks(model, windows, batch_size, ranks):
+        out[lo:lo + len(part)] = part.cpu().numpy()
     return out
 
 
@@ -149,9 +170,16 @@ def pair_ranks(model: SessionModel, windows, targets, batch_size: int = EVAL_BAT
     if len(targets) != len(windows):
         raise ValueError(f"{len(windows)} windows but {len(targets)} targets")
     out = np.empty(len(targets), dtype=np.int64)
-    for lo, scores in _eval_batches(model, windows, batch_size, model.scores):
-        part = _as_long(targets[lo:lo + len(scores)], scores.device)
-        out[lo:lo + len(scores)] = target_ranks(scores, part).cpu().numpy()
+    device = model.device
+
+    def ranks(chunk, lo):
+        part = _as_long(targets[lo:lo + len(chunk)], device)
+        if hasattr(model, "target_ranks"):
+            return model.target_ranks(chunk, part, target_ranks)
+        return target_ranks(model.scores(chunk), part)
+
+    for lo, part in _eval_chunks(model, windows, batch_size, ranks):
+        out[lo:lo + len(part)] = part.cpu().numpy()
     return out
 
 
@@ -181,11 +209,13 @@ def _synchronize(device: torch.device) -> None:
 
 
 def adam(model: SessionModel, lr: float, weight_decay: float = 0.0) -> torch.optim.Adam:
-    """Adam over all parameters, with PyTorch's fused kernel (the same update rule in one pass over
-    the parameters; on one CPU thread it makes the optimiser step ~20x cheaper than the default loop,
-    which matters because the output layer and item table hold ~3M parameters on Games). Its
-    rounding can differ from the default loop's in the last bits; it is deterministic."""
-    return torch.optim.Adam(model.parameters(), lr=lr, weight_decay=weight_decay, fused=True)
+    """Adam over all parameters; for a fast model (and the aggregator ensemble) with PyTorch's fused
+    kernel (the same update rule in one pass over the parameters; on one CPU thread it makes the
+    optimiser step ~20x cheaper than the default loop, which matters because the output layer and
+    item table hold ~3M parameters on Games; its rounding can differ from the default loop's in the
+    last bits; it is deterministic), for a reference model with PyTorch's default."""
+    fused = {} if getattr(model, "implementation", "fast") == "reference" else {"fused": True}
+    return torch.optim.Adam(model.parameters(), lr=lr, weight_decay=weight_decay, **fused)
 
 
 def train_session_model(model: SessionModel, data: SessionData, generator: torch.Generator | None = None, *,
@@ -200,9 +230,11 @@ def train_session_model(model: SessionModel, data: SessionData, generator: torch
     validation pairs; with none, no validation runs and the last epoch's weights are kept.
 
     Returns ``{"curve": [...], "best_epoch", "best_valid", "metric", "epochs_run", "stopped_early",
-    "train_seconds", "validation_seconds", "n_train_pairs", "n_valid_pairs"}``: one curve entry per
-    epoch (``epoch``, mean ``loss`` per batch, ``train_seconds`` and, when validated,
-    ``valid_recall@10``, ``valid_ndcg@10``, ..., ``validation_seconds``). Training seconds exclude
+    "train_seconds", "train_cpu_seconds", "validation_seconds", "n_train_pairs", "n_valid_pairs"}``:
+    one curve entry per epoch (``epoch``, mean ``loss`` per batch, ``train_seconds``,
+    ``train_cpu_seconds`` and, when validated, ``valid_recall@10``, ``valid_ndcg@10``, ...,
+    ``validation_seconds``). Training seconds (wall, ``time.perf_counter``) and training CPU seconds
+    (this process's, ``time.process_time``: less sensitive to other processes on the machine) exclude
     validation."""
     if data.maxlen != model.maxlen:
         raise ValueError(f"the model's maxlen ({model.maxlen}) differs from the data's ({data.maxlen})")
@@ -230,7 +262,7 @@ def train_session_model(model: SessionModel, data: SessionData, generator: torch
     dropout_seed = int(torch.randint(0, 2**62, (1,), generator=generator))
 
     result = {"curve": [], "best_epoch": 0, "best_valid": None, "metric": metric, "epochs_run": 0,
-              "stopped_early": False, "train_seconds": 0.0, "validation_seconds": 0.0,
+              "stopped_early": False, "train_seconds": 0.0, "train_cpu_seconds": 0.0, "validation_seconds": 0.0,
               "n_train_pairs": int(len(targets)), "n_valid_pairs": int(n_valid)}
     best_value, best_state = -np.inf, None
     epochs = range(1, max_epochs + 1)
@@ -243,7 +275,7 @@ def train_session_model(model: SessionModel, data: SessionData, generator: torch
         for epoch in epochs:
             model.train()
             _synchronize(device)
-            start, total, n_batches = time.perf_counter(), 0.0, 0
+            start, cpu_start, total, n_batches = time.perf_counter(), time.process_time(), 0.0, 0
             order = torch.randperm(len(targets), generator=generator).to(device)
             for lo in range(0, len(order), batch_size):
                 batch = order[lo:lo + batch_size]
@@ -254,8 +286,10 @@ def train_session_model(model: SessionModel, data: SessionData, generator: torch
                 total += float(loss.detach())
                 n_batches += 1
             _synchronize(device)
-            entry = {"epoch": epoch, "loss": total / max(n_batches, 1), "train_seconds": time.perf_counter() - start}
+            entry = {"epoch": epoch, "loss": total / max(n_batches, 1), "train_seconds": time.perf_counter() - start,
+                     "train_cpu_seconds": time.process_time() - cpu_start}
             result["train_seconds"] += entry["train_seconds"]
+            result["train_cpu_seconds"] += entry["train_cpu_seconds"]
             result["epochs_run"] = epoch
             if n_valid and (epoch % validate_every == 0 or epoch == max_epochs):
                 start = time.perf_counter()
@@ -280,3 +314,25 @@ def train_session_model(model: SessionModel, data: SessionData, generator: torch
         result["best_epoch"] = result["epochs_run"]
     model.eval()
     return result
+
+
+def probe_session_model(model: SessionModel, windows, targets, eval_windows, seed: int = 0) -> dict:
+    """From the current weights, in eval mode (no dropout): ``loss`` = ``training_loss`` of the batch
+    ``(windows, targets)`` (BERT4Rec's cloze draws from a generator seeded with ``seed``),
+    ``grad/<name>`` = its gradient for every parameter (zeros where unused), ``scores`` = ``scores``
+    of ``eval_windows``. Changes nothing. For comparing two implementations of one model."""
+    was_training = model.training
+    model.eval()
+    try:
+        device = model.device
+        windows, targets = _as_long(windows, device), _as_long(targets, device)
+        loss = model.training_loss(windows, targets, torch.Generator().manual_seed(seed))
+        named = [(name, p) for name, p in model.named_parameters() if p.requires_grad]
+        grads = torch.autograd.grad(loss, [p for _, p in named], allow_unused=True)
+        out = {"loss": loss.detach()}
+        out.update({f"grad/{name}": torch.zeros_like(p) if g is None else g for (name, p), g in zip(named, grads)})
+        with torch.no_grad():
+            out["scores"] = model.scores(_as_long(eval_windows, device))
+        return out
+    finally:
+        model.train(was_training)
