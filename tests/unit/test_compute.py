@@ -500,3 +500,20 @@ def test_ray_tasks_write_the_same_records_as_local_workers(tmp_path, need_local,
         mine, theirs = read_json_strict(local / name), read_json_strict(on_ray / name)
         assert mine["metrics"] == theirs["metrics"], name
         assert without_volatile(mine) == without_volatile(theirs), name
+
+
+def test_a_worker_exits_when_its_scheduler_is_gone():
+    """A local worker whose parent is no longer the scheduler (killed with SIGKILL) exits instead of
+    computing on; with its parent alive it keeps running."""
+    import os
+    import threading
+
+    from recunlearn.compute.executors import exit_when_orphaned
+
+    exited = threading.Event()
+    exit_when_orphaned(os.getppid() + 10**6, interval=0.01, exit=lambda code: exited.set()).join(timeout=5)
+    assert exited.is_set()
+    alive = threading.Event()
+    watcher = exit_when_orphaned(os.getppid(), interval=0.01, exit=lambda code: alive.set())
+    watcher.join(timeout=0.2)
+    assert watcher.is_alive() and not alive.is_set()

@@ -25,6 +25,7 @@ import multiprocessing
 import os
 import queue
 import signal
+import threading
 import time
 from pathlib import Path
 from typing import Callable
@@ -99,10 +100,26 @@ def _past(deadline: float | None) -> bool:
 
 # --- local worker processes -----------------------------------------------------------------------------
 
-def _local_worker(inbox, outbox, stop, records_dir: str) -> None:
+def exit_when_orphaned(parent: int, interval: float = 5.0, exit=os._exit) -> threading.Thread:
+    """Watch from a daemon thread that the process ``parent`` is still this process's parent; when it is
+    not (the scheduler was killed, e.g. with SIGKILL, which it cannot catch), ``exit(1)``: a worker never
+    computes on for nobody. The run in progress writes no record (records are written atomically)."""
+    def watch():
+        while os.getppid() == parent:
+            time.sleep(interval)
+        exit(1)
+
+    thread = threading.Thread(target=watch, name="exit-when-orphaned", daemon=True)
+    thread.start()
+    return thread
+
+
+def _local_worker(inbox, outbox, stop, records_dir: str, parent: int) -> None:
     """A local worker: batches from ``inbox`` until ``None``; messages to ``outbox``. It ignores SIGINT
-    (a Ctrl-C reaches the whole process group; the parent decides what stops)."""
+    (a Ctrl-C reaches the whole process group; the parent decides what stops) and exits when its
+    parent ``parent`` is gone."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    exit_when_orphaned(parent)
     lower_priority()
     import recunlearn.experiments  # noqa: F401 - registers the runners
 
@@ -130,7 +147,8 @@ class LocalExecutor:
 
     def _start_worker(self) -> _Worker:
         inbox = self._context.Queue()
-        process = self._context.Process(target=_local_worker, args=(inbox, self._outbox, self._stop, self._records_dir),
+        process = self._context.Process(target=_local_worker,
+                                        args=(inbox, self._outbox, self._stop, self._records_dir, os.getpid()),
                                         daemon=True)
         process.start()
         return _Worker(process, inbox)
