@@ -304,7 +304,7 @@ def test_fast_lightgcn_trains_bit_identically_to_the_reference(data):
                 loss = model.batch_loss(batch)
                 loss.backward()
                 optimizer.step()
-                losses.append(float(loss))
+                losses.append(loss.item())
         trained[implementation] = (losses, *model.embeddings())
     for reference, fast in zip(trained["reference"], trained["fast"]):
         assert reference == fast if isinstance(reference, list) else torch.equal(reference, fast)
