@@ -8,6 +8,11 @@
 2. CASPER scoring: exact cascade scores of all IDAG roots (paper variant) on each dataset, with
    L = 50 (LSTM/TiSASRec) and unbounded L (JODIE/LatentCross), by the library's bitset sweep and
    by one breadth-first search per root (the paper's Algorithm 1). Scores must be identical.
+3. Rank lists: ``rls.rank_lists`` (one integer sort of a unique composite key per item) against
+   torch's stable sort of the negated scores, on ``--rank-rows`` float32 score rows with ties. The
+   lists must be identical.
+
+``--parts`` runs some parts only; the JSON keeps the other parts' last results.
 
 Run: ``.venv/bin/python benchmarks/bench_rls.py`` -> benchmarks/results/bench_rls.json
 """
@@ -15,15 +20,26 @@ Run: ``.venv/bin/python benchmarks/bench_rls.py`` -> benchmarks/results/bench_rl
 from __future__ import annotations
 
 import argparse
+import json
 
 import numpy as np
 import torch
 
-from _common import (add_thread_option, apply_thread_option, environment, median, now, table, timed, timed_alternately,
-                     write_result)
+from _common import (RESULTS_DIR, add_thread_option, apply_thread_option, environment, median, now, table, timed,
+                     timed_alternately, write_result)
 from recunlearn.data.sequences import load_stream
 from recunlearn.metrics import rls
 from recunlearn.perturb.idag import build_idag, cascade_scores, cascade_scores_bfs
+
+
+PARTS = {"metrics": "RLS metrics vs the rbo package", "ranking": "rank lists: composite key vs stable sort",
+         "scores": "cascade scores: bitset sweep vs BFS"}
+
+
+def previous_result(name: str) -> dict:
+    """The last results of benchmark ``name`` (empty if none), so a run of some parts keeps the others."""
+    path = RESULTS_DIR / f"{name}.json"
+    return json.loads(path.read_text()) if path.exists() else {}
 
 
 def similar_pairs(n: int, pairs: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
@@ -61,6 +77,20 @@ def bench_metrics(args) -> dict:
             "times": {"vectorised": vec_times, "rbo_package": ref_times}}
 
 
+def bench_ranking(args) -> dict:
+    """Rank lists of ``--rank-rows`` score rows over ``--n-items`` items (float32, many ties): the
+    library's composite-key sort against torch's stable sort of the negated scores; identical lists."""
+    gen = torch.Generator().manual_seed(args.seed)
+    scores = (torch.randn(args.rank_rows, args.n_items, generator=gen) * 8).round() / 8  # ties in every row
+    fast = lambda: rls.rank_lists(scores)  # noqa: E731
+    stable = lambda: torch.sort(-scores, dim=1, stable=True).indices  # noqa: E731
+    times, results = timed_alternately({"composite_key": fast, "stable_sort": stable}, args.repeats)
+    (fast_times, stable_times), (ours, ref) = times.values(), results.values()
+    return {"rows": args.rank_rows, "n_items": args.n_items, "composite_key_seconds": median(fast_times),
+            "stable_sort_seconds": median(stable_times), "speedup": median(stable_times) / median(fast_times),
+            "identical": bool(torch.equal(ours, ref)), "times": {"composite_key": fast_times, "stable_sort": stable_times}}
+
+
 def bench_scores(args) -> list[dict]:
     rows = []
     for dataset in args.datasets:
@@ -87,19 +117,32 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--datasets", nargs="*", default=["wikipedia", "reddit", "foursquare", "lastfm"])
+    parser.add_argument("--rank-rows", type=int, default=2000, help="score rows ranked by the ranking part")
+    parser.add_argument("--parts", nargs="*", default=list(PARTS), choices=list(PARTS),
+                        help="which parts to run; the others keep their last results in the JSON")
     add_thread_option(parser)
     args = parser.parse_args()
     apply_thread_option(args)
     env = environment()
-    metrics = bench_metrics(args)
-    print(table([metrics], [("pairs", "pairs", ""), ("n_items", "n", ""), ("vectorised_seconds", "vectorised s", ".4f"),
-                            ("rbo_package_seconds", "rbo package s", ".3f"), ("speedup", "speed-up", ".0f"),
-                            ("agree", "agree to 1e-12", "")]), flush=True)
-    scores = bench_scores(args)
-    path = write_result("bench_rls", {"benchmark": "bench_rls", "created": now(), "environment": env,
-                                      "setup": vars(args), "rls_metrics": metrics, "cascade_scores": scores})
+    result = previous_result("bench_rls")
+    if "metrics" in args.parts:
+        metrics = result["rls_metrics"] = bench_metrics(args)
+        print(table([metrics], [("pairs", "pairs", ""), ("n_items", "n", ""),
+                                ("vectorised_seconds", "vectorised s", ".4f"), ("rbo_package_seconds", "rbo package s", ".3f"),
+                                ("speedup", "speed-up", ".0f"), ("agree", "agree to 1e-12", "")]), flush=True)
+    if "ranking" in args.parts:
+        ranking = result["rank_lists"] = bench_ranking(args)
+        print(table([ranking], [("rows", "rows", ""), ("n_items", "n", ""),
+                                ("composite_key_seconds", "composite key s", ".3f"),
+                                ("stable_sort_seconds", "stable sort s", ".3f"), ("speedup", "speed-up", ".1f"),
+                                ("identical", "identical", "")]), flush=True)
+    if "scores" in args.parts:
+        result["cascade_scores"] = bench_scores(args)
+    result.update({"benchmark": "bench_rls", "created": now(), "environment": env, "setup": vars(args)})
+    path = write_result("bench_rls", result)
     print(f"wrote {path}")
-    if not metrics["agree"] or not all(r["identical"] for r in scores):
+    if (not result.get("rls_metrics", {}).get("agree", True) or not result.get("rank_lists", {}).get("identical", True)
+            or not all(r["identical"] for r in result.get("cascade_scores", []))):
         raise SystemExit("a fast implementation disagrees with its reference")
 
 
