@@ -220,3 +220,10 @@ def test_a_model_results_version_invalidates_only_that_models_records():
     assert records.results_version(lstm) == CasperConfig.results_version
     assert records.results_version(tisasrec) == MODEL_RESULTS_VERSIONS["tisasrec"] != CasperConfig.results_version
     assert records.results_version(LearnConfig()) == LearnConfig.results_version
+
+
+def test_model_results_versions_stay_above_the_class_version():
+    """Bumping CasperConfig.results_version must also invalidate the models with their own version."""
+    from recunlearn.experiments.casper import MODEL_RESULTS_VERSIONS, CasperConfig
+
+    assert all(int(v) > int(CasperConfig.results_version) for v in MODEL_RESULTS_VERSIONS.values())

@@ -119,3 +119,8 @@ def test_rank_lists_by_composite_key_equal_a_stable_sort(descending):
 def test_rank_lists_refuse_nan():
     with pytest.raises(ValueError, match="NaN"):
         rls.rank_lists(torch.tensor([[0.0, float("nan")]]))
+
+
+def test_rank_lists_take_scores_that_track_gradients():
+    scores = torch.tensor([[0.1, 0.3, 0.2]], requires_grad=True)
+    assert rls.rank_lists(scores).tolist() == [[1, 2, 0]]

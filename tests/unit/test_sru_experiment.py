@@ -311,3 +311,11 @@ def test_unaffected_shards_keep_the_sub_model_learned_before_the_request_bit_for
     before, _ = original(config(method="sisa"), data, data.train.take(np.flatnonzero(shard == 1)), 1, exp._LEARN)
     for name, value in before.state_dict().items():  # shard 1 serves the model learned before the request
         assert torch.equal(value, trained[1][1][name]), name
+
+
+def test_an_ignored_partition_does_not_change_what_else_is_ignored():
+    """Retrain ignores the partition: asking for a similarity partition (whose centroid variant would
+    otherwise count) names the same run as its own partition."""
+    a = exp.SruConfig(method="retrain", partition="similarity", centroid="scalar")
+    b = exp.SruConfig(method="retrain", partition="own", centroid="scalar")
+    assert record_key(a) == record_key(b) == record_key(exp.SruConfig(method="retrain"))

@@ -252,6 +252,7 @@ class TradeoffGrid(BystanderGrid):
         from .cure4rec_scif import ExactMioConfig
 
         return [ExactMioConfig(dataset=c.dataset, model=c.model, method=c.method, selection=c.selection, seed=c.seed,
+                               ratio=c.ratio, scoring=c.scoring, selection_seed=c.selection_seed, timing=c.timing,
                                validation=c.validation, max_epochs=c.max_epochs, mio_seeds=self.mio_seeds,
                                mio_epochs=self.mio_epochs, n_shards=c.n_shards, device=c.device)
                 for c in super().runs()]
@@ -260,7 +261,7 @@ class TradeoffGrid(BystanderGrid):
         return super().runs() + self.mio_runs()
 
 
-TRADEOFF_KEYS = ["dataset", "model", "method", "selection", "seed"]
+TRADEOFF_KEYS = ["dataset", "model", "method", "selection", "ratio", "seed"]
 
 
 def collect_tradeoff(grid: TradeoffGrid, records_dir=None) -> pd.DataFrame:

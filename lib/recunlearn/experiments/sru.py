@@ -139,9 +139,10 @@ class SruConfig(Config):
         defaults = {f.name: f.default for f in dataclasses.fields(self)}
         if self.partition == OWN_PARTITION[self.method]:
             object.__setattr__(self, "partition", "own")  # the method's own partition, named once
-        ignored = _IGNORED[self.method] + (() if self.shard_partition == "similarity" else ("centroid",))
-        for name in ignored:
+        for name in _IGNORED[self.method]:  # first, so that what they imply below is the default's
             object.__setattr__(self, name, defaults[name])
+        if self.shard_partition != "similarity":
+            object.__setattr__(self, "centroid", defaults["centroid"])
         if self.method == "retrain":
             object.__setattr__(self, "n_shards", 1)
         if self.extra_deletion == "none":

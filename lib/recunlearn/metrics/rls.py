@@ -49,7 +49,7 @@ def rank_lists(scores, descending: bool = True) -> torch.Tensor:
 
 
 def _rank_by_composite_key(scores: torch.Tensor, descending: bool) -> torch.Tensor:
-    bits = (scores + 0.0).numpy().view(np.int32)  # + 0.0 turns -0.0 into +0.0 (they tie)
+    bits = (scores.detach() + 0.0).numpy().view(np.int32)  # + 0.0 turns -0.0 into +0.0 (they tie)
     order = bits ^ ((bits >> 31) & 0x7FFFFFFF)  # float order as signed-integer order
     if descending:
         order = ~order  # reverses the order without overflow

@@ -7,7 +7,7 @@ tensors for the logits, the log-probabilities and their gradient. :class:`Linear
 computes ``sum_r row_weight[r] * cross_entropy(z_r W^T + b, target[r])`` and every gradient in the
 forward pass, in blocks of rows (:func:`row_block`) whose logits stay in cache from the product
 that makes them to the products that use their gradient ``row_weight * (softmax - one-hot)``; no
-(rows x |I|) matrix is ever written to memory. Used by the SRU chapter's session models and by
+(rows x |I|) matrix is written to memory unless the caller asks for the scores. Used by the SRU chapter's session models and by
 CASPER's LatentCross.
 
 :func:`linear` is ``x @ w^T (+ b)`` through oneDNN where it is available and agrees with

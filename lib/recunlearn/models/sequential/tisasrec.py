@@ -670,6 +670,8 @@ class TiSASRecRecommender:
         optimizer = torch.optim.Adam(self.net.parameters(), lr=self.lr, betas=(0.9, 0.98),
                                      **({"fused": True} if fast else {}))  # fused: one kernel, same update
         noise, users = None, self._instance_users(stream)
+        if len(users) != len(seq):  # each batch row's dropout masks are drawn for its user
+            raise RuntimeError(f"{len(users)} instance users for {len(seq)} training sequences")
         if fast and self.dropout > 0:
             noise = _Noise(self.dropout, int(torch.randint(0, 2**62, (1,))))
         curve, start = [], time.perf_counter()

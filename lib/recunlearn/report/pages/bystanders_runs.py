@@ -10,12 +10,12 @@ from typing import Any, Callable, Mapping
 import pandas as pd
 
 from ...experiments.config import Config
-from ...experiments.records import record_key
+from ...experiments.records import PENDING_CPU, record_key
 from . import Notice, Page, _names, compute_command, plan_entries, reasons_text, run_command, validated
 
 NO_RUN = "pending"
 """What the nbval-checked cell prints when no run is computed."""
-WHY = "without a record yet (CPU-hours)"
+WHY = PENDING_CPU
 
 
 def pending_configs(grid, runs: pd.DataFrame) -> list[Config]:

@@ -1,5 +1,6 @@
-"""SRU overview (not a paper item): the four claims of the abstract, each judged on our runs, with the
-method comparison's accuracy, HIT@10 and unlearning time, and SRU's extra-deletion curves."""
+"""SRU overview (not a paper item): the four claims of the abstract (accuracy tested as two claims:
+above the baselines and near Retrain), each judged on our runs, with the method comparison's
+accuracy, HIT@10 and unlearning time, and SRU's extra-deletion curves."""
 
 from __future__ import annotations
 

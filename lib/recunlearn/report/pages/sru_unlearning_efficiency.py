@@ -28,7 +28,7 @@ def build(runs: pd.DataFrame | None = None, **params) -> Page:
         PAGE, grid, runs, pending, None, claims_frame([efficiency_claim(main)]),
         tables={"runs": runs_table(total, pending), "times": efficiency_table(main)},
         figures={"figure": lambda: method_bars(main, "unlearn_seconds",
-                                               "Unlearning time (seconds, CPU; sharded methods: one shard + "
+                                               "Unlearning time (wall-clock seconds; sharded methods: one shard + "
                                                "aggregator)", col="model", x="method", hue="dataset")},
         values=values,
         notices=notices(runs=runs_notice("The runs of this page", total, pending, command),
