@@ -203,6 +203,17 @@ def test_unaffected_shards_are_bit_identical_before_and_after(monkeypatch):
     assert result.unaffected_unchanged
 
 
+def test_affected_shards_must_hold_every_deleted_row_without_a_learned_model():
+    """Naming affected shards that leave out a deleted user's shard would train that shard on the rows
+    to forget: refused before any training."""
+    users, items, n_users, n_items = tiny_problem()
+    train = sp.csr_matrix((np.ones(len(users)), (users, items)), shape=(n_users, n_items))
+    build = lambda k, g: WMF(n_users * k, n_items * k, 4, g, n_blocks=k)  # noqa: E731
+    with pytest.raises(ValueError, match=r"leaves out shard\(s\) \[1\]"):
+        exact.unlearn_exactly(users, items, n_users, n_items, np.arange(24) % 4, np.array([1]), build, train, train,
+                              seed=0, train_kwargs=dict(max_epochs=1, progress=False), affected_shards=[0])
+
+
 def test_retrain_is_one_shard_trained_on_the_rest(monkeypatch):
     result, seen, n_users = run_pipeline(monkeypatch, WMF, np.zeros(24, dtype=int), np.array([4, 7]))
     assert len(seen) == 1 and result.stage1 is None and result.affected_shards.tolist() == [0]

@@ -114,10 +114,15 @@ def unlearn_exactly(train_users: np.ndarray, train_items: np.ndarray, n_users: i
     deleted[np.asarray(deleted_users, dtype=np.int64)] = True
     train_users = np.asarray(train_users)
     drop = deleted[train_users] if dropped_rows is None else deleted[train_users] | np.asarray(dropped_rows, bool)
+    holding = np.union1d(np.unique(user_shard[train_users[drop]]), np.unique(user_shard[deleted]))
     if affected_shards is None:
-        affected = np.union1d(np.unique(user_shard[train_users[drop]]), np.unique(user_shard[deleted]))
+        affected = holding
     else:
         affected = np.unique(np.asarray(affected_shards, dtype=np.int64))
+        kept = np.setdiff1d(holding, affected)
+        if learned is None and len(kept):  # stage I would train those shards on the rows to forget
+            raise ValueError(f"affected_shards leaves out shard(s) {kept.tolist()} that hold deleted or dropped rows; "
+                             "without a learned model that has already unlearned them they must be retrained")
     unaffected = np.setdiff1d(np.arange(n_shards), affected)
     model = build_model(n_shards, torch.Generator().manual_seed(seed)).to(device)
     sampling = torch.Generator(device=device).manual_seed(seed)
