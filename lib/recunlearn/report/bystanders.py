@@ -165,7 +165,8 @@ def stability_figure(runs: pd.DataFrame):
 
     keys = ["model", "method", "state", "selector", "seed"]
     long = pd.concat([runs[keys].assign(users="all users", disturbance=1.0 - runs["ao"]),
-                      runs[keys].assign(users="retrained shard's users", disturbance=1.0 - runs["ao_shard"])])
+                      runs[keys].assign(users="retrained shard's users", disturbance=1.0 - runs["ao_shard"])],
+                     ignore_index=True)  # a plot needs unique index labels
     long = long.assign(served=long["state"].map({"learn": "learned model", "unlearned": "unlearned model"})
                        + ", " + long["users"])
     return method_bars(long, "disturbance",
