@@ -116,6 +116,16 @@ def write_result(name: str, payload: dict) -> Path:
     return path
 
 
+def write_rows(name: str, env: dict, args, key: str, rows: list[dict], passed: str, failure: str) -> Path:
+    """Write benchmark ``name``'s result (its ``rows`` under ``key``), print where, and fail with
+    ``failure`` unless every row's ``passed`` flag holds (the fast code agrees with its reference)."""
+    path = write_result(name, {"benchmark": name, "created": now(), "environment": env, "setup": vars(args), key: rows})
+    print(f"wrote {path}")
+    if not all(row[passed] for row in rows):
+        raise SystemExit(failure)
+    return path
+
+
 def table(rows: list[dict], columns: list[tuple[str, str, str]]) -> str:
     """A plain-text table: ``columns`` are (key, header, format)."""
     cells = [[header for _, header, _ in columns]]

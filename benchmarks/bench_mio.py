@@ -25,8 +25,8 @@ import time
 import numpy as np
 import torch
 
-from _common import (add_thread_option, apply_thread_option, environment, median, now, table, timed_alternately,
-                     write_result)
+from _common import (add_thread_option, apply_thread_option, environment, median, table, timed_alternately,
+                     write_rows)
 from recunlearn.data import load_split
 from recunlearn.metrics.membership import (make_oracle, membership_sets, oracle_scores_seeds, seed_samples,
                                            train_oracle)
@@ -103,11 +103,7 @@ def main() -> None:
                             ("reference_us_per_network_step", "ref us/step", ".0f"),
                             ("fast_us_per_network_step", "fast us/step", ".0f"), ("identical", "identical", "")]),
               flush=True)
-    path = write_result("bench_mio", {"benchmark": "bench_mio", "created": now(), "environment": env,
-                                      "setup": vars(args), "datasets": rows})
-    print(f"wrote {path}")
-    if not all(r["identical"] for r in rows):
-        raise SystemExit("the stacked oracles differ from the one-at-a-time reference")
+    write_rows("bench_mio", env, args, "datasets", rows, "identical", "the stacked oracles differ from the one-at-a-time reference")
 
 
 if __name__ == "__main__":

@@ -24,8 +24,8 @@ import argparse
 
 import torch
 
-from _common import (add_thread_option, apply_thread_option, environment, median, now, relative_difference, table,
-                     timed_alternately, write_result)
+from _common import (add_thread_option, apply_thread_option, environment, median, relative_difference, table,
+                     timed_alternately, write_rows)
 from recunlearn.data.sequences import load_stream
 from recunlearn.models.sequential import SEQUENTIAL_MODELS
 
@@ -104,11 +104,7 @@ def main() -> None:
         print(table([row], [("model", "model", ""), ("reference_epoch_s", "reference s/epoch", ".2f"),
                             ("fast_epoch_s", "fast s/epoch", ".2f"), ("epoch_speedup", "speed-up", ".1f"),
                             ("max_relative_difference", "max rel. diff", ".1e"), ("agree", "agree", "")]), flush=True)
-    path = write_result("bench_sequential", {"benchmark": "bench_sequential", "created": now(), "environment": env,
-                                             "setup": vars(args), "models": rows})
-    print(f"wrote {path}")
-    if not all(r["agree"] for r in rows):
-        raise SystemExit("a fast implementation disagrees with its reference")
+    write_rows("bench_sequential", env, args, "models", rows, "agree", "a fast implementation disagrees with its reference")
 
 
 if __name__ == "__main__":

@@ -31,8 +31,8 @@ import time
 
 import torch
 
-from _common import (add_thread_option, apply_thread_option, environment, median, now, relative_difference, table,
-                     timed_alternately, write_result)
+from _common import (add_thread_option, apply_thread_option, environment, median, relative_difference, table,
+                     timed_alternately, write_rows)
 from recunlearn.data.sessions import prefix_pairs
 from recunlearn.experiments.sru import sru_data
 from recunlearn.models.session import EVAL_BATCH, SESSION_MODELS, make_session_model, probe_session_model
@@ -128,11 +128,7 @@ def main() -> None:
                             ("fast_epoch_cpu_s", "fast CPU s/epoch", ".2f"), ("epoch_speedup", "speed-up", ".2f"),
                             ("validation_speedup", "validation speed-up", ".2f"),
                             ("max_relative_difference", "max rel. diff", ".1e"), ("agree", "agree", "")]), flush=True)
-    path = write_result("bench_session", {"benchmark": "bench_session", "created": now(), "environment": env,
-                                          "setup": vars(args), "models": rows})
-    print(f"wrote {path}")
-    if not all(r["agree"] for r in rows):
-        raise SystemExit("a fast implementation disagrees with its reference")
+    write_rows("bench_session", env, args, "models", rows, "agree", "a fast implementation disagrees with its reference")
 
 
 if __name__ == "__main__":

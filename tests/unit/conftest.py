@@ -68,3 +68,15 @@ def data_env(tmp_path, monkeypatch):
     monkeypatch.setenv(paths.CACHE_ENV, str(cache))
     monkeypatch.setenv("RECUNLEARN_OFFLINE", "1")
     return data, cache
+
+
+@pytest.fixture(autouse=True)
+def _no_figures_left():
+    """Pages draw with the non-interactive backend; every test closes the figures it drew."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    yield
+    import matplotlib.pyplot as plt
+
+    plt.close("all")

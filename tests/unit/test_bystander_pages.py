@@ -123,12 +123,7 @@ def test_q3_page_judges_sharding_and_stability_after_unlearning():
     assert claims["stability_shard_more_sensitive"] == "reproduced"  # its shard's users move more
     assert claims["stability_unchanged_by_unlearning"] == "reproduced"  # unlearned − learned = 0.0005 each
     assert page.checks[0].splitlines()[0].split() == q3.CHECKED
-    import matplotlib
-    import matplotlib.pyplot as plt
-
-    matplotlib.use("Agg")
     page.figures["figure"]()  # every page's figures are drawn from computed runs, not only checked by claims
-    plt.close("all")
     pending = q3.build(runs=pending_attrs(frame.iloc[:0].copy(), configs, len(configs)), **params)
     assert pending.is_pending("table")  # 2 epochs: not the plan's runs, so a run command computes them
     assert pending.notice("table").command.startswith("python -m recunlearn run cure4rec-stability")

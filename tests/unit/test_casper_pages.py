@@ -97,17 +97,6 @@ def no_empty_count(page: Page) -> None:
     assert bad == {}
 
 
-@pytest.fixture(autouse=True)
-def _no_figures_left():
-    import matplotlib
-
-    matplotlib.use("Agg")
-    yield
-    import matplotlib.pyplot as plt
-
-    plt.close("all")
-
-
 # --- parameters ----------------------------------------------------------------------------------------
 
 def test_notebook_parameters_are_the_upper_snake_and_injected_names():

@@ -208,17 +208,6 @@ def no_empty_count(page: Page) -> None:
     assert {name: text for name, text in texts.items() if EMPTY_COUNT.search(text)} == {}
 
 
-@pytest.fixture(autouse=True)
-def _no_figures_left():
-    import matplotlib
-
-    matplotlib.use("Agg")
-    yield
-    import matplotlib.pyplot as plt
-
-    plt.close("all")
-
-
 # --- no package cycle; notebooks are parameters -> build -> show -> publish ---------------------------------
 
 def test_experiments_never_import_report():

@@ -20,7 +20,10 @@ SE_MULTIPLIER = 2.0
 
 
 def summarize_runs(runs: pd.DataFrame, keys: list[str], metrics: list[str]) -> pd.DataFrame:
-    """Long frame ``keys + [metric, mean, std, n]`` over seeds (std with ddof=1; 0 for one run)."""
+    """Long frame ``keys + [metric, mean, std, n]`` over seeds (std with ddof=1; 0 for one run); empty,
+    with those columns, when there is no run."""
+    if runs.empty:
+        return pd.DataFrame(columns=keys + ["metric", "mean", "std", "n"])
     long = runs.melt(id_vars=keys, value_vars=metrics, var_name="metric")
     grouped = long.groupby(keys + ["metric"], sort=False)["value"]
     out = grouped.agg(mean="mean", std="std", n="count").reset_index()

@@ -38,10 +38,7 @@ def compare_learn(runs: pd.DataFrame, paper: pd.DataFrame, tol: float | None = N
     Tolerance per cell: the paper's rounding or two standard errors of our mean
     (:func:`recunlearn.report.compare.cell_tolerance`) unless ``tol`` fixes it."""
     keys = ["dataset", "model", "validation"]
-    if runs.empty:
-        ours = pd.DataFrame(columns=keys + ["metric", "mean", "std", "n"])
-    else:
-        ours = summarize_runs(runs, keys, LEARN_METRICS)
+    ours = summarize_runs(runs, keys, LEARN_METRICS)
     if validations is None:
         validations = runs["validation"].unique() if "validation" in runs else []
     validations = pd.DataFrame({"validation": list(validations)})

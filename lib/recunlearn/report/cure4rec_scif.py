@@ -43,10 +43,7 @@ def compare_scif(runs: pd.DataFrame, paper: pd.DataFrame, learn_paper: pd.DataFr
     (:func:`recunlearn.report.compare.cell_tolerance`) unless ``tol`` fixes it. The paper's Learn row
     is set beside every one of ``selections`` (default: those run)."""
     keys = ["dataset", "model", "method", "selection"]
-    if runs.empty:
-        ours = pd.DataFrame(columns=keys + ["metric", "mean", "std", "n"])
-    else:
-        ours = summarize_runs(runs, keys, metrics)
+    ours = summarize_runs(runs, keys, metrics)
     if selections is None:
         selections = runs["selection"].unique() if "selection" in runs else []
     selections = pd.DataFrame({"selection": list(selections)})
