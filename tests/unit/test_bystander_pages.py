@@ -3,8 +3,6 @@ claims and checks, with no training."""
 
 from __future__ import annotations
 
-import itertools
-
 import numpy as np
 import pandas as pd
 import pytest
@@ -49,6 +47,14 @@ def test_q1_page_from_made_up_runs_judges_its_hypotheses():
     assert claims["bystanders_core_moves_more"] == "pending"
     assert len(page.tables["table"]) == 5 and "seeds" in page.tables["table"]
     assert page.checks[0].splitlines()[0].split() == q1.CHECKED
+
+
+def test_q1_figure_has_a_panel_per_dataset_and_model_when_there_are_two_datasets():
+    runs = made_up_q1_runs()
+    both = pd.concat([runs, runs.assign(dataset="ml-1m")], ignore_index=True)
+    titles = [ax.get_title() for ax in q1.figure(both).axes if ax.get_title()]
+    assert titles == ["ML-100K · WMF", "ML-1M · WMF"]
+    assert [ax.get_title() for ax in q1.figure(runs).axes if ax.get_title()] == ["WMF"]
 
 
 def test_q1_page_with_pending_runs_says_so_and_how_to_compute_them():

@@ -118,6 +118,14 @@ def test_the_casper_selector_leaves_out_the_top_cascade_interaction(need_local):
         StabilityConfig(state="deployed")
 
 
+def test_the_casper_selector_is_refused_before_compute_without_timestamps():
+    from recunlearn.experiments.stability import StabilityConfig
+
+    with pytest.raises(ConfigError, match="selector = 'casper'.*protocol = 'raw'"):
+        StabilityConfig(selector="casper", protocol="raw")
+    assert StabilityConfig(selector="random", protocol="raw").protocol == "raw"
+
+
 def cure4rec_exact_set(config):
     from recunlearn.experiments.cure4rec_exact import unlearning_set
 

@@ -8,7 +8,7 @@ import pytest
 from recunlearn.data.sequences import Stream, first_appearance_map, split_last_fraction
 from recunlearn.perturb.idag import build_idag, cascade_scores, cascade_scores_bfs, descendants, top_roots
 from recunlearn.perturb.operations import (apply_perturbation, perturb, replacement_items, select_earliest_random,
-                                           select_latest_random)
+                                           select_latest_random, select_rows)
 from recunlearn.perturb.toy import figure_4b_stream
 
 
@@ -110,6 +110,18 @@ def test_selectors_pick_first_and_last_training_rows():
         assert p == train[stream.user[train] == stream.user[p]][0]
     for p in last:
         assert p == train[stream.user[train] == stream.user[p]][-1]
+
+
+def test_more_perturbations_than_candidates_is_a_clear_error():
+    stream = random_stream(300, 12, 20, 5)
+    n_users = len(np.unique(stream.user[stream.train_positions]))
+    rng = np.random.default_rng(1)
+    with pytest.raises(ValueError, match=f"k = {n_users + 1} .* only {n_users} users with training rows"):
+        select_earliest_random(stream, rng, n_users + 1)
+    with pytest.raises(ValueError, match="only .* training rows"):
+        select_rows(stream, "random", rng, len(stream.train_positions) + 1)
+    with pytest.raises(ValueError, match="only .* roots"):
+        select_rows(stream, "casper", rng, len(stream.train_positions) + 1)
 
 
 def test_replacement_items_popularity_and_ties():

@@ -7,7 +7,7 @@ matplotlib.use("Agg")
 import numpy as np
 import pandas as pd
 
-from recunlearn.report.compare import DIFFERENCE_HEADER, compare, format_mean_std, paper_vs_ours_table
+from recunlearn.report.compare import DIFFERENCE_HEADER, compare, format_mean_std, mean_std_table, paper_vs_ours_table
 from recunlearn.report.names import (display_frame, display_name, format_number, paper_sorted, sort_paper_order)
 
 KEYS = ["dataset", "model", "method", "selection"]
@@ -46,6 +46,21 @@ def test_format_number_has_no_nan_or_negative_zero():
     assert format_number(0.0123, signed=True) == "+0.0123"
     assert format_number(-0.0123, signed=True) == "-0.0123"
     assert format_mean_std(-0.00001, 0.0) == "0.0000 ± 0.0000"
+
+
+def test_mean_std_table_over_seeds_in_paper_order():
+    runs = pd.DataFrame({"method": ["sisa", "sisa", "retrain", "retrain", "ultrare"],
+                         "seed": [0, 1, 0, 1, 0], "ao": [0.5, 0.7, 0.9, 0.9, float("nan")],
+                         "jaccard": [0.1, 0.3, 0.2, 0.2, 0.4]})
+    table = mean_std_table(runs, ["method"], ["ao", "jaccard", "absent"])
+    assert list(table.index) == ["Retrain", "SISA", "UltraRE"]  # the papers' order, display names
+    assert list(table.columns) == ["seeds", display_name("ao"), "Jaccard@10"]
+    ao = table[display_name("ao")]
+    assert ao["SISA"] == "0.6000 ± 0.1414" and ao["Retrain"] == "0.9000 ± 0.0000"  # sample sd (ddof = 1)
+    assert ao["UltraRE"] == "—" and table.loc["UltraRE", "Jaccard@10"] == "0.4000 ± 0.0000"
+    assert list(table["seeds"]) == [2, 2, 1]
+    assert mean_std_table(runs.iloc[:0], ["method"], ["ao"]).empty
+    assert mean_std_table(runs, ["method"], ["absent"]).empty
 
 
 def _comparison():

@@ -92,3 +92,9 @@ def test_oracle_scores_with_different_sample_counts_and_bad_arguments():
 def test_stack_refuses_networks_of_different_shapes():
     with pytest.raises(ValueError, match="same layer shapes"):
         OracleStack([make_oracle(8, seed=0), make_oracle(9, seed=1)])
+
+
+def test_stack_fit_names_the_allowed_optimizers():
+    features, labels = torch.zeros(1, 4, 8), torch.zeros(1, 4, dtype=torch.long)
+    with pytest.raises(ValueError, match=r"optimizer = 'rmsprop': allowed \['adam', 'sgd'\]"):
+        OracleStack([make_oracle(8, seed=0)]).fit(features, labels, [0], optimizer="rmsprop")

@@ -25,9 +25,13 @@ from ..data.splits import released_train_timestamps
 from ..perturb.idag import IDAG, build_idag, cascade_scores, descendants, top_roots
 
 
+TIMED_PROTOCOL = "released"
+"""The only split protocol with interaction timestamps, hence the only one cascade scores exist for."""
+
+
 @functools.lru_cache(maxsize=8)
 def _timed_rows(dataset: str, protocol: str, split_seed: int, validation: str) -> tuple[np.ndarray, ...]:
-    if protocol != "released":
+    if protocol != TIMED_PROTOCOL:
         raise ValueError(f"cascade scores need the released split's timestamps; protocol {protocol!r} has none")
     split = load_split(dataset, protocol, split_seed, validation)
     users, items = split.train["user"].to_numpy(), split.train["item"].to_numpy()

@@ -32,7 +32,7 @@ from ..metrics import rls
 from ..seeding import seed_everything
 from ..unlearning import EXACT_METHODS
 from .bystanders import rank_lists_of
-from .cascades import top_cascade_row
+from .cascades import TIMED_PROTOCOL, top_cascade_row
 from .config import ConfigError, option
 from .cure4rec import UnlearningGrid, _require_device, test_exclusions
 from .cure4rec_exact import UnlearnConfig, exact_unlearning, unlearning_set
@@ -60,6 +60,10 @@ class StabilityConfig(UnlearnConfig):
         if self.combiner != "route":
             raise ConfigError(f"parameter combiner = {self.combiner!r}: stability runs serve each user by the "
                               "user's own shard; allowed: 'route'")
+        if self.selector == "casper" and self.protocol != TIMED_PROTOCOL:
+            raise ConfigError(f"parameter selector = 'casper' needs interaction timestamps, which only protocol "
+                              f"{TIMED_PROTOCOL!r} has; got protocol = {self.protocol!r} (allowed with it: "
+                              "selector 'random')")
 
 
 def left_out_row(config: StabilityConfig, candidates: np.ndarray) -> tuple[int, int | None]:

@@ -111,8 +111,10 @@ class OracleStack:
         """Train on ``features`` ``(S, N, in)`` and ``labels`` ``(S, N)`` (network ``s`` on row ``s``) with
         cross-entropy, ``epochs`` epochs of mini-batches of ``batch_size`` in the order of a
         ``torch.randperm`` per epoch from ``torch.Generator().manual_seed(seeds[s])``."""
+        if optimizer not in OPTIMIZERS:
+            raise ValueError(f"optimizer = {optimizer!r}: allowed {sorted(OPTIMIZERS)}")
         n = features.shape[1]
-        step = {"adam": _Adam, "sgd": _Sgd}[optimizer](self.flat, self.grad, lr, momentum)
+        step = OPTIMIZERS[optimizer](self.flat, self.grad, lr, momentum)
         generators = [torch.Generator().manual_seed(int(seed)) for seed in seeds]
         flat_features, flat_labels = features.reshape(-1, features.shape[2]), labels.reshape(-1)
         offsets = torch.arange(self.n_networks).unsqueeze(1) * n
@@ -200,3 +202,7 @@ class _Sgd:
                 self.buffer.mul_(self.momentum).add_(self.grad)
             direction = self.buffer
         self.params.add_(direction, alpha=-self.lr)
+
+
+OPTIMIZERS = {"adam": _Adam, "sgd": _Sgd}
+"""The optimisers :meth:`OracleStack.fit` steps all networks with, by name."""

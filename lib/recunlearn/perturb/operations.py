@@ -38,9 +38,16 @@ PERTURBATIONS = ("loo", "replace", "insert")
 REPLACEMENTS = ("random", "popular", "unpopular")
 
 
+def _draw_distinct(candidates: np.ndarray, k: int, rng: np.random.Generator, what: str) -> np.ndarray:
+    """``k`` distinct ``candidates``, uniformly, sorted; a clear error when there are fewer than ``k``."""
+    if k > len(candidates):
+        raise ValueError(f"k = {k} perturbations asked for, but the stream has only {len(candidates)} {what}")
+    return np.sort(candidates[rng.choice(len(candidates), size=k, replace=False)])
+
+
 def select_random(stream: Stream, rng: np.random.Generator, k: int = 1) -> np.ndarray:
     """``k`` distinct uniformly random training rows."""
-    return np.sort(rng.choice(stream.train_positions, size=k, replace=False))
+    return _draw_distinct(stream.train_positions, k, rng, "training rows")
 
 
 def _user_end_rows(stream: Stream, last: bool) -> np.ndarray:
@@ -55,20 +62,20 @@ def _user_end_rows(stream: Stream, last: bool) -> np.ndarray:
 
 def select_earliest_random(stream: Stream, rng: np.random.Generator, k: int = 1) -> np.ndarray:
     """The first training row of each of ``k`` distinct uniformly random users."""
-    rows = _user_end_rows(stream, last=False)
-    return np.sort(rows[rng.choice(len(rows), size=k, replace=False)])
+    return _draw_distinct(_user_end_rows(stream, last=False), k, rng, "users with training rows")
 
 
 def select_latest_random(stream: Stream, rng: np.random.Generator, k: int = 1) -> np.ndarray:
     """The last training row of each of ``k`` distinct uniformly random users."""
-    rows = _user_end_rows(stream, last=True)
-    return np.sort(rows[rng.choice(len(rows), size=k, replace=False)])
+    return _draw_distinct(_user_end_rows(stream, last=True), k, rng, "users with training rows")
 
 
 def select_casper(stream: Stream, k: int = 1, max_len: int | None = 50, variant: str = "paper") -> np.ndarray:
     """The top-``k`` IDAG roots by exact cascade score (ties: the earliest row)."""
     graph = build_idag(stream, max_len, variant)
     roots, scores = cascade_scores(graph)
+    if k > len(roots):
+        raise ValueError(f"k = {k} perturbations asked for, but the interaction graph has only {len(roots)} roots")
     return np.sort(graph.nodes[top_roots(roots, scores, k)])
 
 

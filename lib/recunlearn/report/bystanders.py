@@ -21,7 +21,7 @@ from __future__ import annotations
 import pandas as pd
 
 from .claims import band_claim, claims_frame, ordering_claim, paired_differences, trend_claim
-from .names import display_frame, sort_paper_order
+from .compare import mean_std_table
 
 METRICS = ["ao", "rbo_min", "jaccard", "share_identical_top_k", "ndcg_untruncated_before", "ndcg_untruncated_after"]
 CELLS = ["dataset", "model", "selection"]
@@ -29,13 +29,7 @@ CELLS = ["dataset", "model", "selection"]
 
 def bystander_table(runs: pd.DataFrame) -> pd.DataFrame:
     """Mean ± std over seeds per dataset, model, method and control, display names, in the papers' order."""
-    if runs.empty:
-        return pd.DataFrame()
-    keys = ["dataset", "model", "selection", "method", "control"]
-    grouped = runs.groupby(keys)[METRICS]
-    table = grouped.mean().round(4).astype(str) + " ± " + grouped.std().fillna(0).round(4).astype(str)
-    table.insert(0, "seeds", grouped.size())
-    return display_frame(sort_paper_order(table.reset_index(), keys), index=keys)
+    return mean_std_table(runs, ["dataset", "model", "selection", "method", "control"], METRICS)
 
 
 def bystander_claims(runs: pd.DataFrame) -> pd.DataFrame:
@@ -61,17 +55,6 @@ def bystander_claims(runs: pd.DataFrame) -> pd.DataFrame:
     ])
 
 
-def mean_sd_table(runs: pd.DataFrame, keys: list[str], metrics: list[str], digits: int = 4) -> pd.DataFrame:
-    """``mean ± sd`` over seeds of ``metrics`` per ``keys`` (with the number of seeds), display names, in
-    the papers' order."""
-    if runs.empty:
-        return pd.DataFrame()
-    grouped = runs.groupby(keys)[metrics]
-    table = grouped.mean().round(digits).astype(str) + " ± " + grouped.std().fillna(0).round(digits).astype(str)
-    table.insert(0, "seeds", grouped.size())
-    return display_frame(sort_paper_order(table.reset_index(), keys), index=keys)
-
-
 # --- question 2: who is unlearned ------------------------------------------------------------------------------
 
 CASCADE_CELLS = ["dataset", "model", "method", "seed"]
@@ -83,7 +66,7 @@ def cascade_table(runs: pd.DataFrame) -> pd.DataFrame:
     if runs.empty:
         return pd.DataFrame()
     keys = ["dataset", "model", "method", "selection", "selection_seed", "removed_rows", "cascade_share"]
-    return mean_sd_table(runs.assign(cascade_share=runs["cascade_share"].round(4)), keys, ["disturbance", "jaccard"])
+    return mean_std_table(runs.assign(cascade_share=runs["cascade_share"].round(4)), keys, ["disturbance", "jaccard"])
 
 
 def cascade_claims(runs: pd.DataFrame) -> pd.DataFrame:
@@ -129,7 +112,7 @@ STABLE_WITHIN = 0.01
 def stability_table(runs: pd.DataFrame) -> pd.DataFrame:
     """AO and Jaccard@10 between the reference and perturbed lists, of all users and of the retrained
     shard's users, mean ± sd over seeds."""
-    return mean_sd_table(runs, STABILITY_KEYS, STABILITY_METRICS)
+    return mean_std_table(runs, STABILITY_KEYS, STABILITY_METRICS)
 
 
 def state_differences(runs: pd.DataFrame, metric: str = "ao") -> pd.DataFrame:
@@ -184,7 +167,7 @@ MIO_WITHIN = 0.05
 def tradeoff_table(runs: pd.DataFrame) -> pd.DataFrame:
     """Per backbone and method: bystanders' disturbance (1 − AO) and Jaccard@10, MIO accuracy and AUC,
     mean ± sd over seeds and unlearning sets."""
-    return mean_sd_table(runs, ["dataset", "model", "method"], ["disturbance", "jaccard", "mio_accuracy", "mio_auc"])
+    return mean_std_table(runs, ["dataset", "model", "method"], ["disturbance", "jaccard", "mio_accuracy", "mio_auc"])
 
 
 def tradeoff_claims(runs: pd.DataFrame) -> pd.DataFrame:

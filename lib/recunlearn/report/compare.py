@@ -12,7 +12,7 @@ import decimal
 import numpy as np
 import pandas as pd
 
-from .names import display_name, format_number, sort_paper_order
+from .names import MISSING_TEXT, display_frame, display_name, format_number, sort_paper_order
 from .verdicts import NOT_REPRODUCED, PARTLY, PENDING, REPRODUCED, VERDICTS, pending_note  # noqa: F401
 
 SE_MULTIPLIER = 2.0
@@ -135,6 +135,21 @@ def format_mean_std(mean: float, std: float, digits: int = 4, pending: str = "pe
     if pd.isna(mean):
         return pending
     return f"{format_number(mean, digits)} ± {format_number(abs(std) if pd.notna(std) else 0.0, digits)}"
+
+
+def mean_std_table(runs: pd.DataFrame, keys: list[str], metrics: list[str], digits: int = 4) -> pd.DataFrame:
+    """One row per ``keys``: ``mean ± std`` over seeds of each of ``metrics`` (those present; ``—`` where
+    the mean is undefined) with a ``seeds`` count, display names, in the papers' order; empty when there
+    is no run or no such metric."""
+    metrics = [m for m in metrics if m in runs]
+    if runs.empty or not metrics:
+        return pd.DataFrame()
+    grouped = runs.groupby(keys)[metrics]
+    mean, std = grouped.mean(), grouped.std()
+    table = pd.DataFrame({m: [format_mean_std(a, b, digits, MISSING_TEXT) for a, b in zip(mean[m], std[m])]
+                          for m in metrics}, index=mean.index)
+    table.insert(0, "seeds", grouped.size())
+    return display_frame(sort_paper_order(table.reset_index(), keys), index=keys)
 
 
 def check_text(within: bool, tol: float, ours: float, paper: float, digits: int = 4) -> str:

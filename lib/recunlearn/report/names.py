@@ -30,6 +30,7 @@ DISPLAY_NAMES = {
     "hit_before_retraining@10": "HIT@10 before retraining", "unlearn_all_retrained_seconds": "all retraining (s)",
     "hit@1": "HIT@1", "hit@5": "HIT@5", "hit@20": "HIT@20", "similarity": "Similarity", "partition": "Partition",
     "aggregation": "Aggregation", "n_retrained_shards": "shards retrained",
+    "share_of_full_training": "unlearning / full training (CPU)",
     # bystander controls (the book's own chapter)
     "unlearn": "the method's unlearning", "reinit-only": "re-initialisation only", "random-rows": "as many random rows",
     "control": "After", "n_bystanders": "Bystanders", "share_identical_top_k": "identical top 10",

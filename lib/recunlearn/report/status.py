@@ -72,7 +72,7 @@ ITEMS = [
     PaperItem("SRU", "Ablations (the chapter's own)", "Partition, centroid attention, number of shards",
               "sru/ablations", ("games",), 12),
     PaperItem(OWN_CHAPTER, "Question 1", "How far exact unlearning moves the lists of users not unlearned",
-              "bystanders/q1-unlearning-moves-bystanders", ("ml-100k",), 14),
+              "bystanders/q1-unlearning-moves-bystanders", ("ml-100k", "ml-1m"), 14),
     PaperItem(OWN_CHAPTER, "Question 2", "Does who is unlearned matter? Disturbance vs the deletion cascade",
               "bystanders/q2-who-is-unlearned", ("ml-100k",), 14),
     PaperItem(OWN_CHAPTER, "Question 3", "One interaction left out of the model before and after unlearning",
