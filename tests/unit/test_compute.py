@@ -115,6 +115,15 @@ def test_batches_group_the_runs_sharing_an_original_model_within_an_entry(tmp_pa
                        [("casper-rls", "lstm", "latest")], [(FAKE, None, None)], [(FAKE, None, None)]]
 
 
+def test_batches_give_the_sru_runs_sharing_a_full_data_model_to_one_worker(tmp_path):
+    methods = {"dataset": "games", "model": ["gru4rec", "sasrec"], "seed": [0, 1], "method": ["sisa", "sru"]}
+    plan = load_plan(write_plan(tmp_path / "plan.yml", [
+        {"name": "a", "title": "", "pages": [], "grids": [{"experiment": "sru-unlearning", "params": methods}]}]))
+    grouped = [[(run.config.model, run.config.seed, run.config.method) for run in batch] for batch in batches(plan.runs)]
+    assert grouped == [[("gru4rec", s, "sisa"), ("gru4rec", s, "sru")] for s in (0, 1)] + \
+                      [[("sasrec", s, "sisa"), ("sasrec", s, "sru")] for s in (0, 1)]
+
+
 def test_done_means_strict_and_clean_or_made_by_this_code(tmp_path):
     plan_file = write_plan(tmp_path / "plan.yml", [fake_entry("a", seed=[0, 1, 2, 3, 4])])
     records = tmp_path / "records"

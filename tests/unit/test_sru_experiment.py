@@ -31,6 +31,14 @@ def synthetic_data(n_sessions=150, n_items=560, maxlen=5) -> SessionData:
                                      label="synthetic", description="synthetic cycle walks")
 
 
+@pytest.fixture(autouse=True)
+def no_shared_sub_models():
+    """Each test starts without sub-models cached by another (a test noting what is trained would miss them)."""
+    exp._SHARD_MODELS.clear()
+    yield
+    exp._SHARD_MODELS.clear()
+
+
 def config(**changes) -> exp.SruConfig:
     return exp.SruConfig(**{**TINY, **changes})
 
@@ -57,6 +65,7 @@ def runs():
         patch.setattr(exp, "train_session_model", recorder)
         exp._FULL_MODELS.clear()
         for method in exp.METHODS:
+            exp._SHARD_MODELS.clear()  # every run trains its own sub-models here (sharing: tested below)
             recorder.calls = []
             out[method] = (exp.unlearn_sessions(config(method=method), data), list(recorder.calls))
     return data, out
@@ -108,11 +117,13 @@ def test_collect_without_records_lists_every_run_as_pending():
     assert frame.empty and [p["method"] for p in frame.attrs["pending"]] == ["retrain", "sisa"]
 
 
-def test_cost_alone_adds_back_a_cached_full_model():
+def test_cost_alone_adds_back_a_cached_full_model_and_cached_sub_models():
     record = {"timings": {"full_model_wall_seconds": 10.0, "full_model_cached": True}}
     assert exp.cost_alone(record, 6.0, 3.0) == (26.0, 20.0)  # 10 wall seconds = 20 CPU seconds at this run's ratio
     record["timings"]["full_model_cached"] = False
     assert exp.cost_alone(record, 6.0, 3.0) == (6.0, 20.0)
+    record["shards"] = [{"train_seconds": 4.0, "cached": True}, {"train_seconds": 5.0, "cached": False}]
+    assert exp.cost_alone(record, 6.0, 3.0) == (14.0, 20.0)  # + the cached shard's 4 wall seconds, as CPU seconds
 
 
 # --- the unlearning set ------------------------------------------------------------------------------------
@@ -212,6 +223,43 @@ def test_the_same_config_reruns_to_identical_metrics(runs):
     assert not again["timings"]["full_model_cached"]
     assert again["metrics"] == out["sru"][0]["metrics"]
     assert again["full_model"]["test"] == out["sru"][0]["full_model"]["test"]
+
+
+def _without_times(result: dict) -> dict:
+    """A run's payload without what differs between two computations of it (seconds, cache flags)."""
+    def keep(key):
+        return not (key.endswith("seconds") or key.endswith("cached"))
+    timing_free = {k: v for k, v in result.items() if k not in ("timings", "shards", "full_model")}
+    return {**timing_free, "shards": [{k: v for k, v in s.items() if keep(k)} for s in result["shards"]],
+            "full_model": {k: v for k, v in result["full_model"].items() if keep(k)}}
+
+
+@pytest.mark.parametrize("model", ["gru4rec", "sasrec"])
+def test_runs_with_equal_shard_sessions_share_sub_models_and_give_what_each_gives_alone(runs, model):
+    """RecEraser and SRU train on the same similarity shards, SISA and SRU-on-random-shards on the same
+    random ones: a later run of the process takes them from the cache, with the same results bit for
+    bit as computing it alone, and says so (the seconds are those measured when they were trained)."""
+    data, out = runs
+    exp._FULL_MODELS.clear()
+    exp._SHARD_MODELS.clear()
+    pairs = [(config(model=model, method="receraser"), config(model=model, method="sru")),
+             (config(model=model, method="sisa"), config(model=model, method="sru", partition="random"))]
+    for first, second in pairs:
+        trained = exp.unlearn_sessions(first, data)
+        shared = exp.unlearn_sessions(second, data)
+        assert trained["timings"]["shards_cached"] == 0 and shared["timings"]["shards_cached"] == 2
+        assert [s["train_seconds"] for s in shared["shards"]] == [s["train_seconds"] for s in trained["shards"]]
+        exp._SHARD_MODELS.clear()
+        alone = exp.unlearn_sessions(second, data)
+        assert alone["timings"]["shards_cached"] == 0
+        assert _without_times(shared) == _without_times(alone)
+    if model == "gru4rec":
+        assert _without_times(alone) != _without_times(out["sisa"][0])  # the comparison can fail
+    # other shard sessions (an extra deletion) are other sub-models
+    exp._SHARD_MODELS.clear()
+    exp.unlearn_sessions(config(model=model, method="receraser"), data)
+    ned = exp.unlearn_sessions(config(model=model, method="sru", extra_deletion="ned", n_extra=1), data)
+    assert ned["timings"]["shards_cached"] == 0
 
 
 @pytest.mark.parametrize("model", ["sasrec", "bert4rec"])

@@ -15,8 +15,9 @@ Definitions:
   commit or by this checkout's library source (same fingerprint: recomputing it would change
   nothing); every other run is *pending*;
 - a *batch* is the pending runs of one entry that share work inside a process (``SHARED_WORK``:
-  the CASPER runs of one dataset, model and seed share one trained original model), run one after
-  another by one worker. Every other run is a batch of its own.
+  the CASPER runs of one dataset, model and seed share one trained original model; the SRU runs of
+  one dataset, model and seed share the full-data model, and those with equal shard sessions their
+  sub-models), run one after another by one worker. Every other run is a batch of its own.
 """
 
 from __future__ import annotations
@@ -28,13 +29,15 @@ from typing import Callable, Iterable
 import yaml
 
 from ..experiments.casper import original_key
+from ..experiments.sru import full_data_model_key
 from ..experiments.config import Config, ConfigError
 from ..io import read_json_strict
 from ..provenance import is_clean_commit, source_fingerprint
 
 ENTRY_FIELDS = {"name", "title", "pages", "grids"}
 
-SHARED_WORK: dict[str, Callable[[Config], tuple]] = {"casper-rls": original_key}
+SHARED_WORK: dict[str, Callable[[Config], tuple]] = {"casper-rls": original_key,
+                                                     "sru-unlearning": full_data_model_key}
 """Experiment -> the key of the work its runs share within one process (see ``batches``)."""
 
 

@@ -16,7 +16,8 @@ One :class:`SruConfig` = one (dataset, model, method, deletion strategy, seed). 
    max_sessions, request_fraction), shared by every method and deletion strategy**. Every record
    stores the set's hash (:func:`request_hash`).
 3. **Full-data model** (:func:`full_data_model`): the base model trained on all training sessions
-   (before any deletion), once per process and data (cached, like CASPER's originals). Its final
+   (before any deletion), once per process and data (:func:`full_data_model_key`; cached, like
+   CASPER's originals: the compute plan gives the runs sharing it to one worker). Its final
    hidden states partition the sessions (RecEraser, SRU), its input item embeddings drive CED, and
    queried with the post-deletion sequences it gives ``hit_before_retraining@K``: what plain deletion
    from the data leaves inferable *before* any model is retrained.
@@ -37,7 +38,11 @@ One :class:`SruConfig` = one (dataset, model, method, deletion strategy, seed). 
    sessions, only the shards holding an unlearning session; the other shards keep the sub-model
    learned on their (unchanged) sessions. ``retrain="all"`` retrains every shard (the authors'
    code). A learned sub-model that is retrained anyway is not trained (it would affect nothing: each
-   shard and stage has its own generator). SRU recomputes each shard's centroid (mean hidden state
+   shard and stage has its own generator). A sub-model depends only on what it is trained on and
+   its generators, not on the method, so runs of one process with the same shard sessions (RecEraser
+   and SRU on the similarity partition; in the ablations SISA's average or SRU's aggregator on either
+   partition) train it once (:func:`trained_shard`; the record says which shards came from the
+   cache, with the seconds their training took). SRU recomputes each shard's centroid (mean hidden state
    over the shard's prefixes, eval mode). The aggregator (SRU: attention with centroids; RecEraser:
    without; SISA: mean of softmax probabilities, nothing trained) is trained on **all**
    post-deletion training pairs for ``aggregator_epochs`` (Adam 1e-3, batch 256, validated every
@@ -205,25 +210,54 @@ def request_hash(data: SessionData, requests: UnlearningRequests) -> str:
     return digest.hexdigest()[:16]
 
 
-def data_fingerprint(data: SessionData) -> str:
-    """Hash of what a model trained on ``data`` sees: training and validation sessions, catalogue, window."""
-    digest = hashlib.sha256(f"{data.n_items}/{data.maxlen}".encode())
-    for part in (data.train, data.valid):
+def _digest(prefix: str, *parts: Sessions) -> str:
+    digest = hashlib.sha256(prefix.encode())
+    for part in parts:
         for array in (part.items, part.offsets, part.ids):
             digest.update(np.ascontiguousarray(array, dtype=np.int64).tobytes())
     return digest.hexdigest()[:16]
 
 
+def data_fingerprint(data: SessionData) -> str:
+    """Hash of what a model trained on ``data`` sees: training and validation sessions, catalogue, window."""
+    return _digest(f"{data.n_items}/{data.maxlen}", data.train, data.valid)
+
+
+def sessions_fingerprint(sessions: Sessions) -> str:
+    """Hash of a collection of sessions: their items, boundaries and dataset ids."""
+    return _digest("", sessions)
+
+
+def _cached(cache: dict, key: tuple, capacity: int, compute):
+    """``(value, cached)``: ``cache[key]``, computed by ``compute()`` when absent; the cache keeps the
+    ``capacity`` most recently added values."""
+    cached = key in cache
+    if not cached:
+        value = compute()
+        while len(cache) >= capacity:
+            cache.pop(next(iter(cache)))
+        cache[key] = value
+    return cache[key], cached
+
+
 _FULL_MODELS: dict[tuple, tuple] = {}
 """Full-data models of this process (the 8 most recent) by (data fingerprint, model, seed, epochs, device)."""
+
+_SHARD_MODELS: dict[tuple, tuple] = {}
+"""Sub-models of this process (the 32 most recent) by what their training depends on (:func:`trained_shard`)."""
+
+
+def full_data_model_key(config: SruConfig) -> tuple:
+    """What a run's full-data model depends on: runs with equal keys share it within a process (the
+    compute plan gives them to one worker, one after another)."""
+    return (config.dataset, config.split_seed, config.max_sessions, config.model, config.seed, config.max_epochs,
+            config.device)
 
 
 def full_data_model(data: SessionData, model: str, seed: int, max_epochs: int, device: str = "cpu"):
     """``(model, info, cached)``: the base model trained on all training sessions of ``data`` (once per
     process and key); ``info`` holds its training summary, wall seconds and test metrics."""
-    key = (data_fingerprint(data), model, seed, max_epochs, device)
-    cached = key in _FULL_MODELS
-    if not cached:
+    def train():
         start = time.perf_counter()
         net = make_session_model(model, data.n_items, data.maxlen, stage_generator(seed, _FULL)).to(device)
         fit = train_session_model(net, data, stage_generator(seed, _FULL, use=1), max_epochs=max_epochs)
@@ -232,10 +266,9 @@ def full_data_model(data: SessionData, model: str, seed: int, max_epochs: int, d
                 "wall_seconds": time.perf_counter() - start,
                 "epochs_run": fit["epochs_run"], "best_epoch": fit["best_epoch"], "best_valid": fit["best_valid"],
                 "test": test}
-        if len(_FULL_MODELS) >= 8:
-            _FULL_MODELS.pop(next(iter(_FULL_MODELS)))
-        _FULL_MODELS[key] = (net, info)
-    net, info = _FULL_MODELS[key]
+        return net, info
+
+    (net, info), cached = _cached(_FULL_MODELS, (data_fingerprint(data), model, seed, max_epochs, device), 8, train)
     return net, info, cached
 
 
@@ -271,6 +304,20 @@ def _train_shard(config: SruConfig, data: SessionData, sessions: Sessions, shard
     return net, fit
 
 
+def trained_shard(config: SruConfig, data: SessionData, sessions: Sessions, shard: int, stage: int,
+                  data_key: str | None = None):
+    """``(net, fit, cached)``: the sub-model of ``shard`` at ``stage`` trained on ``sessions``, once
+    per process and key: the data the trainer validates on (``data_key``, :func:`data_fingerprint`),
+    the shard's sessions, model, seed, stage, shard, epochs and device -- all a sub-model depends on
+    (the method only decides which sessions a shard holds). Sub-models are never changed after
+    training (an ensemble freezes them), so a cached one serves every run as if trained there."""
+    key = (data_key or data_fingerprint(data), sessions_fingerprint(sessions), config.model, config.seed, stage,
+           shard, config.max_epochs, config.device)
+    (net, fit), cached = _cached(_SHARD_MODELS, key, 32,
+                                 lambda: _train_shard(config, data, sessions, shard, stage))
+    return net, fit, cached
+
+
 # --- the run --------------------------------------------------------------------------------------------
 
 @register(SruConfig)
@@ -297,13 +344,13 @@ def unlearn_sessions(config: SruConfig, data: SessionData, requests: UnlearningR
 
     n_shards = config.n_shards
     retrained = shards_to_retrain(shard_of_session, requests, n_shards, config.retrain)
-    sub_models, shards = [], []
+    sub_models, shards, data_key = [], [], data_fingerprint(data)
     for shard in range(n_shards):
         members = np.flatnonzero(shard_of_session == shard)
         redo = shard in retrained
         sessions = (post if redo else data.train).take(members)
-        net, fit = _train_shard(config, data, sessions, shard, _UNLEARN if redo else _LEARN)
-        entry = {"shard": shard, "retrained": bool(redo), "sessions": int(len(members)),
+        net, fit, cached_shard = trained_shard(config, data, sessions, shard, _UNLEARN if redo else _LEARN, data_key)
+        entry = {"shard": shard, "retrained": bool(redo), "cached": cached_shard, "sessions": int(len(members)),
                  "requests": int(np.isin(requests.session, members).sum()), "pairs": sessions.n_pairs(),
                  "train_seconds": fit["train_seconds"], "train_cpu_seconds": fit["train_cpu_seconds"],
                  "epochs_run": fit["epochs_run"], "best_epoch": fit["best_epoch"], "centroid_seconds": 0.0,
@@ -361,6 +408,7 @@ def unlearn_sessions(config: SruConfig, data: SessionData, requests: UnlearningR
         "full_model_cpu_seconds": full_info["train_cpu_seconds"],
         "full_model_wall_seconds": full_info["wall_seconds"],
         "full_model_cached": cached,
+        "shards_cached": sum(s["cached"] for s in shards),
     }
     metrics = {**{k: v for k, v in test.items() if k != "n_pairs"}, **hit_after,
                **{key.replace("hit@", "hit_before_retraining@"): v for key, v in hit_before.items()}}
@@ -456,17 +504,21 @@ def collect_sru(grid: SruGrid, records_dir=None) -> pd.DataFrame:
 
 
 __all__ = ["SruConfig", "SruGrid", "PARTITIONS", "OWN_PARTITION", "collect_sru", "run_sru", "unlearn_sessions", "sru_data", "unlearning_requests",
-           "request_hash", "full_data_model", "partition_sessions", "shards_to_retrain", "stage_generator",
+           "request_hash", "full_data_model", "full_data_model_key", "trained_shard", "partition_sessions", "shards_to_retrain", "stage_generator",
            "cost_alone", "cost_size", "METHODS", "RETRAINS", "SruStatisticsParams", "dataset_statistics"]
 
 
 def cost_alone(record: dict, seconds: float, wall: float) -> tuple[float, float]:
     """(seconds of the run alone, shared seconds) of a record, for the compute plan's cost model: the
-    full-data model is shared by the runs of a process, so a run that took it from the cache gets its
-    training (wall seconds, converted by the run's ratio of ``seconds`` to wall time) added back."""
+    full-data model is shared by the runs of a process (the shared seconds), so a run that took it
+    from the cache gets its training added back, and so does every sub-model it took from the cache
+    (wall seconds, converted by the run's ratio of ``seconds`` to wall time). A batch is charged the
+    full-data model once; sub-models two runs of a batch share are charged to both (an overestimate)."""
     timings = record.get("timings") or {}
-    shared = float(timings.get("full_model_wall_seconds") or 0.0) * (seconds / wall if wall > 0 else 1.0)
-    return (seconds + shared if timings.get("full_model_cached") else seconds), shared
+    ratio = seconds / wall if wall > 0 else 1.0
+    shared = float(timings.get("full_model_wall_seconds") or 0.0) * ratio
+    shards = sum(float(s.get("train_seconds") or 0.0) for s in record.get("shards") or () if s.get("cached")) * ratio
+    return (seconds + shards + (shared if timings.get("full_model_cached") else 0.0)), shared
 
 
 # --- dataset statistics ---------------------------------------------------------------------------------
