@@ -325,7 +325,7 @@ def test_runs_of_one_model_pending_leave_partly_computed_tables_with_a_notice(mo
     assert notice.why == ("168 of 216 paper cells without our value: 144 for ML-1M, ADM, not run yet; "
                           "24 without a record yet (CPU-hours)")
     runs_table, runs_notice = shown(page, "runs", monkeypatch)
-    assert runs_table.to_dict() == {"computed": 72, "without a record yet (CPU-hours)": 36}
+    assert runs_table["runs"].to_dict() == {"computed": 72, "without a record yet (CPU-hours)": 36}
     assert runs_notice.why == "36 of 108 runs without a record yet (CPU-hours) (BPR)" and runs_notice.partial
     no_empty_count(page)
 

@@ -242,6 +242,12 @@ class Page:
         notice = self.notice(name)
         return notice is not None and not notice.partial
 
+    def shown_table(self, name: str):
+        """Table ``name`` as :meth:`show` displays it: a Series (a count by status, say) as a one-column
+        frame, which renders as a table rather than as pandas' plain-text printout."""
+        table = self.tables[name]
+        return table.to_frame() if isinstance(table, pd.Series) else table
+
     def show(self, name: str):
         """Display table or figure ``name``: its pending notice alone when nothing of it is computed;
         a partly computed one with a notice saying how much is pending. Returns a fully computed
@@ -266,8 +272,8 @@ class Page:
                 display(notice)
             return None
         if notice is None:
-            return self.tables[name]
-        display(self.tables[name])
+            return self.shown_table(name)
+        display(self.shown_table(name))
         display(notice)
         return None
 
