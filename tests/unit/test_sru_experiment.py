@@ -367,3 +367,15 @@ def test_an_ignored_partition_does_not_change_what_else_is_ignored():
     a = exp.SruConfig(method="retrain", partition="similarity", centroid="scalar")
     b = exp.SruConfig(method="retrain", partition="own", centroid="scalar")
     assert record_key(a) == record_key(b) == record_key(exp.SruConfig(method="retrain"))
+
+
+def test_the_process_cache_computes_once_and_drops_the_oldest_beyond_its_capacity():
+    from recunlearn.experiments.process_cache import cached
+
+    cache, calls = {}, []
+    compute = lambda v: (lambda: calls.append(v) or v)  # noqa: E731
+    assert cached(cache, "a", 2, compute(1)) == (1, False)
+    assert cached(cache, "a", 2, compute(9)) == (1, True) and calls == [1]
+    cached(cache, "b", 2, compute(2))
+    cached(cache, "c", 2, compute(3))
+    assert list(cache) == ["b", "c"]  # "a", the oldest, was dropped

@@ -42,6 +42,7 @@ from ..perturb.operations import PERTURBATIONS, REPLACEMENTS, perturb, perturb_r
 from ..perturb.revadv import revadv_attack, revadv_row
 from ..perturb.tracin import TracInRecorder
 from ..seeding import seed_everything
+from . import process_cache
 from .config import Config, ConfigError, option, require_device
 from .records import load_record, pending_reason, record_key, register, run_or_load
 
@@ -201,11 +202,8 @@ def _revadv_attack(stream: Stream, seed: int) -> tuple[dict, float]:
     """The Rev.Adv attack of ``seed`` on ``stream`` (cached) and the seconds it took here (0 if cached)."""
     key = (stream.description, len(stream), seed)
     start = time.perf_counter()
-    if key not in _ATTACKS:
-        if len(_ATTACKS) >= 8:
-            _ATTACKS.pop(next(iter(_ATTACKS)))
-        _ATTACKS[key] = revadv_attack(stream, seed)
-    return _ATTACKS[key], time.perf_counter() - start
+    attack, _ = process_cache.cached(_ATTACKS, key, 8, lambda: revadv_attack(stream, seed))
+    return attack, time.perf_counter() - start
 
 
 def select_for_run(config: CasperConfig, stream: Stream, rng: np.random.Generator,

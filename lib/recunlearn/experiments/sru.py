@@ -93,6 +93,7 @@ from ..unlearning.partition import CENTROIDS, random_partition
 from ..unlearning.sru import (EXTRA_DELETIONS, HIT_KS, TRUNCATIONS, AttentiveAggregator, ShardEnsemble,
                               UnlearningRequests, affected_shards, apply_requests, draw_requests, hit_at_k,
                               session_partition)
+from . import process_cache
 from .config import Config, ConfigError, option, require_device
 from .records import collect_records, register
 
@@ -228,18 +229,6 @@ def sessions_fingerprint(sessions: Sessions) -> str:
     return _digest("", sessions)
 
 
-def _cached(cache: dict, key: tuple, capacity: int, compute):
-    """``(value, cached)``: ``cache[key]``, computed by ``compute()`` when absent; the cache keeps the
-    ``capacity`` most recently added values."""
-    cached = key in cache
-    if not cached:
-        value = compute()
-        while len(cache) >= capacity:
-            cache.pop(next(iter(cache)))
-        cache[key] = value
-    return cache[key], cached
-
-
 _FULL_MODELS: dict[tuple, tuple] = {}
 """Full-data models of this process (the 8 most recent) by (data fingerprint, model, seed, epochs, device)."""
 
@@ -268,7 +257,7 @@ def full_data_model(data: SessionData, model: str, seed: int, max_epochs: int, d
                 "test": test}
         return net, info
 
-    (net, info), cached = _cached(_FULL_MODELS, (data_fingerprint(data), model, seed, max_epochs, device), 8, train)
+    (net, info), cached = process_cache.cached(_FULL_MODELS, (data_fingerprint(data), model, seed, max_epochs, device), 8, train)
     return net, info, cached
 
 
@@ -313,7 +302,7 @@ def trained_shard(config: SruConfig, data: SessionData, sessions: Sessions, shar
     training (an ensemble freezes them), so a cached one serves every run as if trained there."""
     key = (data_key or data_fingerprint(data), sessions_fingerprint(sessions), config.model, config.seed, stage,
            shard, config.max_epochs, config.device)
-    (net, fit), cached = _cached(_SHARD_MODELS, key, 32,
+    (net, fit), cached = process_cache.cached(_SHARD_MODELS, key, 32,
                                  lambda: _train_shard(config, data, sessions, shard, stage))
     return net, fit, cached
 
