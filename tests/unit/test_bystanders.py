@@ -130,3 +130,75 @@ def cure4rec_exact_set(config):
     from recunlearn.experiments.cure4rec_exact import unlearning_set
 
     return unlearning_set(config)
+
+
+# --- one learned model per process, shared by the runs of a plan batch ------------------------------------------
+
+def _without_timings(record: dict) -> dict:
+    return {key: value for key, value in record.items() if key != "timings"}
+
+
+def test_runs_sharing_the_learned_model_give_the_records_they_give_alone(need_local):
+    """A bystander or stability run that takes its method's learned model from the process cache gives
+    the same payload bit for bit as the run computed in a fresh process state, and says so."""
+    from recunlearn.experiments import cure4rec_exact
+    from recunlearn.experiments.stability import StabilityConfig, run_stability
+
+    need_local("ml-100k", *ROLES)
+    sisa = dict(method="sisa", n_shards=4, **TINY)
+    configs = [BystanderConfig(**sisa), BystanderConfig(control="reinit-only", selection="core", **sisa),
+               StabilityConfig(**sisa)]
+    runners = [run_bystanders, run_bystanders, run_stability]
+    assert len({cure4rec_exact.learned_model_key(c) for c in configs}) == 1
+
+    cure4rec_exact._LEARNED.clear()
+    shared = [run(c) for run, c in zip(runners, configs)]
+    assert [r["timings"]["learned_cached"] for r in shared] == [False, True, True]
+    for run, config, with_cache in zip(runners, configs, shared):
+        cure4rec_exact._LEARNED.clear()
+        alone = run(config)
+        assert not alone["timings"]["learned_cached"]
+        assert _without_timings(alone) == _without_timings(with_cache)
+    # the comparison can fail: another seed's learned model gives other lists
+    cure4rec_exact._LEARNED.clear()
+    assert _without_timings(run_bystanders(configs[0].replace(seed=1))) != _without_timings(shared[0])
+
+
+def test_the_learned_model_key_ignores_who_is_unlearned_and_not_the_method_or_partition():
+    from recunlearn.experiments.cure4rec_exact import learned_model_key
+
+    base = BystanderConfig(method="sisa", **TINY)
+    same = [base.replace(selection="core"), base.replace(ratio=1.0), base.replace(control="random-rows"),
+            base.replace(selection_seed=3), base.replace(top_k=5)]
+    assert all(learned_model_key(c) == learned_model_key(base) for c in same)
+    other = [base.replace(method="receraser"), base.replace(n_shards=5), base.replace(seed=1),
+             base.replace(model="bpr"), base.replace(max_epochs=3), base.replace(partition_order="farthest_first")]
+    assert all(learned_model_key(c) != learned_model_key(base) for c in other)
+    # Retrain is one shard whatever n_shards says
+    retrain = BystanderConfig(method="retrain", **TINY)
+    assert learned_model_key(retrain) == learned_model_key(retrain.replace(n_shards=5))
+
+
+def test_learned_cost_alone_adds_back_a_cached_learned_model():
+    from recunlearn.experiments.cure4rec_exact import learned_cost_alone
+
+    record = {"timings": {"learned_wall_seconds": 10.0, "learned_cached": True}}
+    assert learned_cost_alone(record, 6.0, 3.0) == (26.0, 20.0)  # 10 wall s at the run's 2 CPU s per wall s
+    record["timings"]["learned_cached"] = False
+    assert learned_cost_alone(record, 6.0, 3.0) == (6.0, 20.0)
+    assert learned_cost_alone({"timings": {}}, 6.0, 3.0) == (6.0, 0.0)  # older records
+
+
+def test_the_plan_gives_the_runs_sharing_a_learned_model_to_one_worker(tmp_path):
+    import yaml
+
+    from recunlearn.compute.plan import batches, load_plan
+
+    params = {"dataset": "ml-100k", "model": "wmf", "method": ["retrain", "sisa"], "control": ["unlearn", "reinit-only"],
+              "selection": ["core", "random"], "seed": [0, 1]}
+    plan_file = tmp_path / "plan.yml"
+    plan_file.write_text(yaml.safe_dump({"entries": [{"name": "a", "title": "", "pages": [], "grids": [
+        {"experiment": "cure4rec-bystander", "params": params}]}]}))
+    grouped = [{(run.config.method, run.config.seed) for run in batch} for batch in batches(load_plan(plan_file).runs)]
+    assert sorted(len(batch) for batch in grouped) == [1, 1, 1, 1]  # one (method, seed) per batch ...
+    assert sorted(len(batch) for batch in batches(load_plan(plan_file).runs)) == [4, 4, 4, 4]  # ... of 4 runs

@@ -204,11 +204,26 @@ def test_casper_costs_count_the_original_once_per_batch(known_rows):
     assert model.batch_seconds(three) == 3 * (290.0 - 100.0) + 100.0
 
 
-def test_sru_estimates_scale_by_the_softmax_work_of_the_sessions_read(monkeypatch):
+SRU_WORK = {("games", 5000): 70_000 * 23_716, ("games", None): 287_000 * 23_716, ("beauty", None): 354_000 * 54_543}
+
+
+@pytest.fixture
+def sru_work(monkeypatch):
+    """SRU run sizes by (dataset, max_sessions), without reading data files."""
     from recunlearn.experiments import sru as sru_experiment
 
-    work = {("games", 5000): 70_000 * 23_716, ("games", None): 287_000 * 23_716, ("beauty", None): 354_000 * 54_543}
-    monkeypatch.setattr(sru_experiment, "_work", lambda dataset, split_seed, max_sessions: work[dataset, max_sessions])
+    monkeypatch.setattr(sru_experiment, "_work", lambda dataset, split_seed, max_sessions: SRU_WORK[dataset, max_sessions])
+
+
+def _sru_record(config, cpu_seconds, full=None, shards=()):
+    """A record of an SRU run whose full-data model and shards ran these epochs (None: not recorded)."""
+    trainings = {} if full is None else {"full_model": {"epochs_run": full},
+                                         "shards": [{"epochs_run": e, "cached": False} for e in shards]}
+    return fake_record(config, cost={"cpu_seconds": cpu_seconds, "wall_seconds": 2 * cpu_seconds},
+                       timings={"full_model_cached": False}, **trainings)
+
+
+def test_sru_estimates_scale_by_the_softmax_work_of_the_sessions_read(sru_work):
     sru = RUNNERS["sru-unlearning"][0]
     reduced = fake_record(sru(method="retrain", max_epochs=30, max_sessions=5000),
                           cost={"cpu_seconds": 750.0, "wall_seconds": 1500.0}, timings={"full_model_cached": False})
@@ -218,6 +233,38 @@ def test_sru_estimates_scale_by_the_softmax_work_of_the_sessions_read(monkeypatc
     beauty = model.estimate(sru(method="retrain", dataset="beauty", max_epochs=100))
     assert beauty.seconds == pytest.approx(750.0 * (354_000 * 54_543) / (70_000 * 23_716) * 100 / 30)
     assert model.estimate(sru(method="sru", max_epochs=30, max_sessions=5000)).basis == "sibling"
+
+
+def test_sru_epochs_are_those_trainings_reach_not_max_epochs(sru_work):
+    sru = RUNNERS["sru-unlearning"][0]
+    reduced = [_sru_record(sru(method="retrain", max_epochs=30, max_sessions=5000, seed=s), 750.0, 30, [30])
+               for s in range(3)]  # stopped by max_epochs
+    full_scale = _sru_record(sru(method="sisa", dataset="beauty", max_epochs=100), 9000.0, 30, [30] * 8)  # stopped early
+    model = CostModel([*reduced, full_scale])
+    games = model.estimate(sru(method="retrain", max_epochs=100))
+    assert games.basis == "scaled"
+    assert games.seconds == pytest.approx(750.0 * 287 / 70)  # x 30 reached / 30 reached, not x 100 / 30
+    assert "30 epochs (reached 30)" in games.source and "(epochs reached: 30 of 100)" in games.source
+
+
+def test_sru_epochs_without_a_record_at_the_target_epochs_keep_the_max_epochs_ratio(sru_work):
+    sru = RUNNERS["sru-unlearning"][0]
+    reduced = _sru_record(sru(method="retrain", max_epochs=30, max_sessions=5000), 750.0, 30, [30])
+    longer = _sru_record(sru(method="retrain", max_epochs=50, max_sessions=5000, seed=1), 750.0, 30, [30])
+    games = CostModel([reduced, longer]).estimate(sru(method="retrain", max_epochs=100))
+    assert games.seconds == pytest.approx(750.0 * 287 / 70 * 100 / 30)  # no record configured for 100: the bound
+    assert "epochs reached:" not in games.source
+    stopped = _sru_record(sru(method="retrain", max_epochs=30, max_sessions=5000), 750.0, 25, [25])
+    games = CostModel([stopped]).estimate(sru(method="retrain", max_epochs=100))
+    assert games.seconds == pytest.approx(750.0 * 287 / 70 * 100 / 25)  # 100 epochs at the measured cost of 25
+
+
+def test_sru_epochs_reached_is_the_mean_over_the_trainings_a_record_lists():
+    from recunlearn.experiments.sru import epochs_reached
+
+    assert epochs_reached({"full_model": {"epochs_run": 30}, "shards": [{"epochs_run": 30}, {"epochs_run": 15}]}) == 25
+    assert epochs_reached({}) is None
+    assert epochs_reached({"full_model": {"train_seconds": 1.0}, "shards": [{"cached": True}]}) is None
 
 
 def test_a_record_cost_is_cpu_seconds_and_a_cached_original_is_added_back_in_cpu_seconds():

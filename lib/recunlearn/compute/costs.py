@@ -6,24 +6,31 @@ Definitions:
   wall seconds for a GPU record) when the record has a ``cost``; older records are read from their
   ``timings`` by the experiment's ``legacy`` rule (:data:`COST_RULES`), which for ``cure4rec-exact``
   covers the unlearning stage only and for ``cure4rec-exact-mio`` nothing. The seconds are those of
-  the run alone: a CASPER run whose original model came from its process's cache gets that training
+  the run alone: a run whose shared model (CASPER's original, SRU's full-data model, the exact method's
+  learned model of a bystander or stability run) came from its process's cache gets that training
   added back;
-- *shared seconds*: the part of a run that the other runs of its batch reuse (CASPER: training the
-  original model), paid once per batch (:meth:`CostModel.batch_seconds`);
+- *shared seconds*: the part of a run that the other runs of its batch reuse (training the shared
+  model), paid once per batch (:meth:`CostModel.batch_seconds`);
 - *data rows* (:func:`data_rows`): lines of the first dataset file a config reads, capped at its
   ``max_rows``; unknown when the file is not on this machine. An experiment's rule may measure its
   size otherwise (``size``; SRU: the interactions of the sessions a run reads times the catalogue, the
   work of its full-softmax output layer), and that size then stands for the data rows;
 - *family* of a config: experiment, device and the experiment's ``fields`` that change the run time
   (model, method, ...); seeds, selections, ratios and the like are assumed not to. Within a family a
-  *point* is (dataset, data rows, epochs).
+  *point* is (dataset, data rows, epochs), the epochs being those configured (a maximum);
+- *epochs reached* of a record: the epochs its trainings actually ran, where the experiment's rule
+  reads them (``reached``; SRU stops early: the mean ``epochs_run`` of its trainings). The *expected
+  epochs* of a config configured for E epochs: the median epochs reached by the records of its
+  experiment and device configured for E (any family, any dataset), capped at E; E itself when no
+  such record tells (the bound).
 
 The estimate of a config is the first that applies: ``measured`` (median over the records of its
 family and point), ``scaled`` (the point of its family with the nearest data rows, times the ratio of
-data rows and, where the experiment has an epoch count, of epochs; a GPU config falls back to CPU
-records; where the experiment names a reference experiment that measured the same model on both
-datasets, e.g. training the Learn model, the ratio of those measurements replaces the ratio of data
-rows), ``proxy`` (the estimate of a related experiment's config, e.g. the exact run inside an
+data rows and, where the experiment has an epoch count, of the config's expected epochs to the median
+epochs reached by that point's records, or its configured epochs where they do not tell; a GPU config
+falls back to CPU records; where the experiment names a reference experiment that measured the same
+model on both datasets, e.g. training the Learn model, the ratio of those measurements replaces the
+ratio of data rows), ``proxy`` (the estimate of a related experiment's config, e.g. the exact run inside an
 exact-MIO run), ``sibling`` (the median of the scaled estimates of the other families of its
 experiment, e.g. another model), ``default`` (:data:`DEFAULT_SECONDS`). Nothing here is typed in by
 hand: every measured number comes from a record.
@@ -40,8 +47,10 @@ from typing import Callable, Iterable
 
 from ..data import registry
 from ..experiments.config import Config, ConfigError
+from ..experiments.cure4rec_exact import learned_cost_alone
 from ..experiments.sru import cost_alone as sru_cost_alone
 from ..experiments.sru import cost_size as sru_cost_size
+from ..experiments.sru import epochs_reached as sru_epochs_reached
 
 DEFAULT_SECONDS = 3600.0
 """Estimate of a run of which nothing comparable was ever measured: one CPU-hour, a placeholder."""
@@ -93,6 +102,7 @@ class CostRule:
     proxy: str | None = None
     scale_by: str | None = None
     size: Callable[[Config], int | None] | None = None
+    reached: Callable[[dict], float | None] | None = None
 
 
 COST_RULES: dict[str, CostRule] = {
@@ -105,13 +115,15 @@ COST_RULES: dict[str, CostRule] = {
     "cure4rec-exact": CostRule(("model", "method", "timing", "n_shards", "combiner", "max_epochs"),
                                _first_timing("unlearn_wall_seconds", "unlearn_sum_seconds"), scale_by="cure4rec-learn"),
     "cure4rec-bystander": CostRule(("model", "method", "control", "timing", "n_shards", "max_epochs"),
-                                   _timings_sum("wall_seconds"), scale_by="cure4rec-learn", proxy="cure4rec-exact"),
+                                   _timings_sum("wall_seconds"), learned_cost_alone, scale_by="cure4rec-learn",
+                                   proxy="cure4rec-exact"),
     "cure4rec-stability": CostRule(("model", "method", "state", "selector", "timing", "n_shards", "max_epochs"),
-                                   scale_by="cure4rec-learn", proxy="cure4rec-exact"),
+                                   alone=learned_cost_alone, scale_by="cure4rec-learn", proxy="cure4rec-exact"),
     "cure4rec-exact-mio": CostRule(("model", "method", "timing", "n_shards", "max_epochs", "mio_seeds", "mio_epochs"),
                                    proxy="cure4rec-exact"),
     "sru-unlearning": CostRule(("model", "method", "retrain", "n_shards", "aggregator_epochs"),
-                               alone=sru_cost_alone, epochs="max_epochs", size=sru_cost_size),
+                               alone=sru_cost_alone, epochs="max_epochs", size=sru_cost_size,
+                               reached=sru_epochs_reached),
 }
 
 
@@ -202,6 +214,8 @@ class CostModel:
         from ..experiments.records import RUNNERS
 
         self._table: dict[tuple, dict[_Point, list[tuple[float, float]]]] = {}
+        self._reached: dict[tuple, dict[_Point, list[float]]] = {}  # epochs reached, by family and point
+        self._reached_at: dict[tuple, list[float]] = {}  # epochs reached, by (experiment, device, epochs)
         for record in records:
             seconds = record_seconds(record) if record else None
             entry = RUNNERS.get(record.get("experiment", "")) if record else None
@@ -211,7 +225,19 @@ class CostModel:
                 config = entry[0].from_dict(record["config"])
             except (ConfigError, KeyError, TypeError):
                 continue  # a config today's code cannot read: its timing no longer describes a run
-            self._table.setdefault(_family(config), {}).setdefault(_point(config), []).append(seconds)
+            family, point = _family(config), _point(config)
+            self._table.setdefault(family, {}).setdefault(point, []).append(seconds)
+            reader = rule_of(config.experiment).reached
+            reached = reader(record) if reader is not None else None
+            if isinstance(reached, (int, float)) and reached > 0:
+                self._reached.setdefault(family, {}).setdefault(point, []).append(float(reached))
+                self._reached_at.setdefault((family[0], family[1], point.epochs), []).append(float(reached))
+
+    def _expected_epochs(self, family: tuple, epochs: int | None) -> tuple[float | None, bool]:
+        """(expected epochs of a config of the family's experiment and device configured for ``epochs``,
+        whether records told them) — see the module's definitions."""
+        reached = self._reached_at.get((family[0], family[1], epochs)) if epochs else None
+        return (min(statistics.median(reached), epochs), True) if reached else (epochs, False)
 
     def estimate(self, config: Config) -> Estimate:
         """The estimate of ``config`` (see the module's definitions)."""
@@ -251,7 +277,10 @@ class CostModel:
             return Estimate(statistics.median(v[0] for v in values), statistics.median(v[1] for v in values),
                             "measured", f"median of {len(values)} record(s){note}")
         nearest = min(points, key=lambda p: (_log_distance(point.rows, p.rows), -len(points[p])))
-        rows, epochs = _ratio(point.rows, nearest.rows), _ratio(point.epochs, nearest.epochs)
+        expected, told = self._expected_epochs(family, point.epochs)
+        reached = self._reached.get(family, {}).get(nearest)
+        ran = statistics.median(reached) if reached and nearest.epochs else nearest.epochs
+        rows, epochs = _ratio(point.rows, nearest.rows), _ratio(expected, ran)
         measured = self._measured_ratio(family, point.dataset, nearest.dataset)
         if measured is not None:
             rows, unscaled = measured[0], f" ({measured[1]})"
@@ -261,9 +290,12 @@ class CostModel:
         values = points[nearest]
         described = f"{nearest.dataset}, {nearest.rows or '?'} rows" + (f", {nearest.epochs} epochs" if nearest.epochs
                                                                         else "")
+        if reached and nearest.epochs:
+            described += f" (reached {ran:.3g})"
+        target = f" (epochs reached: {expected:.3g} of {point.epochs})" if told and epochs is not None else ""
         return Estimate(factor * statistics.median(v[0] for v in values),
                         factor * statistics.median(v[1] for v in values), "scaled",
-                        f"{len(values)} record(s) on {described}, x {factor:.3g}{unscaled}{note}")
+                        f"{len(values)} record(s) on {described}, x {factor:.3g}{target}{unscaled}{note}")
 
     def _measured_ratio(self, family: tuple, target: str | None, source: str | None) -> tuple[float, str] | None:
         """How much slower the same model is on dataset ``target`` than on ``source`` in the experiment

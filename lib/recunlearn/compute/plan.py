@@ -17,7 +17,8 @@ Definitions:
 - a *batch* is the pending runs of one entry that share work inside a process (``SHARED_WORK``:
   the CASPER runs of one dataset, model and seed share one trained original model; the SRU runs of
   one dataset, model and seed share the full-data model, and those with equal shard sessions their
-  sub-models), run one after another by one worker. Every other run is a batch of its own.
+  sub-models; the bystander and stability runs of one backbone, method, partition and seed share the
+  method's learned model), run one after another by one worker. Every other run is a batch of its own.
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ from typing import Callable, Iterable
 import yaml
 
 from ..experiments.casper import original_key
+from ..experiments.cure4rec_exact import learned_model_key
 from ..experiments.sru import full_data_model_key
 from ..experiments.config import Config, ConfigError
 from ..io import read_json_strict
@@ -37,7 +39,9 @@ from ..provenance import is_clean_commit, source_fingerprint
 ENTRY_FIELDS = {"name", "title", "pages", "grids"}
 
 SHARED_WORK: dict[str, Callable[[Config], tuple]] = {"casper-rls": original_key,
-                                                     "sru-unlearning": full_data_model_key}
+                                                     "sru-unlearning": full_data_model_key,
+                                                     "cure4rec-bystander": learned_model_key,
+                                                     "cure4rec-stability": learned_model_key}
 """Experiment -> the key of the work its runs share within one process (see ``batches``)."""
 
 

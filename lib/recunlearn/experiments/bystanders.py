@@ -42,7 +42,7 @@ from ..unlearning import EXACT_METHODS
 from .cascades import deletion_cascade
 from .config import ConfigError, option
 from .cure4rec import UnlearningGrid, _require_device, remaining_after, test_exclusions
-from .cure4rec_exact import UnlearnConfig, exact_unlearning, unlearning_set
+from .cure4rec_exact import UnlearnConfig, exact_unlearning, learned_model, unlearning_set
 from .records import collect_records, register
 
 CONTROLS = ("unlearn", "reinit-only", "random-rows")
@@ -105,7 +105,7 @@ def run_bystanders(config: BystanderConfig) -> dict:
         return exact_unlearning(config, split, unlearned, config.method, config.n_shards, config.partition_order,
                                 config.timing, **control)[0]
 
-    first = run(np.array([], dtype=np.int64))
+    first, learned_seconds, learned_cached = learned_model(config, split)
     before, user_shard = first.model, first.user_shard
     set_rows = np.isin(train_users, deleted)
     if config.control == "unlearn":
@@ -143,7 +143,7 @@ def run_bystanders(config: BystanderConfig) -> dict:
         "unlearning": {"n_deleted": int(len(deleted)), "removed_rows": removed,
                        "n_shards": int(user_shard.max()) + 1, "affected_shards": after.affected_shards.tolist(),
                        "unaffected_shards_unchanged": after.unaffected_unchanged},
-        "timings": after.timings,
+        "timings": {**after.timings, "learned_wall_seconds": learned_seconds, "learned_cached": learned_cached},
         "split": split.description, "seed": config.seed, "device": config.device,
     }
 

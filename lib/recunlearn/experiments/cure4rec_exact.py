@@ -24,6 +24,7 @@ from ..unlearning import EXACT_METHODS, unlearn_exactly
 from ..unlearning.combiners import build_combiner
 from ..unlearning.exact import TIMINGS, ExactUnlearningResult, without_users
 from ..unlearning.partition import ORDERS
+from . import process_cache
 from .config import option
 from .cure4rec import (Collected, LearnConfig, TrainingSettings, UnlearningGrid, _require_device, build_model,
                        evaluate_remaining, pending_frame, remaining_after, train_original_model)
@@ -101,6 +102,47 @@ def exact_unlearning(config: TrainingSettings, split, deleted: np.ndarray, metho
         deleted, lambda blocks, generator: build_model(config, split.n_users, split.n_items, generator, blocks),
         split.train_matrix, split.matrix("valid"), config.seed, train_kwargs, config.device, timing, **control)
     return result, partition_seconds
+
+
+_LEARNED: dict[tuple, tuple[ExactUnlearningResult, float]] = {}
+"""Learned models of this process (the 8 most recent), by :func:`learned_model_key`."""
+
+
+def learned_model_key(config: UnlearnConfig) -> tuple:
+    """What the learned model of ``config``'s method depends on: the backbone's training settings, the
+    method and its partition (not who is unlearned, nor how the run compares models). Runs with equal
+    keys share one learned model within a process (the compute plan gives them to one worker)."""
+    settings = tuple((name, getattr(config, name)) for name in TrainingSettings.parameter_names())
+    n_shards = 1 if config.method == "retrain" else config.n_shards
+    return settings + (("method", config.method), ("n_shards", n_shards), ("partition_order", config.partition_order))
+
+
+def learned_model(config: UnlearnConfig, split) -> tuple[ExactUnlearningResult, float, bool]:
+    """``(result, seconds, cached)``: ``config``'s method with nobody unlearned, i.e. every shard trained
+    on all training data of ``split`` (stage I of :func:`exact_unlearning`; for Retrain the one full
+    model); ``seconds``: the wall seconds it took to make. Made once per process and
+    :func:`learned_model_key`; callers must not change it (``exact_unlearning(..., learned=...)``
+    copies it)."""
+    def make():
+        start = time.perf_counter()
+        seed_everything(config.seed)
+        result, _ = exact_unlearning(config, split, np.array([], dtype=np.int64), config.method, config.n_shards,
+                                     config.partition_order, config.timing)
+        return result, time.perf_counter() - start
+
+    (result, seconds), cached = process_cache.cached(_LEARNED, learned_model_key(config), 8, make)
+    return result, seconds, cached
+
+
+def learned_cost_alone(record: dict, seconds: float, wall: float) -> tuple[float, float]:
+    """(seconds of the run alone, shared seconds) of a bystander or stability record, for the compute
+    plan's cost model: the learned model is shared by the runs of a process (the shared seconds, its
+    wall seconds converted by the run's ratio of ``seconds`` to wall time), so a run that took it from
+    the cache gets it added back. Records made before the learned model was shared say nothing of it
+    (shared 0)."""
+    timings = record.get("timings") or {}
+    shared = float(timings.get("learned_wall_seconds") or 0.0) * (seconds / wall if wall > 0 else 1.0)
+    return (seconds + shared if timings.get("learned_cached") else seconds), shared
 
 
 def shard_statistics(per_user: dict, user_shard: np.ndarray, active: np.ndarray, n_shards: int) -> dict:

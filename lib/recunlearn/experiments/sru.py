@@ -510,6 +510,15 @@ def cost_alone(record: dict, seconds: float, wall: float) -> tuple[float, float]
     return (seconds + shards + (shared if timings.get("full_model_cached") else 0.0)), shared
 
 
+def epochs_reached(record: dict) -> float | None:
+    """The epochs a record's trainings reached, for the compute plan's cost model: the mean
+    ``epochs_run`` of the trainings it lists (``full_model`` and every entry of ``shards``; early
+    stopping ends them before ``max_epochs``); None when the record names none."""
+    trainings = [record.get("full_model"), *(record.get("shards") or ())]
+    runs = [t["epochs_run"] for t in trainings if isinstance(t, dict) and isinstance(t.get("epochs_run"), (int, float))]
+    return sum(runs) / len(runs) if runs else None
+
+
 # --- dataset statistics ---------------------------------------------------------------------------------
 
 @dataclasses.dataclass(frozen=True)

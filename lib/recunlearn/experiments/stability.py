@@ -35,7 +35,7 @@ from .bystanders import rank_lists_of
 from .cascades import TIMED_PROTOCOL, top_cascade_row
 from .config import ConfigError, option
 from .cure4rec import UnlearningGrid, _require_device, test_exclusions
-from .cure4rec_exact import UnlearnConfig, exact_unlearning, unlearning_set
+from .cure4rec_exact import UnlearnConfig, exact_unlearning, learned_model, unlearning_set
 from .records import collect_records, register
 
 STATES = ("learn", "unlearned")
@@ -91,10 +91,11 @@ def run_stability(config: StabilityConfig) -> dict:
                                 config.timing, **control)[0]
 
     gone = deleted if config.state == "unlearned" else nobody
+    learned_seconds, learned_cached = 0.0, False
     if config.method == "retrain":  # one model, retrained whole: no state model to keep shards from
         state_model, user_shard = None, np.zeros(split.n_users, dtype=np.int64)
     else:
-        learned = run(nobody)
+        learned, learned_seconds, learned_cached = learned_model(config, split)
         state_model, user_shard = learned.model, learned.user_shard
         if config.state == "unlearned":
             state_model = run(deleted, learned=state_model).model
@@ -127,7 +128,8 @@ def run_stability(config: StabilityConfig) -> dict:
                          "n_deleted": int(len(deleted)), "n_shards": int(user_shard.max()) + 1,
                          "other_shards_unchanged": perturbed.unaffected_unchanged},
         "timings": {"reference_seconds": reference.timings["unlearn_seconds"],
-                    "perturbed_seconds": perturbed.timings["unlearn_seconds"]},
+                    "perturbed_seconds": perturbed.timings["unlearn_seconds"],
+                    "learned_wall_seconds": learned_seconds, "learned_cached": learned_cached},
         "split": split.description, "seed": config.seed, "device": config.device,
     }
 
