@@ -268,6 +268,23 @@ def test_no_notebook_binds_a_name_that_differs_from_its_parameters_only_by_case(
     assert offenders == []
 
 
+def test_papermill_reads_every_parameter_of_every_notebook():
+    """papermill skips a parameters-cell line it cannot parse (e.g. a comment holding a second '='),
+    then warns "Passed unknown parameter" when that parameter is given and leaves it out of
+    ``--help-notebook``: every assignment of every parameters cell must be one papermill reads."""
+    import re
+
+    from papermill.translators import PythonTranslator
+
+    unread = []
+    for path in sorted((paths.REPO_ROOT / "notebooks").glob("*/[!.]*.ipynb")):
+        cell = next(c for c in nbformat.read(path, as_version=4).cells if "parameters" in c.metadata.get("tags", []))
+        assigned = re.findall(r"^([A-Za-z_]\w*)\s*=", cell.source, flags=re.M)
+        read = {parameter.name for parameter in PythonTranslator.inspect(cell)}
+        unread += [(path.name, name) for name in assigned if name not in read]
+    assert unread == []
+
+
 # --- 3. a percentage below 1 -------------------------------------------------------------------------
 
 def test_ratio_below_one_percent_warns_that_it_is_a_percentage():
