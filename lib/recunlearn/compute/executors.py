@@ -13,7 +13,8 @@ An executor has ``capacity`` (batches it runs at once) and:
   deadline or when its runs are done); ``terminate()``: end running runs now (nothing is written for
   them: a record is written only when its run finished); ``close()``: release the workers.
 
-Workers run at the lowest CPU priority (``os.nice(19)``), one run at a time, single-threaded unless
+Workers run at the lowest CPU priority (``os.nice(19)``), with a malloc that keeps freed memory for
+reuse (:mod:`recunlearn.allocator`), one run at a time, single-threaded unless
 ``RECUNLEARN_THREADS`` says otherwise (the thread count is set around every run by ``compute_record``).
 Local workers are started with ``spawn`` (torch and ``fork`` do not mix).
 """
@@ -30,6 +31,7 @@ import time
 from pathlib import Path
 from typing import Callable
 
+from ..allocator import keep_freed_memory
 from .plan import ComputeError, is_done, read_record
 
 NICENESS = 19
@@ -57,11 +59,13 @@ class BatchDone:
     error: str = ""
 
 
-def lower_priority() -> None:
-    """Give this process the lowest CPU priority (once per process)."""
+def prepare_worker_process() -> None:
+    """Give this process the lowest CPU priority and a malloc that keeps freed memory for reuse
+    (:func:`~recunlearn.allocator.keep_freed_memory`); once per process."""
     global _lowered
     if not _lowered:
         os.nice(NICENESS)
+        keep_freed_memory()
         _lowered = True
 
 
@@ -120,7 +124,7 @@ def _local_worker(inbox, outbox, stop, records_dir: str, parent: int) -> None:
     parent ``parent`` is gone."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     exit_when_orphaned(parent)
-    lower_priority()
+    prepare_worker_process()
     import recunlearn.experiments  # noqa: F401 - registers the runners
 
     for batch_id, configs, deadline in iter(inbox.get, None):
@@ -208,7 +212,7 @@ class LocalExecutor:
 
 def _ray_batch(batch_id: int, configs: list, records_dir: str, deadline: float | None) -> list[Outcome]:
     """A Ray task: one batch, exactly as a local worker runs it; its outcomes."""
-    lower_priority()
+    prepare_worker_process()
     outcomes: list[Outcome] = []
     run_batch(batch_id, configs, Path(records_dir), lambda: _past(deadline), outcomes.append)
     return outcomes
