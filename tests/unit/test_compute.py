@@ -204,6 +204,25 @@ def test_casper_costs_count_the_original_once_per_batch(known_rows):
     assert model.batch_seconds(three) == 3 * (290.0 - 100.0) + 100.0
 
 
+def test_jodie_scales_by_rows_times_users_plus_items_and_its_siblings_by_their_own_size(known_rows, monkeypatch):
+    """JODIE's dense prediction layer spans users and items: its estimate scales by training rows x
+    (users + items); estimated from another model's records (no JODIE record yet), it is that model's
+    estimate at the same data, not scaled by JODIE's size."""
+    from recunlearn.experiments import casper as casper_experiment
+
+    streams = {("foursquare", 1000): (900, 100, 400), ("foursquare", None): (1800, 300, 700)}
+    monkeypatch.setattr(casper_experiment, "_stream_size", lambda dataset, max_rows: streams[dataset, max_rows])
+    small = fake_record(_casper(model="jodie", selector="none", epochs=10, max_rows=1000),
+                        timings={"wall_seconds": 30.0, "train_original_seconds": 10.0, "train_perturbed_seconds": 15.0})
+    lstm = fake_record(_casper(model="lstm", selector="none", epochs=10, max_rows=1000),
+                       timings={"wall_seconds": 20.0, "train_original_seconds": 8.0, "train_perturbed_seconds": 8.0})
+    full = _casper(model="jodie", selector="none", epochs=10)
+    scaled = CostModel([small, lstm]).estimate(full)
+    assert scaled.basis == "scaled" and scaled.seconds == pytest.approx(30.0 * (1800 * 1000) / (900 * 500))
+    sibling = CostModel([lstm]).estimate(full)
+    assert sibling.basis == "sibling" and sibling.seconds == pytest.approx(20.0 * 2000 / 1000)  # LSTM: x data rows
+
+
 SRU_WORK = {("games", 5000): 70_000 * 23_716, ("games", None): 287_000 * 23_716, ("beauty", None): 354_000 * 54_543}
 
 

@@ -14,7 +14,8 @@ Definitions:
 - *data rows* (:func:`data_rows`): lines of the first dataset file a config reads, capped at its
   ``max_rows``; unknown when the file is not on this machine. An experiment's rule may measure its
   size otherwise (``size``; SRU: the interactions of the sessions a run reads times the catalogue, the
-  work of its full-softmax output layer), and that size then stands for the data rows;
+  work of its full-softmax output layer; CASPER's JODIE: training rows times users plus items, the
+  work of its prediction layer), and that size then stands for the data rows;
 - *family* of a config: experiment, device and the experiment's ``fields`` that change the run time
   (model, method, ...); seeds, selections, ratios and the like are assumed not to. Within a family a
   *point* is (dataset, data rows, epochs), the epochs being those configured (a maximum);
@@ -47,6 +48,7 @@ from typing import Callable, Iterable
 
 from ..data import registry
 from ..experiments.config import Config, ConfigError
+from ..experiments.casper import cost_size as casper_cost_size
 from ..experiments.cure4rec_exact import learned_cost_alone
 from ..experiments.sru import cost_alone as sru_cost_alone
 from ..experiments.sru import cost_size as sru_cost_size
@@ -106,7 +108,8 @@ class CostRule:
 
 
 COST_RULES: dict[str, CostRule] = {
-    "casper-rls": CostRule(("model", "id_map"), _timings_sum("wall_seconds"), _casper_alone, epochs="epochs"),
+    "casper-rls": CostRule(("model", "id_map"), _timings_sum("wall_seconds"), _casper_alone, epochs="epochs",
+                           size=casper_cost_size),
     "casper-scaling": CostRule(("sizes", "repeats", "idag_max_len", "idag_variant")),
     "cure4rec-learn": CostRule(("model", "max_epochs"), _timings_sum("wall_seconds")),
     "cure4rec-scif": CostRule(("model", "max_epochs", "mio_seeds", "mio_epochs"),
@@ -195,7 +198,9 @@ def _family(config: Config, device: str | None = None) -> tuple:
 
 def _point(config: Config) -> _Point:
     rule = rule_of(config.experiment)
-    rows = rule.size(config) if rule.size is not None else data_rows(config)
+    rows = rule.size(config) if rule.size is not None else None
+    if rows is None:
+        rows = data_rows(config)
     return _Point(getattr(config, "dataset", None), rows, getattr(config, rule.epochs) if rule.epochs else None)
 
 
@@ -257,11 +262,20 @@ class CostModel:
         return self._from_siblings(config) or Estimate(DEFAULT_SECONDS, 0.0, "default", "nothing comparable measured")
 
     def _from_siblings(self, config: Config) -> Estimate | None:
-        """The median of the other families' estimates of this experiment and device at ``config``'s point."""
+        """The median of the other families' estimates of this experiment and device at ``config``'s
+        data, each at its own point (``config`` with the family's fields, e.g. another model: a size
+        rule may measure models differently)."""
         experiment, device, _ = _family(config)
-        point = _point(config)
-        found = [self._from_family(family, point, "") for family in self._table
-                 if family[0] == experiment and family[1] in (device, "cpu")]
+        found = []
+        for family in self._table:
+            if family[0] != experiment or family[1] not in (device, "cpu"):
+                continue
+            try:
+                sibling = config.replace(**{name: (list(value) if isinstance(value, tuple) else value)
+                                            for name, value in family[2]})
+            except (ConfigError, TypeError):
+                continue
+            found.append(self._from_family(family, _point(sibling), ""))
         found = [e for e in found if e is not None]
         if not found:
             return None

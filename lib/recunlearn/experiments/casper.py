@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import copy
 import dataclasses
+import functools
 import itertools
 import time
 
@@ -43,6 +44,7 @@ from ..perturb.revadv import revadv_attack, revadv_row
 from ..perturb.tracin import TracInRecorder
 from ..seeding import seed_everything
 from . import process_cache
+from ..data.errors import DatasetError
 from .config import Config, ConfigError, option, require_device
 from .records import load_record, pending_reason, record_key, register, run_or_load
 
@@ -170,6 +172,28 @@ def _build(config: CasperConfig, stream: Stream):
     generator = torch.Generator().manual_seed(config.seed)
     return SEQUENTIAL_MODELS[config.model](stream.n_items, generator=generator, epochs=config.epochs,
                                            device=config.device, implementation=IMPLEMENTATIONS[config.model])
+
+
+@functools.lru_cache(maxsize=16)
+def _stream_size(dataset: str, max_rows: int | None) -> tuple[int, int, int] | None:
+    """(training rows, users, items) of a stream; None when its file is not on this machine."""
+    try:
+        stream = load_stream(dataset, max_rows=max_rows)
+    except DatasetError:
+        return None
+    return len(stream.train_positions), stream.n_users, stream.n_items
+
+
+def cost_size(config: CasperConfig) -> int | None:
+    """A JODIE run's size for the compute plan's cost model: its prediction layer spans every user and
+    item (a (|I| + d) x (|U| + |I| + 2d) matrix whose dense gradient and Adam step come every window),
+    so its work grows with training rows x (users + items), not with rows alone. None for the other
+    models (the cost model then uses data rows) and when the dataset file is not on this machine."""
+    size = _stream_size(config.dataset, config.max_rows) if config.model == "jodie" else None
+    if size is None:
+        return None
+    rows, users, items = size
+    return rows * (users + items)
 
 
 def original_key(config: CasperConfig) -> tuple:
