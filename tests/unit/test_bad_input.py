@@ -453,3 +453,18 @@ def test_cli_error_in_a_fresh_process_has_no_traceback():
                             capture_output=True, text=True, cwd=paths.REPO_ROOT, timeout=120)
     assert result.returncode == 2
     assert result.stderr.startswith("error: parameter MAX_ROWS = 100") and "Traceback" not in result.stderr
+
+
+def test_a_ratio_that_unlearns_nobody_on_data_of_unknown_size_fails_once_the_users_are_counted(need_local, monkeypatch):
+    """Where the user count is not known beforehand (ADM's raw file), the run counts the users of its
+    split and stops before training, naming RATIO, instead of unlearning nobody."""
+    from recunlearn.experiments import cure4rec
+    from recunlearn.experiments.cure4rec_exact import unlearning_set
+
+    need_local("ml-100k", "released_ratings", "released_train", "released_test")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        monkeypatch.delitem(cure4rec.TRAINING_USERS, ("ml-100k", "released"))
+        config = UnlearnConfig(ratio=0.05)  # built while the count is unknown: no check yet
+    with pytest.raises(ConfigError, match=r"RATIO = 0.05: .* of the 943 users of ml-100k is .*0 users"):
+        unlearning_set(config)

@@ -19,6 +19,7 @@ import torch
 
 from ..data import DatasetNotFoundError, interaction_statistics, load_released_tables, load_split, preprocess_raw
 from ..data.selection import RULES as SELECTION_RULES
+from ..data.selection import select_unlearning_users
 from ..data.splits import PROTOCOLS, VALIDATION_RULES
 from ..metrics import METRICS, a_igf, active_user_mask
 from ..models import MODELS, TrainingData, evaluate_model, train_until_converged
@@ -35,14 +36,28 @@ TRAINING_USERS = {("ml-100k", "released"): 943, ("ml-100k", "raw"): 943, ("ml-1m
 (ADM's raw file is not available, so its count is unknown.)"""
 
 
-def check_unlearning_ratio(dataset: str, protocol: str, ratio: float, name: str = "RATIO") -> None:
-    """ConfigError when ``ratio`` % of ``dataset``'s users is less than one user (nobody unlearned)."""
-    users = TRAINING_USERS.get((dataset, protocol))
+def check_unlearning_ratio(dataset: str, protocol: str, ratio: float, name: str = "RATIO",
+                           users: int | None = None) -> None:
+    """ConfigError when ``ratio`` % of ``dataset``'s users is less than one user (nobody unlearned).
+    ``users``: the users with training interactions, when counted from the data (else
+    :data:`TRAINING_USERS`; unknown there, nothing is checked)."""
+    users = users if users is not None else TRAINING_USERS.get((dataset, protocol))
     if users is not None and int(users * ratio / 100) == 0:
         smallest = next(r / 1000 for r in range(1, 100_001) if int(users * (r / 1000) / 100) > 0)
         raise ConfigError(f"parameter {name} = {ratio!r}: {ratio!r} % of the {users} users of {dataset} is "
                           f"int({users} * {ratio!r} / 100) = 0 users, so nobody would be unlearned; {name} is a "
                           f"percentage (5.0 = 5 %) and must be at least {smallest:g} here")
+
+
+def users_to_unlearn(config, split) -> np.ndarray:
+    """The seeded unlearning set of an unlearning config (``selection``, ``ratio``, ``scoring``,
+    ``selection_seed``) on ``split``; a ConfigError naming RATIO, before any training, when it would
+    hold nobody (checked here on the users of the split, for data whose user count is not known
+    beforehand)."""
+    train_users = split.train["user"].to_numpy()
+    check_unlearning_ratio(config.dataset, config.protocol, config.ratio, users=len(np.unique(train_users)))
+    return select_unlearning_users(train_users, split.train["item"].to_numpy(), split.n_users, config.selection,
+                                   config.ratio, config.scoring, seed=config.selection_seed)
 
 
 # --- Table 4 --------------------------------------------------------------------------------------

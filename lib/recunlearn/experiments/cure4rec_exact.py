@@ -16,7 +16,7 @@ import torch
 
 from .. import paths
 from ..data import load_split
-from ..data.selection import RULES, SCORINGS, select_unlearning_users
+from ..data.selection import RULES, SCORINGS
 from ..metrics import active_user_mask
 from ..models import TrainingData, train_until_converged
 from ..seeding import seed_everything
@@ -27,7 +27,7 @@ from ..unlearning.partition import ORDERS
 from . import process_cache
 from .config import option
 from .cure4rec import (Collected, LearnConfig, TrainingSettings, UnlearningGrid, _require_device, build_model,
-                       evaluate_remaining, pending_frame, remaining_after, train_original_model)
+                       evaluate_remaining, pending_frame, remaining_after, train_original_model, users_to_unlearn)
 from .records import load_record, record_key, register, run_or_load
 
 COMBINERS = ("route", "original")
@@ -73,9 +73,7 @@ def pretrained_user_embeddings(config: TrainingSettings) -> np.ndarray:
 def unlearning_set(config: UnlearnConfig):
     """``(split, deleted users)`` of a run: its data split and its seeded unlearning set."""
     split = load_split(config.dataset, config.protocol, config.split_seed, config.validation)
-    deleted = select_unlearning_users(split.train["user"].to_numpy(), split.train["item"].to_numpy(), split.n_users,
-                                      config.selection, config.ratio, config.scoring, seed=config.selection_seed)
-    return split, deleted
+    return split, users_to_unlearn(config, split)
 
 
 def exact_unlearning(config: TrainingSettings, split, deleted: np.ndarray, method: str, n_shards: int = 1,

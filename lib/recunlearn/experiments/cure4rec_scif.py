@@ -42,7 +42,7 @@ import pandas as pd
 import torch
 
 from ..data import load_split
-from ..data.selection import RULES, SCORINGS, select_unlearning_users
+from ..data.selection import RULES, SCORINGS
 from ..metrics.membership import mio_accuracy_seeds, membership_sets
 from ..models import TrainingData
 from ..seeding import seed_everything
@@ -51,7 +51,7 @@ from ..unlearning.exact import TIMINGS
 from ..unlearning.scif import DAMPING_FRACTION, DAMPING_PROBES, DAMPING_RULES, scif_unlearn
 from .config import option
 from .cure4rec import (Collected, TrainingSettings, UnlearningGrid, _require_device, evaluate_remaining,
-                       pending_frame, remaining_after, train_original_model)
+                       pending_frame, remaining_after, train_original_model, users_to_unlearn)
 from .cure4rec_exact import exact_unlearning
 from .records import load_record, register, run_or_load
 
@@ -104,10 +104,10 @@ def run_scif(config: ScifConfig) -> dict:
     """Learn, select, unlearn by SCIF (timed) and by Retrain, evaluate all three on the remaining
     users and measure each one's MIO on the unlearned users."""
     _require_device(config.device)
+    deleted = users_to_unlearn(config, load_split(config.dataset, config.protocol, config.split_seed,
+                                                  config.validation))  # before training: RATIO is checked
     learn, split, learn_training, learn_wall = train_original_model(config)
     train_users, train_items = split.train["user"].to_numpy(), split.train["item"].to_numpy()
-    deleted = select_unlearning_users(train_users, train_items, split.n_users, config.selection, config.ratio,
-                                      config.scoring, seed=config.selection_seed)
     remaining = remaining_after(split, deleted)
     kept = remaining.kept_rows
 
@@ -323,9 +323,7 @@ def run_exact_mio(config: ExactMioConfig) -> dict:
     _require_device(config.device)
     seed_everything(config.seed)
     split = load_split(config.dataset, config.protocol, config.split_seed, config.validation)
-    train_users, train_items = split.train["user"].to_numpy(), split.train["item"].to_numpy()
-    deleted = select_unlearning_users(train_users, train_items, split.n_users, config.selection, config.ratio,
-                                      config.scoring, seed=config.selection_seed)
+    deleted = users_to_unlearn(config, split)
     n_shards = 1 if config.method == "retrain" else config.n_shards
     result, _ = exact_unlearning(config, split, deleted, config.method, n_shards, timing=config.timing)
     user_shard = result.user_shard
