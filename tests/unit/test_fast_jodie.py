@@ -75,3 +75,26 @@ def test_one_epoch_agrees_and_the_fast_path_is_deterministic(stream):
 def test_bad_implementation_is_refused():
     with pytest.raises(ValueError, match="implementation.*'fast', 'reference'"):
         JODIERecommender(10, implementation="vectorised")
+
+
+def test_recycled_gradient_and_transposed_adam_change_no_bit(stream):
+    """The fast path stores the prediction weight column by column, reuses its gradient buffer from
+    window to window and gives fused Adam the weight's contiguous transpose: one epoch gives the same
+    weights and test scores, bit for bit, as a fresh zero gradient every window and Adam on the
+    parameter itself."""
+    from recunlearn.models.sequential import jodie
+
+    def train(shortcuts):
+        model = JODIERecommender(stream.n_items, torch.Generator().manual_seed(0), epochs=1)
+        if not shortcuts:
+            model._recycled.recycle = lambda weight: None
+            model._optimizer = lambda net: jodie.adam(net, model.lr, model.weight_decay, "fast")
+        model.fit(stream)
+        scores = torch.cat([s for _, _, s in model.test_scores(stream)])
+        return {k: v.clone() for k, v in model.net.state_dict().items()}, scores, model
+
+    (fast, fast_scores, model), (plain, plain_scores, _) = train(True), train(False)
+    weight = model.net.predict.weight
+    assert weight.stride() == (1, weight.shape[0])  # column by column
+    assert fast.keys() == plain.keys() and all(torch.equal(fast[k], plain[k]) for k in fast)
+    assert torch.equal(fast_scores, plain_scores)

@@ -158,12 +158,13 @@ interaction, so both runs must draw the same dropout masks wherever their data a
 fast formulation draws each user's masks from that user's own stream (see its module), as its
 reference does with fixed-shape masks."""
 
-MODEL_RESULTS_VERSIONS = {"tisasrec": "4", "latentcross": "4"}
+MODEL_RESULTS_VERSIONS = {"tisasrec": "4", "jodie": "4", "latentcross": "4"}
 """Results versions of single models, replacing ``CasperConfig.results_version`` for their runs. Each
 must stay above the class's version (a test checks it): bumping the class's version therefore means
 bumping these past it, so no model's old records survive a change that alters every model.
 TiSASRec 4: trained with the fast formulation and per-user dropout masks (3: the reference).
-LatentCross 4: output layer in row blocks (the same function, other float rounding)."""
+LatentCross 4: output layer in row blocks (the same function, other float rounding).
+JODIE 4: prediction weight stored column by column (the same function, other float rounding)."""
 
 
 def _build(config: CasperConfig, stream: Stream):
