@@ -179,8 +179,11 @@ def test_the_learned_model_key_ignores_who_is_unlearned_and_not_the_method_or_pa
     assert learned_model_key(retrain) == learned_model_key(retrain.replace(n_shards=5))
 
 
-def test_learned_cost_alone_adds_back_a_cached_learned_model():
-    from recunlearn.experiments.cure4rec_exact import learned_cost_alone
+@pytest.mark.parametrize("experiment", ["cure4rec-bystander", "cure4rec-stability"])
+def test_cost_alone_adds_back_a_cached_learned_model(experiment):
+    from recunlearn.compute.costs import rule_of
+
+    learned_cost_alone = rule_of(experiment).alone
 
     record = {"timings": {"learned_wall_seconds": 10.0, "learned_cached": True}}
     assert learned_cost_alone(record, 6.0, 3.0) == (26.0, 20.0)  # 10 wall s at the run's 2 CPU s per wall s
@@ -199,6 +202,8 @@ def test_the_plan_gives_the_runs_sharing_a_learned_model_to_one_worker(tmp_path)
     plan_file = tmp_path / "plan.yml"
     plan_file.write_text(yaml.safe_dump({"entries": [{"name": "a", "title": "", "pages": [], "grids": [
         {"experiment": "cure4rec-bystander", "params": params}]}]}))
-    grouped = [{(run.config.method, run.config.seed) for run in batch} for batch in batches(load_plan(plan_file).runs)]
-    assert sorted(len(batch) for batch in grouped) == [1, 1, 1, 1]  # one (method, seed) per batch ...
-    assert sorted(len(batch) for batch in batches(load_plan(plan_file).runs)) == [4, 4, 4, 4]  # ... of 4 runs
+    grouped = batches(load_plan(plan_file).runs)
+    assert sorted({(run.config.method, run.config.seed) for run in batch}.pop() for batch in grouped) == \
+        [("retrain", 0), ("retrain", 1), ("sisa", 0), ("sisa", 1)]
+    assert all(len({(run.config.method, run.config.seed) for run in batch}) == 1 and len(batch) == 4
+               for batch in grouped)  # one (method, seed) per batch, its 2 controls x 2 selections

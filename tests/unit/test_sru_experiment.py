@@ -118,12 +118,15 @@ def test_collect_without_records_lists_every_run_as_pending():
 
 
 def test_cost_alone_adds_back_a_cached_full_model_and_cached_sub_models():
+    from recunlearn.compute.costs import rule_of
+
+    cost_alone = rule_of("sru-unlearning").alone
     record = {"timings": {"full_model_wall_seconds": 10.0, "full_model_cached": True}}
-    assert exp.cost_alone(record, 6.0, 3.0) == (26.0, 20.0)  # 10 wall seconds = 20 CPU seconds at this run's ratio
+    assert cost_alone(record, 6.0, 3.0) == (26.0, 20.0)  # 10 wall seconds = 20 CPU seconds at this run's ratio
     record["timings"]["full_model_cached"] = False
-    assert exp.cost_alone(record, 6.0, 3.0) == (6.0, 20.0)
+    assert cost_alone(record, 6.0, 3.0) == (6.0, 20.0)
     record["shards"] = [{"train_seconds": 4.0, "cached": True}, {"train_seconds": 5.0, "cached": False}]
-    assert exp.cost_alone(record, 6.0, 3.0) == (14.0, 20.0)  # + the cached shard's 4 wall seconds, as CPU seconds
+    assert cost_alone(record, 6.0, 3.0) == (14.0, 20.0)  # + the cached shard's 4 wall seconds, as CPU seconds
 
 
 # --- the unlearning set ------------------------------------------------------------------------------------

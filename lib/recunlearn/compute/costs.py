@@ -49,8 +49,7 @@ from typing import Callable, Iterable
 from ..data import registry
 from ..experiments.config import Config, ConfigError
 from ..experiments.casper import cost_size as casper_cost_size
-from ..experiments.cure4rec_exact import learned_cost_alone
-from ..experiments.sru import cost_alone as sru_cost_alone
+from ..experiments.sru import cached_shard_seconds as sru_cached_shard_seconds
 from ..experiments.sru import cost_size as sru_cost_size
 from ..experiments.sru import epochs_reached as sru_epochs_reached
 
@@ -93,6 +92,24 @@ def _casper_alone(record: dict, seconds: float, wall: float) -> tuple[float, flo
     return (seconds + shared if wall < original + perturbed else seconds), shared
 
 
+def _shared_model(wall_key: str, cached_key: str,
+                  also_cached: Callable[[dict], float] | None = None) -> Callable[[dict, float, float], tuple]:
+    """Rule of a run whose batch shares one trained model (SRU's full-data model; the exact method's
+    learned model of a bystander or stability run): the record's ``timings[wall_key]`` is the shared
+    seconds; a run that took the model from its process's cache (``timings[cached_key]``) gets them
+    added back, and so do ``also_cached(record)`` wall seconds of other cached work (SRU's cached
+    sub-models; charged to every run that shares them, an overestimate). Wall seconds are converted
+    to the unit of ``seconds`` by the run's ratio of ``seconds`` to wall time. Records made before
+    the model was shared say nothing of it (shared 0)."""
+    def alone(record: dict, seconds: float, wall: float) -> tuple[float, float]:
+        timings = record.get("timings") or {}
+        ratio = seconds / wall if wall > 0 else 1.0
+        shared = float(timings.get(wall_key) or 0.0) * ratio
+        added = (shared if timings.get(cached_key) else 0.0) + (also_cached(record) * ratio if also_cached else 0.0)
+        return seconds + added, shared
+    return alone
+
+
 @dataclasses.dataclass(frozen=True)
 class CostRule:
     """How an experiment's records are read for cost (see the module's definitions)."""
@@ -107,6 +124,8 @@ class CostRule:
     reached: Callable[[dict], float | None] | None = None
 
 
+_LEARNED_MODEL = _shared_model("learned_wall_seconds", "learned_cached")
+
 COST_RULES: dict[str, CostRule] = {
     "casper-rls": CostRule(("model", "id_map"), _timings_sum("wall_seconds"), _casper_alone, epochs="epochs",
                            size=casper_cost_size),
@@ -118,14 +137,16 @@ COST_RULES: dict[str, CostRule] = {
     "cure4rec-exact": CostRule(("model", "method", "timing", "n_shards", "combiner", "max_epochs"),
                                _first_timing("unlearn_wall_seconds", "unlearn_sum_seconds"), scale_by="cure4rec-learn"),
     "cure4rec-bystander": CostRule(("model", "method", "control", "timing", "n_shards", "max_epochs"),
-                                   _timings_sum("wall_seconds"), learned_cost_alone, scale_by="cure4rec-learn",
+                                   _timings_sum("wall_seconds"), _LEARNED_MODEL, scale_by="cure4rec-learn",
                                    proxy="cure4rec-exact"),
     "cure4rec-stability": CostRule(("model", "method", "state", "selector", "timing", "n_shards", "max_epochs"),
-                                   alone=learned_cost_alone, scale_by="cure4rec-learn", proxy="cure4rec-exact"),
+                                   alone=_LEARNED_MODEL, scale_by="cure4rec-learn", proxy="cure4rec-exact"),
     "cure4rec-exact-mio": CostRule(("model", "method", "timing", "n_shards", "max_epochs", "mio_seeds", "mio_epochs"),
                                    proxy="cure4rec-exact"),
     "sru-unlearning": CostRule(("model", "method", "retrain", "n_shards", "aggregator_epochs"),
-                               alone=sru_cost_alone, epochs="max_epochs", size=sru_cost_size,
+                               alone=_shared_model("full_model_wall_seconds", "full_model_cached",
+                                                   sru_cached_shard_seconds),
+                               epochs="max_epochs", size=sru_cost_size,
                                reached=sru_epochs_reached),
 }
 

@@ -35,7 +35,7 @@ from ..allocator import keep_freed_memory
 from .plan import ComputeError, is_done, read_record
 
 NICENESS = 19
-_lowered = False
+_prepared = False
 
 
 @dataclasses.dataclass(frozen=True)
@@ -62,11 +62,11 @@ class BatchDone:
 def prepare_worker_process() -> None:
     """Give this process the lowest CPU priority and a malloc that keeps freed memory for reuse
     (:func:`~recunlearn.allocator.keep_freed_memory`); once per process."""
-    global _lowered
-    if not _lowered:
+    global _prepared
+    if not _prepared:
         os.nice(NICENESS)
         keep_freed_memory()
-        _lowered = True
+        _prepared = True
 
 
 def compute_run(config, records_dir: Path) -> tuple[str, float, str]:

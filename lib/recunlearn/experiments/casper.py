@@ -34,6 +34,7 @@ import numpy as np
 import pandas as pd
 import torch
 
+from ..data.errors import DatasetError
 from ..data.sequences import (CASPER_DATASETS, DATASET_LABELS, Stream, first_appearance_map, load_stream,
                               stream_statistics)
 from ..metrics import rls
@@ -44,7 +45,6 @@ from ..perturb.revadv import revadv_attack, revadv_row
 from ..perturb.tracin import TracInRecorder
 from ..seeding import seed_everything
 from . import process_cache
-from ..data.errors import DatasetError
 from .config import Config, ConfigError, option, require_device
 from .records import load_record, pending_reason, record_key, register, run_or_load
 

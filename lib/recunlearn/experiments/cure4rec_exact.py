@@ -132,17 +132,6 @@ def learned_model(config: UnlearnConfig, split) -> tuple[ExactUnlearningResult, 
     return result, seconds, cached
 
 
-def learned_cost_alone(record: dict, seconds: float, wall: float) -> tuple[float, float]:
-    """(seconds of the run alone, shared seconds) of a bystander or stability record, for the compute
-    plan's cost model: the learned model is shared by the runs of a process (the shared seconds, its
-    wall seconds converted by the run's ratio of ``seconds`` to wall time), so a run that took it from
-    the cache gets it added back. Records made before the learned model was shared say nothing of it
-    (shared 0)."""
-    timings = record.get("timings") or {}
-    shared = float(timings.get("learned_wall_seconds") or 0.0) * (seconds / wall if wall > 0 else 1.0)
-    return (seconds + shared if timings.get("learned_cached") else seconds), shared
-
-
 def shard_statistics(per_user: dict, user_shard: np.ndarray, active: np.ndarray, n_shards: int) -> dict:
     """Per-shard mean NDCG@k (both variants) over the shard's evaluated users, shardGF (population
     variance of those means over shards with evaluated users) and active/inactive counts per shard."""

@@ -494,20 +494,13 @@ def collect_sru(grid: SruGrid, records_dir=None) -> pd.DataFrame:
 
 __all__ = ["SruConfig", "SruGrid", "PARTITIONS", "OWN_PARTITION", "collect_sru", "run_sru", "unlearn_sessions", "sru_data", "unlearning_requests",
            "request_hash", "full_data_model", "full_data_model_key", "trained_shard", "partition_sessions", "shards_to_retrain", "stage_generator",
-           "cost_alone", "cost_size", "METHODS", "RETRAINS", "SruStatisticsParams", "dataset_statistics"]
+           "cached_shard_seconds", "cost_size", "METHODS", "RETRAINS", "SruStatisticsParams", "dataset_statistics"]
 
 
-def cost_alone(record: dict, seconds: float, wall: float) -> tuple[float, float]:
-    """(seconds of the run alone, shared seconds) of a record, for the compute plan's cost model: the
-    full-data model is shared by the runs of a process (the shared seconds), so a run that took it
-    from the cache gets its training added back, and so does every sub-model it took from the cache
-    (wall seconds, converted by the run's ratio of ``seconds`` to wall time). A batch is charged the
-    full-data model once; sub-models two runs of a batch share are charged to both (an overestimate)."""
-    timings = record.get("timings") or {}
-    ratio = seconds / wall if wall > 0 else 1.0
-    shared = float(timings.get("full_model_wall_seconds") or 0.0) * ratio
-    shards = sum(float(s.get("train_seconds") or 0.0) for s in record.get("shards") or () if s.get("cached")) * ratio
-    return (seconds + shards + (shared if timings.get("full_model_cached") else 0.0)), shared
+def cached_shard_seconds(record: dict) -> float:
+    """Wall seconds of the sub-models a run took from its process's cache (their training, as
+    recorded when they were trained), for the compute plan's cost model."""
+    return sum(float(s.get("train_seconds") or 0.0) for s in record.get("shards") or () if s.get("cached"))
 
 
 def epochs_reached(record: dict) -> float | None:

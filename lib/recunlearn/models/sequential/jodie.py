@@ -129,7 +129,7 @@ class RecycledGradient:
     The gradient is zero except in the dense columns and the columns the window's one-hots select,
     yet it is a (|I| + d) x (|U| + |I| + 2d) matrix (45.6 M values on Foursquare): zero-filling a
     new one every window, and writing and reading columns scattered through a row-major matrix, took
-    a third of an epoch. The fast path stores that weight column by column (:func:`column_major`), so
+    about a quarter of an epoch. The fast path stores that weight column by column (:func:`column_major`), so
     a column is contiguous, and :class:`OneHotLinear`'s backward takes its gradient from here: the
     buffer autograd stored as the weight's ``.grad`` last window, handed back by :meth:`recycle`
     before ``zero_grad``, with only the selected columns it wrote then zeroed again (the dense ones
