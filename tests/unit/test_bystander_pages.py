@@ -175,7 +175,7 @@ def test_pages_without_a_computed_run_show_only_their_notices():
 def test_a_count_series_is_shown_as_a_table():
     """A page's run counts are a Series; shown, they are a one-column frame (an HTML table in the
     book), with the same values, never pandas' plain-text printout of a Series."""
-    counts = pd.Series({"computed": 15, "without a record yet": 24}, name="runs").rename_axis("status")
+    counts = pd.Series({"computed": 15, "waiting for CPU time": 24}, name="runs").rename_axis("status")
     page = Page("bystanders/example", tables={"runs": counts})
     shown = page.show("runs")
     assert isinstance(shown, pd.DataFrame) and list(shown.columns) == ["runs"]

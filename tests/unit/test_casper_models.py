@@ -56,7 +56,7 @@ def test_perturbed_run_keeps_test_rows_aligned_and_excludes_the_perturbed_user(n
     assert len(record["perturbation"]["positions"]) == 1
 
 
-@pytest.mark.parametrize("device, label", [("cuda", "pending GPU"), ("cpu", "without a record yet (CPU-hours)")])
+@pytest.mark.parametrize("device, label", [("cuda", "pending GPU"), ("cpu", "waiting for CPU time")])
 def test_grid_marks_unimplemented_models_and_uncached_runs_pending(tiny, monkeypatch, device, label):
     from recunlearn.models import sequential
     monkeypatch.delitem(sequential.SEQUENTIAL_MODELS, "jodie")  # as if JODIE were not implemented

@@ -154,7 +154,7 @@ def test_uncomputed_runs_show_one_notice_with_the_plan_command_and_no_empty_coun
 def test_a_smoke_grid_read_from_records_only_names_the_run_command(monkeypatch):
     page = builder("figure-02-random-loo")(**params("figure-02-random-loo", ONLY_CACHED=True))
     notice = shown(page, "figure_2a", monkeypatch)[0]
-    assert notice.why.startswith("9 of 9 runs without a record yet (CPU-hours)")
+    assert notice.why.startswith("9 of 9 runs waiting for CPU time")
     assert notice.command == ("python -m recunlearn run casper-rls model='[\"lstm\",\"tisasrec\",\"latentcross\"]' "
                               "selector='[\"none\",\"random\",\"casper\"]' epochs=1 max_rows=2000")
 
@@ -291,7 +291,7 @@ def test_table_3_on_made_up_runs(need_local, monkeypatch):
 
 def test_table_3_pending_cells_name_the_runs_reason_and_the_paper_value(need_local, monkeypatch):
     need_local("foursquare", "raw")
-    page = fake_page("table-03-perturbation-methods", pending={"lstm": "without a record yet (CPU-hours)"},
+    page = fake_page("table-03-perturbation-methods", pending={"lstm": "waiting for CPU time"},
                      MODELS=["lstm", "latentcross"])
     view = shown(page, "table_3", monkeypatch)[0]
     assert view.loc[("loo", "TracIn"), "lstm"] == "pending (paper 0.7733)"

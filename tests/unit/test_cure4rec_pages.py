@@ -304,7 +304,7 @@ def test_a_grid_without_records_shows_one_notice_per_item_and_no_empty_count(ste
         if name in ("scif_times", "scif_figure"):  # read from the SCIF page's records, never computed here
             assert out[0].why.startswith("no stored SCIF run at this page's settings")
             continue
-        assert "without a record yet" in out[0].why or "claims pending" in out[0].why, out[0].why
+        assert "waiting for CPU time" in out[0].why or "claims pending" in out[0].why, out[0].why
         if name != "claims":
             assert out[0].command.startswith("python -m recunlearn compute --only cure4rec-ml100k-"), out[0].command
     no_empty_count(page)
@@ -321,12 +321,12 @@ def test_runs_of_one_model_pending_leave_partly_computed_tables_with_a_notice(mo
     page = fake_page("table-02-eu-utility", "paper", pending_models=("bpr",), DATASETS=["ml-100k"])
     table, notice = shown(page, "comparison", monkeypatch)
     assert "BPR" not in set(table.index.get_level_values("Model"))
-    assert notice.partial and "24 without a record yet (CPU-hours)" in notice.why
+    assert notice.partial and "24 waiting for CPU time" in notice.why
     assert notice.why == ("168 of 216 paper cells without our value: 144 for ML-1M, ADM, not run yet; "
-                          "24 without a record yet (CPU-hours)")
+                          "24 waiting for CPU time")
     runs_table, runs_notice = shown(page, "runs", monkeypatch)
-    assert runs_table["runs"].to_dict() == {"computed": 72, "without a record yet (CPU-hours)": 36}
-    assert runs_notice.why == "36 of 108 runs without a record yet (CPU-hours) (BPR)" and runs_notice.partial
+    assert runs_table["runs"].to_dict() == {"computed": 72, "waiting for CPU time": 36}
+    assert runs_notice.why == "36 of 108 runs waiting for CPU time (BPR)" and runs_notice.partial
     no_empty_count(page)
 
 

@@ -44,7 +44,7 @@ def test_paper_datasets_and_pending_name_what_is_missing_and_why():
     runs = pd.DataFrame({"model": ["wmf"]})
     runs.attrs["pending"] = [c.to_dict() for c in grid.runs()[:2]]
     assert pending_text(grid, runs) == ("ML-1M and ADM: not run yet (need a GPU or many CPU-hours); "
-                                        "2 of 4 runs without a record yet (CPU-hours): WMF 2")
+                                        "2 of 4 runs waiting for CPU time: WMF 2")
     assert coverage_text(grid, runs) == "1 of 3 paper datasets; 2 of 4 runs have a record"
     casper = CasperGrid(datasets=("foursquare",), device="cuda", only_cached=True)
     statuses = pd.DataFrame({"status": ["computed", "pending GPU", "pending GPU"]})

@@ -26,9 +26,9 @@ def test_runs_without_a_record_name_the_plans_command(monkeypatch):
     import pandas as pd
 
     monkeypatch.setenv(PAGE_ENV, "casper/figure-02-random-loo")
-    runs = pd.DataFrame({"status": ["computed", "without a record yet (CPU-hours)", "without a record yet (CPU-hours)"]})
+    runs = pd.DataFrame({"status": ["computed", "waiting for CPU time", "waiting for CPU time"]})
     text = pending_text(None, runs)
-    assert text.startswith("2 of 3 runs without a record yet (CPU-hours); the compute plan has them: ")
+    assert text.startswith("2 of 3 runs waiting for CPU time; the compute plan has them: ")
     assert "python -m recunlearn compute --only casper-" in text
     monkeypatch.delenv(PAGE_ENV)
-    assert pending_text(None, runs) == "2 of 3 runs without a record yet (CPU-hours)"
+    assert pending_text(None, runs) == "2 of 3 runs waiting for CPU time"

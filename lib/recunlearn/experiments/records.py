@@ -74,7 +74,7 @@ def expand(experiment: str, assignments: dict) -> list[Config]:
 
 
 PENDING_GPU = "pending GPU"
-PENDING_CPU = "without a record yet (CPU-hours)"
+PENDING_CPU = "waiting for CPU time"
 
 
 def pending_reason(device: str) -> str:

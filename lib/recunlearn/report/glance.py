@@ -16,6 +16,7 @@ from typing import Any, Mapping
 
 import pandas as pd
 
+from ..experiments.records import pending_reason
 from .names import DISPLAY_NAMES, display_name  # noqa: F401  (re-exported)
 
 CURE4REC_DATASETS = ("ml-100k", "ml-1m", "adm")
@@ -186,7 +187,7 @@ def run_counts(grid, runs: pd.DataFrame | None) -> tuple[int, Counter]:
     if not pending:
         return total, Counter()
     device = _settings(grid).get("device")
-    reason = "pending GPU" if device == "cuda" else "without a record yet (CPU-hours)"
+    reason = pending_reason(device)
     return total, Counter({reason: len(pending)})
 
 
