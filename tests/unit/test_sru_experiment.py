@@ -232,9 +232,10 @@ def _without_times(result: dict) -> dict:
     """A run's payload without what differs between two computations of it (seconds, cache flags)."""
     def keep(key):
         return not (key.endswith("seconds") or key.endswith("cached"))
-    timing_free = {k: v for k, v in result.items() if k not in ("timings", "shards", "full_model")}
+    timing_free = {k: v for k, v in result.items() if k not in ("timings", "shards", "full_model", "aggregator")}
+    aggregator = result["aggregator"] and {k: v for k, v in result["aggregator"].items() if keep(k)}
     return {**timing_free, "shards": [{k: v for k, v in s.items() if keep(k)} for s in result["shards"]],
-            "full_model": {k: v for k, v in result["full_model"].items() if keep(k)}}
+            "full_model": {k: v for k, v in result["full_model"].items() if keep(k)}, "aggregator": aggregator}
 
 
 @pytest.mark.parametrize("model", ["gru4rec", "sasrec"])
@@ -288,6 +289,83 @@ def test_ensemble_keeps_sub_models_frozen_in_eval_mode_and_averages_for_sisa():
     assert all(p.grad is not None for p in aggregated.aggregator.parameters())
     with pytest.raises(ValueError, match="nothing to train"):
         sisa.training_loss(windows, torch.ones(7, dtype=torch.long))
+
+
+@pytest.mark.parametrize("model", ["gru4rec", "sasrec", "bert4rec"])
+def test_frozen_features_give_the_windows_loss_and_the_same_validation_ranks(model):
+    from recunlearn.models.session.training import feature_ranks, pair_ranks
+
+    subs = [make_session_model(model, 30, 4, torch.Generator().manual_seed(s)) for s in range(3)]
+    windows = torch.randint(0, 31, (11, 4), generator=torch.Generator().manual_seed(0))
+    targets = torch.randint(1, 31, (11,), generator=torch.Generator().manual_seed(1))
+    for centroids in (None, torch.randn(3, 64, generator=torch.Generator().manual_seed(2))):
+        ensemble = ShardEnsemble(subs, AttentiveAggregator(3, 64, 30, centroids, torch.Generator().manual_seed(3)))
+        assert ensemble.has_frozen_features
+        features = ensemble.frozen_features(windows, 4)  # chunks of 4, 4, 3
+        assert features.shape == (11, 3, 64) and not features.requires_grad
+        # ranks: bit for bit those of the windows, chunk by chunk
+        assert np.array_equal(feature_ranks(ensemble, features, targets.numpy(), 4),
+                              pair_ranks(ensemble, windows.numpy(), targets.numpy(), 4))
+        # loss and gradients: those of the windows (the states of a batch agree to float rounding)
+        losses, grads = [], []
+        for loss in (ensemble.features_loss(features, targets), ensemble.training_loss(windows, targets)):
+            ensemble.aggregator.zero_grad()
+            loss.backward()
+            losses.append(loss.detach())
+            grads.append([p.grad.clone() for p in ensemble.aggregator.parameters() if p.grad is not None])
+        assert torch.allclose(*losses, rtol=1e-6)
+        assert all(torch.allclose(a, b, rtol=1e-5, atol=1e-7) for a, b in zip(*grads))
+    assert not ShardEnsemble(subs).has_frozen_features  # SISA: nothing to train
+    reference = [make_session_model(model, 30, 4, torch.Generator().manual_seed(s), implementation="reference")
+                 for s in range(3)]
+    assert not ShardEnsemble(reference, AttentiveAggregator(3, 64, 30)).has_frozen_features
+
+
+def test_the_aggregator_reads_each_window_s_states_once_and_trains_as_from_the_windows(monkeypatch):
+    """Training the aggregator computes the sub-models' states of every training and validation window
+    once, whatever the epochs; the run matches one that computes every batch's states (to rounding)."""
+    from recunlearn.models.session import training
+
+    data = synthetic_data()
+    subs = [make_session_model("gru4rec", data.n_items, data.maxlen, torch.Generator().manual_seed(s))
+            for s in range(2)]
+    for sub in subs:
+        sub.eval()
+    rows = []
+    hidden = type(subs[0]).hidden
+
+    def counting(self, windows):
+        rows.append(len(windows))
+        return hidden(self, windows)
+
+    monkeypatch.setattr(type(subs[0]), "hidden", counting)
+    fits = []
+    for frozen in (True, False):
+        ensemble = ShardEnsemble(subs, AttentiveAggregator(2, 64, data.n_items, None, torch.Generator().manual_seed(5)))
+        if not frozen:
+            monkeypatch.setattr(ShardEnsemble, "has_frozen_features", property(lambda self: False))
+        rows.clear()
+        fits.append(training.train_session_model(ensemble, data, torch.Generator().manual_seed(6), max_epochs=3,
+                                                 validate_every=1, patience=3, batch_size=16))
+        n_train, n_valid = fits[-1]["n_train_pairs"], fits[-1]["n_valid_pairs"]
+        per_pass = 2 * (n_train + n_valid)  # two sub-models
+        assert sum(rows) == (per_pass if frozen else 3 * per_pass)
+    with_features, per_batch = fits
+    assert 0 < with_features["frozen_features_seconds"] and "frozen_features_seconds" not in per_batch
+    assert with_features["best_epoch"] == per_batch["best_epoch"]
+    for a, b in zip(with_features["curve"], per_batch["curve"]):
+        assert a["loss"] == pytest.approx(b["loss"], rel=1e-5)
+        assert a["valid_ndcg@10"] == pytest.approx(b["valid_ndcg@10"], rel=1e-4)
+
+
+def test_aggregated_methods_have_their_own_results_version():
+    versions = {m: exp.SruConfig(method=m).value_results_version() for m in exp.METHODS}
+    assert versions == {"retrain": None, "sisa": None, "receraser": exp.AGGREGATOR_RESULTS_VERSION,
+                        "sru": exp.AGGREGATOR_RESULTS_VERSION}
+    from recunlearn.experiments.records import results_version
+
+    assert results_version(exp.SruConfig(method="sisa")) == exp.SruConfig.results_version  # their records stay
+    assert results_version(exp.SruConfig(method="sru")) == exp.AGGREGATOR_RESULTS_VERSION
 
 
 # --- real data ---------------------------------------------------------------------------------------------

@@ -46,8 +46,9 @@ One :class:`SruConfig` = one (dataset, model, method, deletion strategy, seed). 
    over the shard's prefixes, eval mode). The aggregator (SRU: attention with centroids; RecEraser:
    without; SISA: mean of softmax probabilities, nothing trained) is trained on **all**
    post-deletion training pairs for ``aggregator_epochs`` (Adam 1e-3, batch 256, validated every
-   epoch, best NDCG@10 kept), over the frozen sub-models in eval mode (:class:`ShardEnsemble`).
-   Retrain: one model from a fresh initialisation on all post-deletion sessions.
+   epoch, best NDCG@10 kept), over the frozen sub-models in eval mode (:class:`ShardEnsemble`),
+   whose states of every training and validation window are computed once and reused by every
+   epoch (their time counts in the aggregator's). Retrain: one model from a fresh initialisation on all post-deletion sessions.
 7. **Evaluation**: Recall/NDCG@5/10/20 over every test pair (full catalogue); HIT@1/5/10/20 of the
    unlearned model on the unlearning sessions' remaining sequences (500 negatives, seeded by
    ``seed``, the same negatives for every method) and the same for the full-data model.
@@ -107,6 +108,13 @@ AGGREGATOR_LR = 1e-3
 AGGREGATOR_BATCH = 256
 TEST_KS = (5, 10, 20)
 
+AGGREGATED_METHODS = ("receraser", "sru")
+"""Methods that train an attentive aggregator over their shards' sub-models."""
+AGGREGATOR_RESULTS_VERSION = "3"
+"""Results version of the aggregated methods' records (the class's for the others). 3: the aggregator
+trains on its sub-models' states computed once per training window (frozen features), not per batch,
+which changes the last bits of some batches' states."""
+
 _IGNORED = {"retrain": ("retrain", "aggregator_epochs", "partition"), "sisa": ("aggregator_epochs",),
             "receraser": (), "sru": ()}
 """Fields each method does not use (set to their defaults); ``centroid`` too unless its partition is
@@ -162,6 +170,9 @@ class SruConfig(Config):
                 raise ConfigError(f"parameter MAX_SESSIONS = {self.max_sessions!r}: its {n_train} training sessions "
                                   f"must give every one of N_SHARDS = {self.n_shards} shards two sessions and "
                                   f"REQUEST_FRACTION = {self.request_fraction!r} at least one unlearning session")
+
+    def value_results_version(self) -> str | None:
+        return AGGREGATOR_RESULTS_VERSION if self.method in AGGREGATED_METHODS else None
 
     @property
     def shard_partition(self) -> str:
@@ -416,7 +427,8 @@ def unlearn_sessions(config: SruConfig, data: SessionData, requests: UnlearningR
         },
         "shards": shards,
         "aggregator": None if aggregator_fit is None else {
-            key: aggregator_fit[key] for key in ("epochs_run", "best_epoch", "best_valid", "n_train_pairs")},
+            key: aggregator_fit[key] for key in ("epochs_run", "best_epoch", "best_valid", "n_train_pairs",
+                                                 "frozen_features_seconds") if key in aggregator_fit},
         "data": data.description, "seed": config.seed, "device": config.device,
     }
 

@@ -312,9 +312,7 @@ class ShardEnsemble(nn.Module):
         with torch.no_grad():
             if not self._fast_aggregate():
                 return rank_fn(self.scores(windows), targets)
-            out = self.aggregator.output
-            return blocked_target_ranks(self.aggregator.pooled(self.shard_states(windows)), out.weight, out.bias,
-                                        targets, rank_fn)
+            return self.features_target_ranks(self.shard_states(windows), targets, rank_fn)
 
     def candidate_scores(self, windows: torch.Tensor, candidates: torch.Tensor) -> torch.Tensor:
         """Scores ``(B, c)`` of the items ``candidates`` of each row (the candidates' dot products only,
@@ -334,8 +332,36 @@ class ShardEnsemble(nn.Module):
         """Full-softmax cross-entropy of the next item through the aggregator (its parameters only)."""
         if self.aggregator is None:
             raise ValueError("an ensemble that averages probabilities has nothing to train")
-        if self._fast_aggregate():  # the fused output layer of the fast session models
-            out = self.aggregator.output
-            return linear_cross_entropy(self.aggregator.pooled(self.shard_states(windows)), out.weight, out.bias,
-                                        targets)
+        if self._fast_aggregate():
+            return self.features_loss(self.shard_states(windows), targets)
         return nn.functional.cross_entropy(self.scores(windows), targets)
+
+    # Frozen features: the sub-models never change while the aggregator trains, so their states of a
+    # window are the same in every epoch. When ``has_frozen_features`` (a fast ensemble with an
+    # aggregator), the session trainer computes them once per window (``frozen_features``) and
+    # trains and validates from them (``features_loss``, ``features_target_ranks``).
+
+    @property
+    def has_frozen_features(self) -> bool:
+        return self._fast_aggregate()
+
+    def frozen_features(self, windows: torch.Tensor, chunk: int) -> torch.Tensor:
+        """The sub-models' final hidden states ``(n, K, d)`` of every window, taken in consecutive
+        chunks of ``chunk`` windows (the rows of the chunks an evaluation of the same windows scores,
+        so its ranks from these states equal those from the windows)."""
+        parts = [self.shard_states(windows[lo:lo + chunk]) for lo in range(0, len(windows), chunk)]
+        return torch.cat(parts) if parts else torch.zeros(0, len(self.shards), self.shards[0].hidden_size,
+                                                          device=windows.device)
+
+    def features_loss(self, states: torch.Tensor, targets: torch.Tensor,
+                      generator: torch.Generator | None = None) -> torch.Tensor:
+        """:meth:`training_loss` from the sub-models' states ``(B, K, d)``: the aggregator's pooled
+        state through the fused output layer of the fast session models."""
+        out = self.aggregator.output
+        return linear_cross_entropy(self.aggregator.pooled(states), out.weight, out.bias, targets)
+
+    def features_target_ranks(self, states: torch.Tensor, targets: torch.Tensor, rank_fn) -> torch.Tensor:
+        """:meth:`target_ranks` from the sub-models' states ``(B, K, d)`` (no gradient)."""
+        with torch.no_grad():
+            out = self.aggregator.output
+            return blocked_target_ranks(self.aggregator.pooled(states), out.weight, out.bias, targets, rank_fn)

@@ -183,6 +183,25 @@ def pair_ranks(model: SessionModel, windows, targets, batch_size: int = EVAL_BAT
     return out
 
 
+def feature_ranks(model, features: torch.Tensor, targets, batch_size: int = EVAL_BATCH) -> np.ndarray:
+    """:func:`pair_ranks` of a model with frozen features (see :func:`train_session_model`) from the
+    features of the windows, in eval mode and in the same chunks."""
+    targets = np.asarray(targets)
+    if len(targets) != len(features):
+        raise ValueError(f"{len(features)} feature rows but {len(targets)} targets")
+    out = np.empty(len(targets), dtype=np.int64)
+    was_training = model.training
+    model.eval()
+    try:
+        for lo in range(0, len(features), batch_size):
+            part = _as_long(targets[lo:lo + batch_size], features.device)
+            out[lo:lo + len(part)] = model.features_target_ranks(features[lo:lo + batch_size], part,
+                                                                 target_ranks).cpu().numpy()
+    finally:
+        model.train(was_training)
+    return out
+
+
 def metrics_from_ranks(ranks: np.ndarray, ks=(5, 10, 20)) -> dict:
     """``recall@k`` and ``ndcg@k`` (means over all pairs) for each k, and ``n_pairs``; the metrics are
     None when there is no pair."""
@@ -235,7 +254,15 @@ def train_session_model(model: SessionModel, data: SessionData, generator: torch
     ``train_cpu_seconds`` and, when validated, ``valid_recall@10``, ``valid_ndcg@10``, ...,
     ``validation_seconds``). Training seconds (wall, ``time.perf_counter``) and training CPU seconds
     (this process's, ``time.process_time``: less sensitive to other processes on the machine) exclude
-    validation."""
+    validation.
+
+    A model with ``has_frozen_features`` (the shard ensemble of an aggregator, whose sub-models are
+    frozen) maps windows to inputs that no training step changes: ``frozen_features(windows, chunk)``
+    computes them once for every training and validation window (in eval-sized chunks; the time is
+    counted in the first epoch's training and the first validation, and reported as
+    ``frozen_features_seconds``), and every step and validation reads them (``features_loss``,
+    ``features_target_ranks``). Validation ranks are the same as from the windows; a training step
+    can differ in the last bits from one that computes its batch's features itself."""
     if data.maxlen != model.maxlen:
         raise ValueError(f"the model's maxlen ({model.maxlen}) differs from the data's ({data.maxlen})")
     if data.n_items != model.n_items:
@@ -261,9 +288,15 @@ def train_session_model(model: SessionModel, data: SessionData, generator: torch
     optimizer = adam(model, lr, weight_decay)
     dropout_seed = int(torch.randint(0, 2**62, (1,), generator=generator))
 
+    frozen = bool(getattr(model, "has_frozen_features", False))
+    train_features = valid_features = None
+    training_loss = model.features_loss if frozen else model.training_loss
+
     result = {"curve": [], "best_epoch": 0, "best_valid": None, "metric": metric, "epochs_run": 0,
               "stopped_early": False, "train_seconds": 0.0, "train_cpu_seconds": 0.0, "validation_seconds": 0.0,
               "n_train_pairs": int(len(targets)), "n_valid_pairs": int(n_valid)}
+    if frozen:
+        result["frozen_features_seconds"] = 0.0
     best_value, best_state = -np.inf, None
     epochs = range(1, max_epochs + 1)
     if progress:
@@ -277,9 +310,14 @@ def train_session_model(model: SessionModel, data: SessionData, generator: torch
             _synchronize(device)
             start, cpu_start, total, n_batches = time.perf_counter(), time.process_time(), 0.0, 0
             order = torch.randperm(len(targets), generator=generator).to(device)
+            if frozen and train_features is None:  # once, inside the first epoch's training time
+                features_start = time.perf_counter()
+                train_features = model.frozen_features(windows, eval_batch_size)
+                result["frozen_features_seconds"] += time.perf_counter() - features_start
+            inputs = train_features if frozen else windows
             for lo in range(0, len(order), batch_size):
                 batch = order[lo:lo + batch_size]
-                loss = model.training_loss(windows[batch], targets[batch], generator)
+                loss = training_loss(inputs[batch], targets[batch], generator)
                 optimizer.zero_grad(set_to_none=True)
                 loss.backward()
                 optimizer.step()
@@ -293,7 +331,13 @@ def train_session_model(model: SessionModel, data: SessionData, generator: torch
             result["epochs_run"] = epoch
             if n_valid and (epoch % validate_every == 0 or epoch == max_epochs):
                 start = time.perf_counter()
-                values = evaluate_session_model(model, valid_pairs, ks, eval_batch_size)
+                if frozen:
+                    if valid_features is None:  # once, inside the first validation's time
+                        valid_features = model.frozen_features(_as_long(valid_pairs[0], device), eval_batch_size)
+                        result["frozen_features_seconds"] += time.perf_counter() - start
+                    values = metrics_from_ranks(feature_ranks(model, valid_features, valid_pairs[1], eval_batch_size), ks)
+                else:
+                    values = evaluate_session_model(model, valid_pairs, ks, eval_batch_size)
                 entry["validation_seconds"] = time.perf_counter() - start
                 result["validation_seconds"] += entry["validation_seconds"]
                 entry.update({f"valid_{key}": value for key, value in values.items() if key != "n_pairs"})
