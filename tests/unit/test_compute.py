@@ -69,7 +69,22 @@ def test_runs_are_in_plan_order_and_a_shared_run_is_one_run(tmp_path):
     assert plan.entries_of_page("fake/other") == ["second"]
 
 
+def test_a_grid_can_serve_some_of_its_entry_s_pages_and_the_page_counts_only_its_runs(tmp_path):
+    entry = fake_entry("both", pages=["fake/a", "fake/b"], seed=[0, 1])
+    entry["grids"].append({"experiment": FAKE, "pages": ["fake/b"], "params": {"seed": [1, 2]}})
+    plan_file = write_plan(tmp_path / "plan.yml", [entry])
+    plan = load_plan(plan_file)
+    assert [run.config.seed for run in plan.runs] == [0, 1, 2] and plan.entries_of_page("fake/a") == ["both"]
+    assert [run.config.seed for run in plan.runs_of_page("fake/a")] == [0, 1]
+    assert [run.config.seed for run in plan.runs_of_page("fake/b")] == [0, 1, 2]
+    status = plan_status(plan_file, tmp_path / "records")
+    assert page_text(status, "fake/a").startswith("0 of 2 runs") and page_text(status, "fake/b").startswith("0 of 3 runs")
+
+
 @pytest.mark.parametrize("entries, message", [
+    ([{**fake_entry("a"), "grids": [{"experiment": FAKE, "pages": ["fake/other"], "params": {}}]}],
+     "a grid's pages must be a non-empty list of the entry's pages"),
+    ([{**fake_entry("a"), "grids": [{"experiment": FAKE, "params": {}, "note": 1}]}], "optionally pages"),
     ([fake_entry("a", seed=-1)], "entry a: parameter SEED = -1: must be >= 0"),
     ([fake_entry("a"), fake_entry("a")], "entry names must be unique; repeated: ['a']"),
     ([fake_entry("a", device="cpu")], "must not set the device"),
@@ -522,7 +537,8 @@ def test_the_book_plan_validates_and_each_page_gets_exactly_its_runs():
     assert sorted(by_page) == sorted(page for page, _ in pages)
     for page, params in pages:
         wanted = {record_key(config) for config in page_configs(page, params)}
-        listed = {run.key for run in plan.runs_of(plan.entries_of_page(page))}
+        listed = {run.key for run in plan.runs_of_page(page)}
+        assert listed <= {run.key for run in plan.runs_of(plan.entries_of_page(page))}
         assert listed == wanted, (page, len(listed - wanted), len(wanted - listed))
     first = [entry.name for entry in plan.entries if entry.name.startswith("casper-")]
     assert first[first.index("casper-table-3a"):first.index("casper-table-3a") + 6] == [

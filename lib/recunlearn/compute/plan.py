@@ -3,7 +3,9 @@
 A plan file (``grids/plan.yml``) holds a list ``entries``. An entry has a ``name``, a ``title``, the
 ``pages`` it serves (``<paper>/<notebook stem>``) and ``grids``: ``{experiment, params}`` items
 expanded exactly like a grid file (a list value is an axis of a cartesian product; a list-valued
-parameter is written as a one-element axis, ``sizes: [[10000, 20000]]``). Params never name the
+parameter is written as a one-element axis, ``sizes: [[10000, 20000]]``). A grid may name the
+``pages`` its runs serve, some of its entry's (default: all of them): one entry can then hold the
+runs of several pages that share work (one batch) while each page counts only its own runs. Params never name the
 ``device``: the command sets it on every config that has one, so one plan runs unchanged on a CPU, a
 GPU or a cluster (the device is part of a record's key, so CPU and GPU records are different records).
 
@@ -58,14 +60,20 @@ class PlanEntry:
     pages: tuple[str, ...]
     grids: tuple[dict, ...]
 
+    def grid_pages(self, grid: dict) -> tuple[str, ...]:
+        """The pages the runs of ``grid`` (one of this entry's) serve."""
+        return tuple(grid.get("pages", self.pages))
+
 
 @dataclasses.dataclass(frozen=True)
 class Run:
-    """One config of the plan; ``entries`` lists every entry naming it, in plan order (the first computes it)."""
+    """One config of the plan; ``entries`` lists every entry naming it, in plan order (the first computes
+    it), and ``pages`` every page it serves."""
 
     config: Config
     key: str
     entries: tuple[str, ...]
+    pages: frozenset[str] = frozenset()
 
     @property
     def experiment(self) -> str:
@@ -101,6 +109,10 @@ class Plan:
         """Names of the entries serving ``page`` (``<paper>/<notebook stem>``)."""
         return [entry.name for entry in self.entries if page in entry.pages]
 
+    def runs_of_page(self, page: str) -> list[Run]:
+        """The runs serving ``page``, in plan order."""
+        return [run for run in self.runs if page in run.pages]
+
 
 def _expand(grid: dict, device: str) -> list[Config]:
     """The validated configs of one ``{experiment, params}`` grid, on ``device`` where they have one."""
@@ -114,9 +126,11 @@ def _expand(grid: dict, device: str) -> list[Config]:
     return expand(grid["experiment"], params)
 
 
-def entry_configs(entry: PlanEntry, device: str = "cpu") -> list[Config]:
-    """The validated configs of every grid of ``entry``, on ``device`` (without expanding the rest of the plan)."""
-    return [config for grid in entry.grids for config in _expand(grid, device)]
+def entry_configs(entry: PlanEntry, device: str = "cpu", page: str | None = None) -> list[Config]:
+    """The validated configs of every grid of ``entry`` (those serving ``page`` when given), on
+    ``device`` (without expanding the rest of the plan)."""
+    return [config for grid in entry.grids if page is None or page in entry.grid_pages(grid)
+            for config in _expand(grid, device)]
 
 
 def _entry(raw, index: int, path: Path) -> PlanEntry:
@@ -133,9 +147,14 @@ def _entry(raw, index: int, path: Path) -> PlanEntry:
     if not (isinstance(grids, list) and grids):
         raise ComputeError(f"{where} ({name}): grids must be a non-empty list of {{experiment, params}}")
     for grid in grids:
-        if not (isinstance(grid, dict) and set(grid) == {"experiment", "params"} and isinstance(grid["params"], dict)):
-            raise ComputeError(f"{where} ({name}): each grid must be {{experiment: name, params: {{...}}}}, "
-                               f"got {grid!r}")
+        if not (isinstance(grid, dict) and {"experiment", "params"} <= set(grid) <= {"experiment", "params", "pages"}
+                and isinstance(grid["params"], dict)):
+            raise ComputeError(f"{where} ({name}): each grid must be {{experiment: name, params: {{...}}}} and "
+                               f"optionally pages: [...], got {grid!r}")
+        if "pages" in grid and not (isinstance(grid["pages"], list) and grid["pages"]
+                                    and set(grid["pages"]) <= set(pages)):
+            raise ComputeError(f"{where} ({name}): a grid's pages must be a non-empty list of the entry's pages "
+                               f"{pages}, got {grid['pages']!r}")
         if "device" in grid["params"]:
             raise ComputeError(f"{where} ({name}): params must not set the device (the command does: --device)")
     return PlanEntry(name, str(raw["title"]), tuple(pages), tuple(grids))
@@ -168,7 +187,7 @@ def load_plan(path: Path, device: str = "cpu") -> Plan:
     from ..experiments.records import record_key
 
     entries = read_entries(path)
-    found: dict[tuple[str, str], tuple[Config, list[str]]] = {}
+    found: dict[tuple[str, str], tuple[Config, list[str], set[str]]] = {}
     for entry in entries:
         for grid in entry.grids:
             try:
@@ -176,10 +195,13 @@ def load_plan(path: Path, device: str = "cpu") -> Plan:
             except ConfigError as exc:
                 raise ComputeError(f"plan {path}, entry {entry.name}: {exc}") from None
             for config in configs:
-                config_entries = found.setdefault((config.experiment, record_key(config)), (config, []))[1]
+                _, config_entries, pages = found.setdefault((config.experiment, record_key(config)),
+                                                            (config, [], set()))
                 if entry.name not in config_entries:
                     config_entries.append(entry.name)
-    runs = tuple(Run(config, key, tuple(names)) for (_, key), (config, names) in found.items())
+                pages.update(entry.grid_pages(grid))
+    runs = tuple(Run(config, key, tuple(names), frozenset(pages))
+                 for (_, key), (config, names, pages) in found.items())
     return Plan(Path(path), device, tuple(entries), runs)
 
 

@@ -85,7 +85,7 @@ def page_progress(status: PlanStatus, page: str) -> tuple[Progress, list[str]] |
     entries = status.plan.entries_of_page(page)
     if not entries:
         return None
-    return status.progress(status.plan.runs_of(entries)), entries
+    return status.progress(status.plan.runs_of_page(page)), entries
 
 
 def page_text(status: PlanStatus, page: str) -> str:

@@ -159,7 +159,7 @@ def plan_entries(page: str, keys: Iterable[str], device: str) -> list[str]:
     wanted = set(keys)
     names = []
     for entry in read_entries(DEFAULT_PLAN):
-        if page in entry.pages and wanted & {record_key(c) for c in entry_configs(entry, device)}:
+        if page in entry.pages and wanted & {record_key(c) for c in entry_configs(entry, device, page)}:
             names.append(entry.name)
     return names
 
