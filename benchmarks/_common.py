@@ -64,6 +64,20 @@ def add_thread_option(parser) -> None:
                              "kernels down many times there.")
 
 
+def add_session_options(parser, tolerance: float) -> None:
+    """The options of the SRU session-model benchmarks: models, dataset, its first N sessions, repeats,
+    seed, the agreement tolerance and the thread count."""
+    from recunlearn.models.session import SESSION_MODELS
+
+    parser.add_argument("--models", nargs="*", default=list(SESSION_MODELS), choices=list(SESSION_MODELS))
+    parser.add_argument("--dataset", default="games")
+    parser.add_argument("--max-sessions", type=int, default=5000, help="first N sessions before the split")
+    parser.add_argument("--repeats", type=int, default=2)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--tolerance", type=float, default=tolerance)
+    add_thread_option(parser)
+
+
 def apply_thread_option(args) -> None:
     import torch
 

@@ -26,9 +26,9 @@ import time
 
 import torch
 
-from _common import add_thread_option, apply_thread_option, environment, median, table, timed_alternately, write_rows
+from _common import add_session_options, apply_thread_option, environment, median, table, timed_alternately, write_rows
 from recunlearn.experiments.sru import sru_data
-from recunlearn.models.session import SESSION_MODELS, make_session_model, train_session_model
+from recunlearn.models.session import make_session_model, train_session_model
 from recunlearn.unlearning.sru import AttentiveAggregator, ShardEnsemble
 
 VARIANTS = ("reference", "frozen")
@@ -77,15 +77,9 @@ def compare(name: str, data, args) -> dict:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--models", nargs="*", default=list(SESSION_MODELS), choices=list(SESSION_MODELS))
-    parser.add_argument("--dataset", default="games")
-    parser.add_argument("--max-sessions", type=int, default=5000, help="first N sessions before the split")
+    add_session_options(parser, tolerance=1e-5)
     parser.add_argument("--shards", type=int, default=8, help="K sub-models")
     parser.add_argument("--epochs", type=int, default=3, help="aggregator epochs (the runner's default is 10)")
-    parser.add_argument("--repeats", type=int, default=2)
-    parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--tolerance", type=float, default=1e-5)
-    add_thread_option(parser)
     args = parser.parse_args()
     apply_thread_option(args)
     env = environment()

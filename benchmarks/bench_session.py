@@ -31,11 +31,11 @@ import time
 
 import torch
 
-from _common import (add_thread_option, apply_thread_option, environment, median, relative_difference, table,
+from _common import (add_session_options, apply_thread_option, environment, median, relative_difference, table,
                      timed_alternately, write_rows)
 from recunlearn.data.sessions import prefix_pairs
 from recunlearn.experiments.sru import sru_data
-from recunlearn.models.session import EVAL_BATCH, SESSION_MODELS, make_session_model, probe_session_model
+from recunlearn.models.session import EVAL_BATCH, make_session_model, probe_session_model
 from recunlearn.models.session import train_session_model
 
 IMPLEMENTATIONS = ("reference", "fast")
@@ -104,13 +104,7 @@ def epoch_times(name: str, data, seed: int, repeats: int) -> dict:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--models", nargs="*", default=list(SESSION_MODELS), choices=list(SESSION_MODELS))
-    parser.add_argument("--dataset", default="games")
-    parser.add_argument("--max-sessions", type=int, default=5000, help="first N sessions before the split")
-    parser.add_argument("--repeats", type=int, default=2)
-    parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--tolerance", type=float, default=1e-4)
-    add_thread_option(parser)
+    add_session_options(parser, tolerance=1e-4)
     args = parser.parse_args()
     apply_thread_option(args)
     env = environment()
