@@ -227,6 +227,23 @@ def test_builders_without_records_show_one_notice_per_item_with_the_plan_command
     assert not any(EMPTY_COUNT.search(t) for t in texts.values())
 
 
+def test_the_method_comparison_counts_only_its_own_runs_when_extra_deletions_are_pending():
+    stem = "claims-abstract"
+    grid = page_grid_class(stem).from_params(params(stem, "paper"))
+    runs = page_runs(stem, True, "paper")
+    extra = runs["extra_deletion"] != "none"
+    computed = runs[~extra].copy()
+    computed.attrs["pending"] = [c.to_dict() for c in grid.runs() if c.extra_deletion != "none"]
+    page = builder(stem)(runs=computed, **params(stem, "paper"))
+    assert page.notice("overview") is None and not page.is_pending("overview")
+    assert page.notice("runs").partial and f"{int(extra.sum())} of {len(runs)} runs" in page.notice("runs").why
+    half = computed[computed["seed"] != 0].copy()  # a comparison run pending too: counted among its own runs
+    half.attrs["pending"] = [c.to_dict() for c in grid.runs() if c.extra_deletion != "none" or c.seed == 0]
+    notice = builder(stem)(runs=half, **params(stem, "paper")).notice("overview")
+    n_comparison = int((~extra).sum())
+    assert notice.partial and f"{n_comparison // 3} of {n_comparison} runs" in notice.why
+
+
 @pytest.mark.parametrize("stem", sorted(PAGE_GRIDS))
 def test_builders_refuse_unknown_and_bad_parameters_before_any_compute(stem):
     with pytest.raises(ConfigError, match="MODELZ"):

@@ -10,7 +10,7 @@ from ..plots import sweep_lines
 from ..sru import extra_deletion_points, overview_table, sru_claims
 from . import Page
 from .cure4rec_runs import notices, runs_notice, runs_table
-from .sru_runs import collect_page, computed_text, sweep_notice
+from .sru_runs import collect_page, comparison_notice, computed_text, sweep_notice
 
 PAGE = "sru/claims-abstract"
 
@@ -29,7 +29,7 @@ def build(runs: pd.DataFrame | None = None, **params) -> Page:
             points, "n_extra", ["hit@10", "ndcg@10"], "extra_deletion",
             "SRU: HIT@10 and NDCG@10 against the number of extra deleted items")},
         notices=notices(runs=runs_notice("The runs of this page", total, pending, command),
-                        overview=runs_notice("The method comparison", total, pending, command),
+                        overview=comparison_notice("The method comparison", grid, pending, command),
                         extra_deletion=sweep_notice("The extra-deletion curves", points, "n_extra", total, pending,
                                                     command)),
         checks=[computed_text(runs, total)], claims_command=command)

@@ -45,6 +45,15 @@ def computed_text(runs: pd.DataFrame, total: int) -> str:
     return f"{len(runs)} of {total} runs have a record"
 
 
+def comparison_notice(what: str, grid, pending: pd.DataFrame, command: str | None) -> Notice | None:
+    """The notice of a table of the method comparison alone (:func:`~recunlearn.report.sru.main_runs`:
+    no extra deletion, each method on its own partition): it counts only those runs of ``grid``."""
+    configs = [c for c in grid.runs() if c.extra_deletion == "none" and c.partition == "own"]
+    if pending is not None and len(pending):
+        pending = pending[(pending["extra_deletion"] == "none") & (pending["partition"] == "own")]
+    return runs_notice(what, len(configs), pending, command)
+
+
 def sweep_notice(what: str, points: pd.DataFrame, x: str, total: int, pending: pd.DataFrame,
                  command: str | None) -> Notice | None:
     """The notice of a curve over ``x``: shown instead of it while fewer than two levels of ``x`` are
