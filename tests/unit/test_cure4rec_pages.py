@@ -418,10 +418,14 @@ def test_shard_composition_ranks_shards_and_measures_concentration(monkeypatch):
     page = module("table-06-08-shard-composition").build(collected=collected, **values)
     composition = shard_composition(collected.shards, paper_table("cure4rec-table-06-08"))
     ours = composition[composition["source"] == "ours"]
-    assert set(ours.groupby(["method", "selection", "seed"])["rank"].apply(sorted).map(tuple)) == {tuple(range(1, 11))}
+    assert set(ours["dataset"]) == {"ml-100k", "ml-1m"}  # ranks are per run: per dataset too
+    assert set(ours.groupby(["dataset", "method", "selection", "seed"])["rank"].apply(sorted).map(tuple)) == {
+        tuple(range(1, 11))}
     theirs = composition[composition["source"] == "paper"]
     assert theirs["shard"].min() == 0 and (theirs["model"] == "(paper)").all() and (theirs["seed"] == -1).all()
-    concentration = active_concentration(composition).set_index(["source", "method", "selection"])
+    concentration = active_concentration(composition)
+    assert set(concentration["dataset"]) == {"ml-100k", "ml-1m"}
+    concentration = concentration[concentration["dataset"] == "ml-100k"].set_index(["source", "method", "selection"])
     assert concentration.loc[("ours", "sisa", "core"), "top_shard_share"] == pytest.approx(5 / 50)
     assert concentration.loc[("ours", "receraser", "core"), "top_shard_share"] == pytest.approx(41 / 50)
     texts = page.texts()
@@ -485,7 +489,7 @@ def test_scif_page_values_on_made_up_runs(monkeypatch):
 
 
 def test_overview_claims_on_made_up_runs():
-    page = fake_page("figure-02-05-overview", "paper")
+    page = fake_page("figure-02-05-overview", "paper", DATASETS=["ml-100k"])
     raw = page.tables["raw"]
     assert set(raw.index.get_level_values("method")) == {"retrain", "scif", *EU_METHODS}
     normalised = page.tables["normalised"].set_index("method")
