@@ -434,6 +434,8 @@ def test_shard_composition_ranks_shards_and_measures_concentration(monkeypatch):
     assert texts["claim_receraser_ultrare_concentrate_active_users"].startswith("reproduced")
     table = shown(page, "composition", monkeypatch)[0]
     assert table.loc[("ml-100k", "receraser", "core", "ours"), 1] == 41.0
+    drawn = shown(page, "figure", monkeypatch)  # one figure per dataset, never the two mixed
+    assert [figure.texts[0].get_text().split(":")[0] for figure in drawn] == ["ML-100K", "ML-1M"]
 
 
 def test_table_3_times_relative_to_retrain(monkeypatch):

@@ -7,12 +7,21 @@ import pandas as pd
 
 from ...experiments.cure4rec_exact import ExactCollected
 from ..cure4rec import active_concentration, concentration_claims, shard_composition
+from ..names import display_name
 from ..paper import paper_table
 from ..plots import shard_composition as composition_bars
 from . import Page
 from .cure4rec_runs import collect_exact, fixed, notices, printed, runs_notice, runs_table
 
 PAGE = "cure4rec/table-06-08-shard-composition"
+
+
+def figures(composition: pd.DataFrame) -> None:
+    """One figure per dataset: active users per shard, shards ordered by rank (ours: seed 0)."""
+    first_seed = composition[composition["seed"] <= 0].assign(shard=lambda c: c["rank"])
+    for dataset, part in first_seed.groupby("dataset", sort=False):
+        composition_bars(part, f"{display_name(dataset)}: active users per shard, shards ordered by rank "
+                               "(ours: seed 0)")
 
 
 def build(collected: ExactCollected | None = None, **params) -> Page:
@@ -38,8 +47,7 @@ def build(collected: ExactCollected | None = None, **params) -> Page:
                 "composition": composition.pivot_table(
                     index=["dataset", "method", "selection", "source"], columns="rank", values="active",
                     aggfunc="mean").round(1) if len(composition) else empty},
-        figures={"figure": lambda: composition_bars(composition[composition["seed"] <= 0].assign(
-            shard=lambda c: c["rank"]), "Active users per shard, shards ordered by rank (ours: seed 0)")},
+        figures={"figure": lambda: figures(composition)},
         values={"sisa_top_share": fixed(sisa, 2), "clustered_top_share": fixed(clustered, 2)},
         notices=notices(runs=runs_notice("The runs of this page", total, pending, command),
                         concentration=runs_notice("The concentration of active users", total, pending, command),
