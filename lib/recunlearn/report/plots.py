@@ -152,10 +152,22 @@ def degree_ccdf(tables: dict[str, pd.DataFrame], column: str, title: str):
 
 
 def method_bars(frame: pd.DataFrame, y: str, title: str, col: str = "model", x: str = "method",
-                hue: str = "selection", paper: pd.DataFrame | None = None):
+                hue: str = "selection", paper: pd.DataFrame | None = None, by: str | None = "dataset"):
     """Bars of ``y`` (mean ± std over seeds) by ``x`` and ``hue``, one panel per ``col`` (display names,
     in the paper's order; at most three panels a row, the figure page-wide); the paper's value, where
-    given (same columns, ``value``), as a black diamond on its bar; the legend below the panels."""
+    given (same columns, ``value``), as a black diamond on its bar; the legend below the panels.
+
+    One figure per value of ``by`` (a column of ``frame`` that is none of ``x``, ``hue``, ``col``;
+    None: no split), titled with its display name, the paper's values taken for it alone: bars of
+    two datasets are never averaged together. Returns the figure, or the list of figures when ``by``
+    has several values."""
+    if by is not None and by in frame and by not in (x, hue, col) and frame[by].nunique() >= 1:
+        figures = []
+        for value in paper_sorted(by, frame[by]):
+            part = paper[paper[by] == value] if paper is not None and by in paper else paper
+            figures.append(method_bars(frame[frame[by] == value], y, f"{display_name(value)}: {title}", col, x,
+                                       hue, part, by=None))
+        return figures[0] if len(figures) == 1 else figures
     set_theme()
     x_order, hue_order, col_order = (display_order(frame, c) for c in (x, hue, col))
     shown = display_values(frame, [x, hue, col])

@@ -27,7 +27,7 @@ def figure(runs: pd.DataFrame):
         runs = runs.assign(panel=runs["dataset"].map(display_name) + " · " + runs["model"].map(display_name))
         col = "panel"
     return method_bars(runs, "jaccard", "Bystanders' top 10 before vs after (Jaccard@10; 1 = unchanged)",
-                       col=col, x="method", hue="control")
+                       col=col, x="method", hue="control", by=None)
 
 
 def build(runs: pd.DataFrame | None = None, **params) -> Page:

@@ -109,7 +109,7 @@ def build(collected: Collected | None = None, exact_mio: Collected | None = None
 
     def figure():
         for metric, title in [("mio_accuracy", "MIO accuracy (0.5 = complete)"), ("ndcg_untruncated", "NDCG@20")]:
-            method_bars(runs, metric, f"{title} after unlearning 5 % of users (ML-100K)",
+            method_bars(runs, metric, f"{title} after unlearning 5 % of users",
                         paper=paper[(paper["metric"] == metric) & paper["dataset"].isin(grid.datasets)])
 
     if sweep_grid is None:

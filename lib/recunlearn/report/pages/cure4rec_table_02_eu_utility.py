@@ -37,7 +37,7 @@ def build(collected: ExactCollected | None = None, variants: Collected | None = 
 
     def figure():
         for metric in METRICS:
-            method_bars(runs, metric, f"{metric}@20 after unlearning 5 % of users (ML-100K)",
+            method_bars(runs, metric, f"{metric}@20 after unlearning 5 % of users",
                         paper=paper[(paper["metric"] == metric) & paper["dataset"].isin(grid.datasets)])
 
     by_combiner = variants.runs

@@ -1,0 +1,38 @@
+"""Figures: bars of several datasets are drawn one dataset a figure, never averaged together."""
+
+from __future__ import annotations
+
+import matplotlib
+
+matplotlib.use("Agg")
+
+import pandas as pd  # noqa: E402
+
+from recunlearn.report.plots import method_bars  # noqa: E402
+
+
+def runs(datasets) -> pd.DataFrame:
+    rows = [{"dataset": d, "model": "wmf", "method": m, "selection": "core", "seed": s,
+             "ndcg": (10.0 if d == "ml-1m" else 1.0) + s}
+            for d in datasets for m in ("retrain", "sisa") for s in (0, 1)]
+    return pd.DataFrame(rows)
+
+
+def bar_heights(figure) -> list[float]:
+    return sorted(round(p.get_height(), 6) for ax in figure.axes for p in ax.patches if p.get_height())
+
+
+def test_two_datasets_are_two_figures_each_with_its_own_bars_and_paper_values():
+    paper = pd.DataFrame({"dataset": ["ml-100k", "ml-1m"], "model": "wmf", "method": "sisa", "selection": "core",
+                          "value": [1.5, 10.5]})
+    figures = method_bars(runs(["ml-1m", "ml-100k"]), "ndcg", "NDCG", paper=paper)
+    assert [f.texts[0].get_text() for f in figures] == ["ML-100K: NDCG", "ML-1M: NDCG"]  # the paper's order
+    assert bar_heights(figures[0]) == [1.5, 1.5] and bar_heights(figures[1]) == [10.5, 10.5]  # means of its seeds
+    diamonds = [[tuple(c.get_offsets()[0]) for c in f.axes[0].collections if len(c.get_offsets())] for f in figures]
+    assert [[y for _, y in d] for d in diamonds] == [[1.5], [10.5]]
+
+
+def test_one_dataset_is_one_figure_named_after_it_and_no_split_keeps_the_title():
+    figure = method_bars(runs(["ml-100k"]), "ndcg", "NDCG")
+    assert figure.texts[0].get_text() == "ML-100K: NDCG"
+    assert method_bars(runs(["ml-100k"]), "ndcg", "NDCG", by=None).texts[0].get_text() == "NDCG"
