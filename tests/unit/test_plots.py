@@ -36,3 +36,15 @@ def test_one_dataset_is_one_figure_named_after_it_and_no_split_keeps_the_title()
     figure = method_bars(runs(["ml-100k"]), "ndcg", "NDCG")
     assert figure.texts[0].get_text() == "ML-100K: NDCG"
     assert method_bars(runs(["ml-100k"]), "ndcg", "NDCG", by=None).texts[0].get_text() == "NDCG"
+
+
+def test_sweep_lines_split_by_dataset_and_model_in_the_paper_s_order():
+    from recunlearn.report.plots import sweep_lines
+
+    rows = [{"dataset": d, "model": m, "extra_deletion": "ced", "n_extra": n, "hit": n + (5 if m == "sasrec" else 0)}
+            for d in ("ml-1m", "games") for m in ("sasrec", "gru4rec") for n in (0, 1)]
+    figures = sweep_lines(pd.DataFrame(rows), "n_extra", ["hit"], "extra_deletion", "HIT", by=("dataset", "model"))
+    titles = [f.texts[0].get_text() for f in figures]
+    assert len(titles) == 4 and titles[0].endswith("GRU4Rec: HIT") and titles[1].endswith("SASRec: HIT")
+    tops = [max(line.get_ydata().max() for line in f.axes[0].lines if len(line.get_ydata())) for f in figures]
+    assert tops == [1, 6, 1, 6]  # each figure its own model's line, never the two averaged

@@ -151,6 +151,36 @@ def degree_ccdf(tables: dict[str, pd.DataFrame], column: str, title: str):
     return fig
 
 
+def split_columns(frame: pd.DataFrame, columns) -> list[str]:
+    """The ``columns`` of ``frame`` by which a figure is drawn once per part (those ``frame`` has)."""
+    return [c for c in columns if c in frame]
+
+
+def part_of(frame: pd.DataFrame, columns: list[str], values: tuple) -> pd.DataFrame:
+    """The rows of ``frame`` with ``values`` in ``columns`` (a column ``frame`` lacks selects nothing out)."""
+    keep = pd.Series(True, index=frame.index)
+    for column, value in zip(columns, values):
+        if column in frame:
+            keep &= frame[column] == value
+    return frame[keep]
+
+
+def per_part(frame: pd.DataFrame, columns: list[str], title: str, draw):
+    """``draw(part, title, values)`` once per combination of ``columns``' values in ``frame`` (the paper's
+    order), the title prefixed with their display names, so that parts are never averaged together.
+    Returns the figure, or the list of figures when there are several parts."""
+    columns = split_columns(frame, columns)
+    combos = frame[columns].drop_duplicates()
+    for column in reversed(columns):  # a stable sort per column, last key first: the paper's order
+        order = {v: i for i, v in enumerate(paper_sorted(column, combos[column]))}
+        combos = combos.sort_values(column, key=lambda s: s.map(order), kind="stable")
+    figures = []
+    for values in combos.itertuples(index=False, name=None):
+        named = " · ".join(display_name(v) for v in values)
+        figures.append(draw(part_of(frame, columns, values), f"{named}: {title}", values))
+    return figures[0] if len(figures) == 1 else figures
+
+
 def method_bars(frame: pd.DataFrame, y: str, title: str, col: str = "model", x: str = "method",
                 hue: str = "selection", paper: pd.DataFrame | None = None, by: str | None = "dataset"):
     """Bars of ``y`` (mean ± std over seeds) by ``x`` and ``hue``, one panel per ``col`` (display names,
@@ -161,13 +191,10 @@ def method_bars(frame: pd.DataFrame, y: str, title: str, col: str = "model", x: 
     None: no split), titled with its display name, the paper's values taken for it alone: bars of
     two datasets are never averaged together. Returns the figure, or the list of figures when ``by``
     has several values."""
-    if by is not None and by in frame and by not in (x, hue, col) and frame[by].nunique() >= 1:
-        figures = []
-        for value in paper_sorted(by, frame[by]):
-            part = paper[paper[by] == value] if paper is not None and by in paper else paper
-            figures.append(method_bars(frame[frame[by] == value], y, f"{display_name(value)}: {title}", col, x,
-                                       hue, part, by=None))
-        return figures[0] if len(figures) == 1 else figures
+    split = [c for c in ([by] if isinstance(by, str) else by or []) if c not in (x, hue, col)]
+    if split_columns(frame, split):
+        return per_part(frame, split, title, lambda part, named, values: method_bars(
+            part, y, named, col, x, hue, None if paper is None else part_of(paper, split, values), by=None))
     set_theme()
     x_order, hue_order, col_order = (display_order(frame, c) for c in (x, hue, col))
     shown = display_values(frame, [x, hue, col])
@@ -201,9 +228,14 @@ def method_bars(frame: pd.DataFrame, y: str, title: str, col: str = "model", x: 
     return grid.figure
 
 
-def sweep_lines(frame: pd.DataFrame, x: str, metrics: list[str], hue: str, title: str):
+def sweep_lines(frame: pd.DataFrame, x: str, metrics: list[str], hue: str, title: str, by=("dataset",)):
     """One panel per metric: mean ± std over seeds against ``x``, one line per ``hue`` (display names,
-    paper order); at most three panels a row; one legend below the panels."""
+    paper order); at most three panels a row; one legend below the panels. One figure per combination
+    of the ``by`` columns (other than ``x`` and ``hue``; see :func:`method_bars`)."""
+    split = [c for c in by or [] if c not in (x, hue)]
+    if split_columns(frame, split):
+        return per_part(frame, split, title,
+                        lambda part, named, _: sweep_lines(part, x, metrics, hue, named, by=None))
     set_theme()
     fig, axes = panel_grid(len(metrics), height=3.0)
     shown = display_values(frame, [hue])

@@ -27,7 +27,7 @@ def build(runs: pd.DataFrame | None = None, **params) -> Page:
         tables={"runs": runs_table(total, pending), "overview": overview_table(runs)},
         figures={"extra_deletion": lambda: sweep_lines(
             points, "n_extra", ["hit@10", "ndcg@10"], "extra_deletion",
-            "SRU: HIT@10 and NDCG@10 against the number of extra deleted items")},
+            "SRU: HIT@10 and NDCG@10 against the number of extra deleted items", by=("dataset", "model"))},
         notices=notices(runs=runs_notice("The runs of this page", total, pending, command),
                         overview=comparison_notice("The method comparison", grid, pending, command),
                         extra_deletion=sweep_notice("The extra-deletion curves", points, "n_extra", total, pending,
