@@ -7,21 +7,19 @@ import pandas as pd
 
 from ...experiments.cure4rec_exact import ExactCollected
 from ..cure4rec import active_concentration, concentration_claims, shard_composition
-from ..names import display_name
 from ..paper import paper_table
-from ..plots import shard_composition as composition_bars
+from ..plots import per_part, shard_composition as composition_bars
 from . import Page
 from .cure4rec_runs import collect_exact, fixed, notices, printed, runs_notice, runs_table
 
 PAGE = "cure4rec/table-06-08-shard-composition"
 
 
-def figures(composition: pd.DataFrame) -> None:
+def figures(composition: pd.DataFrame):
     """One figure per dataset: active users per shard, shards ordered by rank (ours: seed 0)."""
     first_seed = composition[composition["seed"] <= 0].assign(shard=lambda c: c["rank"])
-    for dataset, part in first_seed.groupby("dataset", sort=False):
-        composition_bars(part, f"{display_name(dataset)}: active users per shard, shards ordered by rank "
-                               "(ours: seed 0)")
+    return per_part(first_seed, ["dataset"], "Active users per shard, shards ordered by rank (ours: seed 0)",
+                    lambda part, title, _: composition_bars(part, title))
 
 
 def build(collected: ExactCollected | None = None, **params) -> Page:
