@@ -12,7 +12,7 @@ import pandas as pd
 from ...experiments.cure4rec import pending_frame
 from ...experiments.sru import RUN_KEYS, SruConfig, collect_sru
 from ..claims import with_sessions
-from ..sru import page_grid_class
+from ..sru import main_runs, page_grid_class
 from . import Notice, reasons_text, validated
 from .cure4rec_runs import pending_command, runs_notice
 
@@ -48,10 +48,10 @@ def computed_text(runs: pd.DataFrame, total: int) -> str:
 def comparison_notice(what: str, grid, pending: pd.DataFrame, command: str | None) -> Notice | None:
     """The notice of a table of the method comparison alone (:func:`~recunlearn.report.sru.main_runs`:
     no extra deletion, each method on its own partition): it counts only those runs of ``grid``."""
-    configs = [c for c in grid.runs() if c.extra_deletion == "none" and c.partition == "own"]
+    listed = main_runs(pd.DataFrame([c.to_dict() for c in grid.runs()]))
     if pending is not None and len(pending):
-        pending = pending[(pending["extra_deletion"] == "none") & (pending["partition"] == "own")]
-    return runs_notice(what, len(configs), pending, command)
+        pending = main_runs(pending)
+    return runs_notice(what, len(listed), pending, command)
 
 
 def sweep_notice(what: str, points: pd.DataFrame, x: str, total: int, pending: pd.DataFrame,
