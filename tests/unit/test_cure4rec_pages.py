@@ -413,6 +413,14 @@ def test_fairness_and_sweep_tables_equal_the_notebook_pipeline():
         ["ndcg_untruncated", "unlearn_seconds", "a_igf", "a_igf_gap_abs"]].agg(["mean", "std"]).round(4))
 
 
+def test_fixed_by_dataset_lists_each_dataset_in_the_papers_order():
+    from recunlearn.report.pages.cure4rec_runs import fixed_by_dataset
+
+    values = pd.Series({"adm": 0.5, "ml-1m": 0.123, "ml-100k": float("nan")})
+    assert fixed_by_dataset(values, 2) == "0.12 on ML-1M, 0.50 on ADM"
+    assert fixed_by_dataset(pd.Series(dtype=float), 2) == "pending"
+
+
 def test_shard_composition_ranks_shards_and_measures_concentration(monkeypatch):
     values, grid, collected = exact_runs("table-06-08-shard-composition")
     page = module("table-06-08-shard-composition").build(collected=collected, **values)
@@ -429,7 +437,8 @@ def test_shard_composition_ranks_shards_and_measures_concentration(monkeypatch):
     assert concentration.loc[("ours", "sisa", "core"), "top_shard_share"] == pytest.approx(5 / 50)
     assert concentration.loc[("ours", "receraser", "core"), "top_shard_share"] == pytest.approx(41 / 50)
     texts = page.texts()
-    assert texts["sisa_top_share"] == "0.10" and texts["clustered_top_share"] == "0.82"
+    assert texts["sisa_top_share"] == "0.10 on ML-100K, 0.10 on ML-1M"  # one share per dataset, never averaged
+    assert texts["clustered_top_share"] == "0.82 on ML-100K, 0.82 on ML-1M"
     pd.testing.assert_frame_equal(page.claims, concentration_claims(composition))
     assert texts["claim_receraser_ultrare_concentrate_active_users"].startswith("reproduced")
     table = shown(page, "composition", monkeypatch)[0]
@@ -488,6 +497,22 @@ def test_scif_page_values_on_made_up_runs(monkeypatch):
     sweep = shown(page, "damping_table", monkeypatch)[0]
     assert list(sweep["damping rule"][:5]) == ["0.001 x mean eigenvalue", "0.01 x mean eigenvalue",
                                                "0.1 x mean eigenvalue", "1 x mean eigenvalue", "absolute 0.001"]
+
+
+def test_overview_figures_name_the_datasets_and_models_they_average(monkeypatch):
+    values = params("figure-02-05-overview", "paper", DATASETS=["ml-100k", "ml-1m"])
+    grid = ScifGrid.from_params(values)
+    scif = fake_scif(grid)  # ML-1M: only WMF computed, the other backbones pending
+    scif = Collected(scif.runs[(scif.runs["dataset"] == "ml-100k") | (scif.runs["model"] == "wmf")], scif.pending)
+    page = module("figure-02-05-overview").build(collected=scif, exact=fake_exact(module(
+        "figure-02-05-overview").exact_grid(grid)), exact_mio=fake_exact_mio(grid), **values)
+    titles = [figure.axes[0].get_title() or figure.texts[0].get_text() for figure in shown(page, "figures", monkeypatch)]
+    assert set(page.tables["normalised"].query("dataset == 'ml-1m'")["method"]) == {
+        "retrain", "sisa", "receraser", "ultrare", "scif"}
+    assert titles == [
+        "Figure 5 (ML-100K): normalised aspects, mean over WMF, BPR, LightGCN",
+        "Figure 5 (ML-1M): normalised aspects, mean over WMF",  # BPR and LightGCN lack SCIF: not averaged in
+        "Figure 2: mean over ML-100K, ML-1M"]
 
 
 def test_overview_claims_on_made_up_runs():

@@ -54,6 +54,7 @@ def compare_scif(runs: pd.DataFrame, paper: pd.DataFrame, learn_paper: pd.DataFr
 
 
 ASPECTS = ["completeness", "utility", "efficiency", "fairness"]
+OVERVIEW_METHODS = [*EXACT_METHODS, "scif"]  # Retrain, SISA, RecEraser, UltraRE, SCIF
 
 
 def overview_aspects(scif_runs: pd.DataFrame, exact_runs: pd.DataFrame, selection: str = "random",
@@ -103,6 +104,15 @@ def overview_aspects(scif_runs: pd.DataFrame, exact_runs: pd.DataFrame, selectio
 
 
 # --- the paper's claims (§5.1-5.2) ------------------------------------------------------------------
+
+def complete_cells(aspects: pd.DataFrame) -> pd.DataFrame:
+    """The rows of :func:`overview_aspects` whose (dataset, model) holds every method of the figures
+    (Retrain, the exact methods and SCIF): a cell that lacks one was normalised over fewer methods and
+    would make a dataset's mean over models mix unlike cells."""
+    methods = set(OVERVIEW_METHODS)
+    held = aspects.groupby(["dataset", "model"])["method"].transform(lambda m: methods <= set(m))
+    return aspects[held.astype(bool)]
+
 
 def overview_aspects_by_seed(scif_runs: pd.DataFrame, exact_runs: pd.DataFrame, selection: str = "random",
                              exact_mio: pd.DataFrame | None = None, records_dir=None) -> pd.DataFrame:

@@ -9,7 +9,8 @@ from ...experiments import cure4rec_exact
 from ...experiments.cure4rec import Collected
 from ...experiments.cure4rec_exact import ExactGrid
 from ...experiments.cure4rec_scif import ScifGrid, collect, collect_exact_mio, exact_mio_configs
-from ..cure4rec_scif import ASPECTS, overview_aspects, overview_aspects_by_seed, overview_claims
+from ..cure4rec_scif import ASPECTS, complete_cells, overview_aspects, overview_aspects_by_seed, overview_claims
+from ..names import display_name, display_names, paper_sorted
 from ..plots import aspect_radar
 from . import Page, validated
 from .cure4rec_runs import notices, pending_command, printed, runs_notice, runs_table
@@ -29,7 +30,8 @@ def exact_grid(grid: ScifGrid) -> ExactGrid:
 def build(collected: Collected | None = None, exact: Collected | None = None, exact_mio: Collected | None = None,
           **params) -> Page:
     """The overview page at notebook parameters ``params``: the raw and normalised aspects per dataset
-    and method, Figure 5 per dataset and Figure 2 (their mean), and the claims. ``collected``,
+    and method (means over the models whose every method has a record), Figure 5 per dataset and
+    Figure 2 (their mean), and the claims. ``collected``,
     ``exact`` and ``exact_mio`` replace the collected SCIF runs, exact runs and exact-method MIO runs."""
     grid = validated(ScifGrid, params)
     eu_grid = exact_grid(grid)
@@ -42,20 +44,27 @@ def build(collected: Collected | None = None, exact: Collected | None = None, ex
     command = pending_command(PAGE, grid.device, pending, configs)
     scif_runs, exact_runs, mio_runs = collected.runs, exact.runs, exact_mio.runs
 
+    aspects = pd.DataFrame()
     if len(scif_runs) and len(exact_runs):
-        aspects = overview_aspects(scif_runs, exact_runs, selection="random", exact_mio=mio_runs)
+        aspects = complete_cells(overview_aspects(scif_runs, exact_runs, selection="random", exact_mio=mio_runs))
+    if len(aspects):
         raw = aspects.groupby(["dataset", "method"])[RAW + ASPECTS].mean()
         overview = aspects.groupby(["dataset", "method"], as_index=False)[[f"{a}_norm" for a in ASPECTS]].mean()
         overview.columns = ["dataset", "method"] + ASPECTS
+        models = aspects.groupby("dataset")["model"].unique()
     else:
         raw = overview = pd.DataFrame()
 
     def figures():
-        for dataset, part in overview.groupby("dataset"):
-            aspect_radar(part, ASPECTS, "method",
-                         f"Figure 5 ({dataset}): normalised aspects, mean over {', '.join(grid.models)}")
+        if overview.empty:
+            return
+        for dataset in paper_sorted("dataset", overview["dataset"]):
+            present = display_names(paper_sorted("model", models[dataset]))
+            aspect_radar(overview[overview["dataset"] == dataset], ASPECTS, "method",
+                         f"Figure 5 ({display_name(dataset)}): normalised aspects, mean over {', '.join(present)}")
         average = overview.groupby("method", as_index=False)[ASPECTS].mean()
-        aspect_radar(average, ASPECTS, "method", f"Figure 2: mean over datasets {', '.join(grid.datasets)}")
+        datasets = display_names(paper_sorted("dataset", overview["dataset"]))
+        aspect_radar(average, ASPECTS, "method", f"Figure 2: mean over {', '.join(datasets)}")
 
     counts = f"runs: {len(scif_runs)} SCIF-page rows, {len(exact_runs)} exact, {len(mio_runs)} exact MIO"
     return Page(

@@ -10,7 +10,7 @@ from ..cure4rec import active_concentration, concentration_claims, shard_composi
 from ..paper import paper_table
 from ..plots import per_part, shard_composition as composition_bars
 from . import Page
-from .cure4rec_runs import collect_exact, fixed, notices, printed, runs_notice, runs_table
+from .cure4rec_runs import collect_exact, fixed_by_dataset, notices, printed, runs_notice, runs_table
 
 PAGE = "cure4rec/table-06-08-shard-composition"
 
@@ -32,9 +32,10 @@ def build(collected: ExactCollected | None = None, **params) -> Page:
     concentration = active_concentration(composition)
     ours = composition[composition["source"] == "ours"]
 
-    top = concentration[concentration["source"] == "ours"].set_index(["method", "selection"])["top_shard_share"]
-    sisa = top.xs("sisa").mean() if "sisa" in top.index.get_level_values(0) else float("nan")
-    clustered = top.drop("sisa", level=0, errors="ignore").mean()
+    top = concentration[concentration["source"] == "ours"]
+    is_sisa = top["method"] == "sisa"
+    sisa = top[is_sisa].groupby("dataset")["top_shard_share"].mean()
+    clustered = top[~is_sisa].groupby("dataset")["top_shard_share"].mean()
     empty = pd.DataFrame()
     return Page(
         PAGE, grid, runs, pending, None, concentration_claims(composition),
@@ -46,10 +47,10 @@ def build(collected: ExactCollected | None = None, **params) -> Page:
                     index=["dataset", "method", "selection", "source"], columns="rank", values="active",
                     aggfunc="mean").round(1) if len(composition) else empty},
         figures={"figure": lambda: figures(composition)},
-        values={"sisa_top_share": fixed(sisa, 2), "clustered_top_share": fixed(clustered, 2)},
+        values={"sisa_top_share": fixed_by_dataset(sisa, 2), "clustered_top_share": fixed_by_dataset(clustered, 2)},
         notices=notices(runs=runs_notice("The runs of this page", total, pending, command),
                         concentration=runs_notice("The concentration of active users", total, pending, command),
                         composition=runs_notice("Active users per shard", total, pending, command),
                         figure=runs_notice("The figure", total, pending, command)),
-        checks=[printed(ours.groupby(["method", "selection"])["active"].agg(["sum", "max"]))],
+        checks=[printed(ours.groupby(["dataset", "method", "selection"])["active"].agg(["sum", "max"]))],
         claims_command=command)
