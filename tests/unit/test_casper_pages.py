@@ -245,7 +245,7 @@ def test_claims_reduced_scale_table_matches_the_notebook_pipeline(monkeypatch):
     pd.testing.assert_frame_equal(shown(page, "rbo", monkeypatch)[0], table3_view(comparison, "rbo_min"))
     texts = page.texts()
     assert texts["ao_range"] == "0.821-0.931"
-    assert texts["scale"] == ("the first 2,000 rows of foursquare, 1 epochs, seeds 0, 1, 2, models lstm, latentcross, "
+    assert texts["scale"] == ("the first 2,000 rows of Foursquare, 1 epochs, seeds 0, 1, 2, models LSTM, LatentCross, "
                               "on cpu")
     assert texts["claim_control_exact"].startswith("reproduced")
 

@@ -103,7 +103,7 @@ def fake_learn(grid: LearnGrid) -> Collected:
     rows = [{"dataset": c.dataset, "model": c.model, "validation": c.validation, "seed": c.seed,
              "ndcg_untruncated": 0.30 + 0.01 * c.seed, "hr_cure4rec": 0.33, "a_igf": -0.03, "ndcg": 0.31,
              "hit_ratio": 0.9, "recall": 0.35, "mrr": 0.5, "a_igf_standard": 0.2, "epochs_run": 10 + c.seed,
-             "best_epoch": 5 + c.seed, "train_seconds": 3.0, "validation_seconds": 0.1} for c in grid.runs()]
+             "best_epoch": 5 + c.seed + 10 * (c.dataset == "ml-1m"), "train_seconds": 3.0, "validation_seconds": 0.1} for c in grid.runs()]
     runs = pd.DataFrame(rows)
     runs.attrs["pending"] = []
     return Collected(runs, pending_frame([], grid.device, ["dataset", "model", "validation", "seed"]))
@@ -378,7 +378,7 @@ def test_table_2_values_equal_the_notebook_pipeline(monkeypatch):
     assert page.texts()["within_tol"] == within_text(comparison)
     assert page.texts()["page_coverage"] == "72 of 216 paper cells computed; 1 of 3 paper datasets; 108 of 108 runs " \
                                            "have a record"
-    assert page.checks[0] == runs.groupby(["model", "method", "selection"])[
+    assert page.checks[0] == runs.groupby(["dataset", "model", "method", "selection"])[
         ["ndcg_untruncated", "hr_cure4rec"]].mean().round(2).to_string()
 
 
@@ -397,7 +397,7 @@ def test_fairness_and_sweep_tables_equal_the_notebook_pipeline():
     eu = with_retrain_gap(collected.runs)
     eu = eu[eu["method"] != "retrain"]
     metrics = ["ndcg_untruncated", "unlearn_seconds", "a_igf_gap_abs", "shard_gf"]
-    pd.testing.assert_frame_equal(page.tables["sweep"], eu.groupby(["method", "n_shards"])[metrics].agg(
+    pd.testing.assert_frame_equal(page.tables["sweep"], eu.groupby(["dataset", "model", "method", "n_shards"])[metrics].agg(
         ["mean", "std"]).round(4))
     claims = page.claims.set_index("id")
     assert claims.loc["ndcg_untruncated_falls", "verdict"] == "reproduced"  # 0.001 less per extra shard
@@ -409,16 +409,16 @@ def test_fairness_and_sweep_tables_equal_the_notebook_pipeline():
     page = module("figure-08-unlearning-ratio").build(collected=collected, **values)
     sweep = with_retrain_gap(collected.runs)
     assert page.claims.set_index("id").loc["ndcg_untruncated_falls", "verdict"] == "reproduced"
-    pd.testing.assert_frame_equal(page.tables["sweep"], sweep.groupby(["method", "ratio"])[
+    pd.testing.assert_frame_equal(page.tables["sweep"], sweep.groupby(["dataset", "model", "method", "ratio"])[
         ["ndcg_untruncated", "unlearn_seconds", "a_igf", "a_igf_gap_abs"]].agg(["mean", "std"]).round(4))
 
 
-def test_fixed_by_dataset_lists_each_dataset_in_the_papers_order():
-    from recunlearn.report.pages.cure4rec_runs import fixed_by_dataset
+def test_by_dataset_lists_each_dataset_in_the_papers_order():
+    from recunlearn.report.pages.cure4rec_runs import by_dataset
 
     values = pd.Series({"adm": 0.5, "ml-1m": 0.123, "ml-100k": float("nan")})
-    assert fixed_by_dataset(values, 2) == "0.12 on ML-1M, 0.50 on ADM"
-    assert fixed_by_dataset(pd.Series(dtype=float), 2) == "pending"
+    assert by_dataset(values) == "0.12 on ML-1M, 0.50 on ADM"
+    assert by_dataset(pd.Series(dtype=float)) == "pending"
 
 
 def test_shard_composition_ranks_shards_and_measures_concentration(monkeypatch):
@@ -472,7 +472,8 @@ def test_learn_values_equal_the_notebook_pipeline(monkeypatch):
     pd.testing.assert_frame_equal(page.comparison, comparison[comparison["paper"].notna()])
     texts = page.texts()
     assert float(texts["ml-100k_wmf_test_ndcg_untruncated"]) == pytest.approx(0.31)
-    assert texts["best_epoch_bpr_split_test"] == "6.0"
+    assert texts["ml-100k_bpr_split_test_best_epoch"] == "6.0"  # per dataset, never pooled
+    assert texts["ml-1m_bpr_split_test_best_epoch"] == "16.0"
     test_cells = comparison[(comparison["validation"] == "test") & comparison["paper"].notna()]
     assert texts["verdict_test"] == verdict(test_cells) and "(6 of 18 cells pending)" in texts["verdict_test"]
     assert texts["within_test"] == within_text(test_cells)
@@ -482,11 +483,36 @@ def test_learn_values_equal_the_notebook_pipeline(monkeypatch):
     assert notice.command == "python -m recunlearn compute --only cure4rec-adm-learn"
 
 
+def test_scif_gaps_compare_ours_and_the_papers_on_the_same_cells():
+    from recunlearn.report.pages.cure4rec_table_01_05_scif_completeness import mio_values
+
+    paper = pd.DataFrame(
+        [{"dataset": d, "model": "wmf", "method": m, "selection": s, "metric": "mio_accuracy", "value": v}
+         for d, s, m, v in [("ml-100k", "core", "retrain", 0.5), ("ml-100k", "core", "scif", 0.6),
+                            ("ml-100k", "edge", "retrain", 0.5), ("ml-100k", "edge", "scif", 0.9),
+                            ("ml-1m", "core", "retrain", 0.5), ("ml-1m", "core", "scif", 0.7)]]
+        + [{"dataset": d, "model": "wmf", "method": "scif", "selection": s, "metric": "ndcg_untruncated", "value": v}
+           for d, s, v in [("ml-100k", "core", 0.3), ("ml-100k", "edge", 0.1), ("ml-1m", "core", 0.2)]])
+    learn = pd.DataFrame([{"dataset": d, "model": "wmf", "metric": "ndcg_untruncated", "value": 0.4}
+                          for d in ("ml-100k", "ml-1m")])
+    # ours: ML-100K core only (edge pending), plus a LightGCN cell the paper does not have; no ML-1M
+    runs = pd.DataFrame([{"dataset": "ml-100k", "model": model, "selection": "core", "method": m, "seed": 0,
+                          "mio_accuracy": v, "ndcg_untruncated": n}
+                         for model in ("wmf", "lightgcn")
+                         for m, v, n in [("learn", 0.7, 0.35), ("retrain", 0.55, 0.34), ("scif", 0.6, 0.33)]])
+    assert mio_values(runs, paper, learn) == {"mio_gap": "+0.050 on ML-100K", "paper_mio_gap": "+0.100 on ML-100K",
+                                              "ndcg_drop": "0.020 on ML-100K", "paper_ndcg_drop": "0.100 on ML-100K"}
+    assert set(mio_values(runs.iloc[:0], paper, learn).values()) == {"pending"}
+
+
 def test_scif_page_values_on_made_up_runs(monkeypatch):
     page = fake_page("table-01-05-scif-completeness", "paper")
     texts = page.texts()
-    assert texts["mio_gap"] == "+0.060"  # 0.58 - 0.52
-    assert texts["ndcg_drop"] == "0.020"  # 0.32 - 0.30
+    assert texts["mio_gap"] == "+0.060 on ML-100K, +0.060 on ML-1M"  # 0.58 - 0.52
+    assert texts["ndcg_drop"] == "0.020 on ML-100K, 0.020 on ML-1M"  # 0.32 - 0.30
+    # the paper's, over the same cells (WMF, BPR x core, random, edge), checked by hand from its CSVs
+    assert texts["paper_mio_gap"] == "+0.041 on ML-100K, +0.043 on ML-1M"
+    assert texts["paper_ndcg_drop"] == "0.052 on ML-100K, 0.031 on ML-1M"
     assert texts["exact_mio_range"] == "0.500-0.510" and texts["exact_mio_maxdev"] == "0.010"
     assert texts["exact_verdict"].startswith("every exact cell is within 0.05 of 0.5")
     assert texts["scif_mio_range"] == "0.582-0.582"  # mean over seeds 0, 1, 2 of 0.58 + 0.002 * seed
@@ -522,5 +548,5 @@ def test_overview_claims_on_made_up_runs():
     normalised = page.tables["normalised"].set_index("method")
     assert normalised.loc["retrain", "efficiency"] == 0.0 and normalised.loc["sisa", "efficiency"] == 1.0
     assert 0 < normalised.loc["scif", "efficiency"] < 1  # 3 s: slower than the shards (2.1 s), faster than 10 s
-    assert page.texts()["models"] == "wmf, bpr, lightgcn"
+    assert page.texts()["models"] == "WMF, BPR, LightGCN"
     assert page.checks[0] == "runs: 27 SCIF-page rows, 36 exact, 36 exact MIO"

@@ -194,7 +194,8 @@ def page_runs(stem: str, computed: bool, profile: str = "smoke") -> pd.DataFrame
     """Made-up runs of the page's grid: every run computed (metrics from :func:`run_row`), or none."""
     grid = page_grid_class(stem).from_params(params(stem, profile))
     rng = np.random.default_rng(0)
-    rows = [run_row(c.method, c.seed, rng, c.extra_deletion, c.n_extra, c.partition, c.n_shards) for c in grid.runs()]
+    rows = [{**run_row(c.method, c.seed, rng, c.extra_deletion, c.n_extra, c.partition, c.n_shards),
+             "dataset": c.dataset, "model": c.model} for c in grid.runs()]
     frame = pd.DataFrame(rows) if computed else pd.DataFrame(columns=RUN_KEYS + ["n_shards", "record", "ndcg@10"])
     frame.attrs["pending"] = [] if computed else [c.to_dict() for c in grid.runs()]
     return frame
@@ -225,6 +226,15 @@ def test_builders_without_records_show_one_notice_per_item_with_the_plan_command
     texts = page.texts()
     assert texts["page_verdict"] == "pending"
     assert not any(EMPTY_COUNT.search(t) for t in texts.values())
+
+
+def test_glued_shares_and_hits_are_given_per_dataset_never_pooled():
+    texts = {}
+    for stem in ("recommendation-accuracy", "unlearning-efficiency", "unlearning-effectiveness"):
+        texts.update(builder(stem)(runs=page_runs(stem, True, "paper"), **params(stem, "paper")).texts())
+    datasets = ["ML-1M", "Games", "Beauty (BERT4Rec version)"]  # the book's one dataset order
+    for name in ("sru_share_of_retrain", "sru_time_share", "hit_before_10"):
+        assert [part.split(" on ")[1] for part in texts[name].split(", ")] == datasets, (name, texts[name])
 
 
 def test_the_method_comparison_counts_only_its_own_runs_when_extra_deletions_are_pending():

@@ -42,6 +42,7 @@ from typing import Callable, Iterable
 import numpy as np
 import pandas as pd
 
+from .names import display_name
 from .verdicts import (ALPHA, INCONCLUSIVE, NOT_REPRODUCED, PARTLY, PENDING, REPRODUCED, VERDICTS,  # noqa: F401
                        combine, page_summary, page_verdict)
 
@@ -245,7 +246,8 @@ def _groups(frame: pd.DataFrame, cells: list[str]):
 
 
 def _label(cells: list[str], key: tuple) -> str:
-    return "/".join(str(k) for k in key) if key else "all"
+    """A cell as a reader reads it: ``ML-100K/WMF/RecEraser`` (``all`` for no cell)."""
+    return "/".join(display_name(k) for k in key) if key else "all"
 
 
 # --- claim builders ---------------------------------------------------------------------------------
@@ -350,7 +352,8 @@ def ordering_claim(id: str, claim: str, runs: pd.DataFrame, factor: str, links: 
                 up, down = signed_rank_p(part["diff"])
                 p_values.append(up)
                 link_outcomes.append(_outcome(up, down, alpha))
-                parts.append(f"{_label(cells, key)}: {a} {relation} {b} n = {len(part)}, {format_p(up)}")
+                parts.append(f"{_label(cells, key)}: {display_name(a)} {relation} {display_name(b)} "
+                             f"n = {len(part)}, {format_p(up)}")
             if link_outcomes:
                 outcomes.append("holds" if all(o == "holds" for o in link_outcomes)
                                 else "fails" if "fails" in link_outcomes else "noise")
@@ -362,7 +365,8 @@ def ordering_claim(id: str, claim: str, runs: pd.DataFrame, factor: str, links: 
             up, down = signed_rank_p(d["diff"])
             p_values.append(up)
             link_outcomes.append(_outcome(up, down, alpha))
-            parts.append(f"{a} {relation} {b}: n = {len(d)} pairs, mean {a} − {b} "
+            parts.append(f"{display_name(a)} {relation} {display_name(b)}: n = {len(d)} pairs, mean "
+                         f"{display_name(a)} − {display_name(b)} "
                          f"{sign * (d['diff'].mean() + margin):+.4g}, "
                          f"{format_p(up)}" + (f" (opposite direction: {format_p(down)})" if down < alpha else ""))
         if "fails" in link_outcomes:
@@ -373,7 +377,7 @@ def ordering_claim(id: str, claim: str, runs: pd.DataFrame, factor: str, links: 
             verdict = PARTLY
         else:
             verdict = INCONCLUSIVE
-    evidence = (note + " " if note else "") + f"{metric}; " + "; ".join(parts) + f"; alpha = {alpha}"
+    evidence = (note + " " if note else "") + f"{display_name(metric)}; " + "; ".join(parts) + f"; alpha = {alpha}"
     return claim_row(id, claim, verdict, holds_in, max(p_values), test_name, evidence)
 
 
@@ -426,7 +430,7 @@ def band_claim(id: str, claim: str, runs: pd.DataFrame, metric: str, cells: list
         outcomes.append(_outcome(p_in, p_out, alpha))
         parts.append(f"{_label(cells, key)}: mean {values.mean():.4g} over {len(values)}, {format_p(p_in)}")
     verdict = cells_verdict(outcomes)
-    evidence = (note + " " if note else "") + (f"{metric} in [{low:g}, {high:g}]; " + "; ".join(parts)
+    evidence = (note + " " if note else "") + (f"{display_name(metric)} in [{low:g}, {high:g}]; " + "; ".join(parts)
                                                if parts else "no computed cell yet")
     return claim_row(id, claim, verdict, holds_in_text(inside, len(outcomes), "cells"), max(p_values) if p_values else
                      float("nan"), "one-sided t-tests against both ends, per cell", evidence + f"; alpha = {alpha}")
@@ -499,7 +503,7 @@ def timed_together(x: str) -> Callable[[pd.DataFrame], tuple[pd.DataFrame, str]]
         best = levels[levels == levels.max()].index.max()
         points = known[known["session"] == best]
         left_out = sorted(set(group[x]) - set(points[x]))
-        why = f"{x} = {', '.join(f'{v:g}' for v in left_out)} timed in another session, left out" if left_out else ""
+        why = f"{display_name(x)} = {', '.join(f'{v:g}' for v in left_out)} timed in another session, left out" if left_out else ""
         if points[x].nunique() >= 3 and not interleaved(points[x], points["created"]):
             why = (why + "; " if why else "") + ("the levels were timed one after another, not interleaved, "
                                                  "so drift in machine load during the session would look like a trend")

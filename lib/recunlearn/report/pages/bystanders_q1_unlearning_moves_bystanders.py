@@ -13,7 +13,7 @@ from . import Page
 from .bystanders_runs import collect_page, own_page, printed, runs_notice
 
 PAGE = "bystanders/q1-unlearning-moves-bystanders"
-CHECKED = ["model", "method", "control", "seed", "n_bystanders", "ao", "jaccard"]
+CHECKED = ["dataset", "model", "method", "selection", "control", "seed", "n_bystanders", "ao", "jaccard"]
 
 
 def figure(runs: pd.DataFrame):

@@ -12,7 +12,7 @@ from . import Page
 from .bystanders_runs import collect_page, own_page, printed, runs_notice
 
 PAGE = "bystanders/q2-who-is-unlearned"
-CHECKED = ["model", "selection", "selection_seed", "seed", "removed_rows", "cascade_share", "disturbance"]
+CHECKED = ["dataset", "model", "selection", "selection_seed", "seed", "removed_rows", "cascade_share", "disturbance"]
 
 
 def build(runs: pd.DataFrame | None = None, **params) -> Page:

@@ -12,7 +12,7 @@ from . import Page
 from .bystanders_runs import collect_page, own_page, printed, runs_notice
 
 PAGE = "bystanders/q3-stability-after-unlearning"
-CHECKED = ["model", "method", "state", "selector", "seed", "n_shard_users", "ao", "ao_shard"]
+CHECKED = ["dataset", "model", "method", "state", "selector", "seed", "n_shard_users", "ao", "ao_shard"]
 
 
 def build(runs: pd.DataFrame | None = None, **params) -> Page:

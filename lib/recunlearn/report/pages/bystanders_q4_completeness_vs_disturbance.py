@@ -12,7 +12,7 @@ from . import Page
 from .bystanders_runs import collect_page, own_page, printed, runs_notice
 
 PAGE = "bystanders/q4-completeness-vs-disturbance"
-CHECKED = ["model", "method", "selection", "seed", "disturbance", "mio_auc"]
+CHECKED = ["dataset", "model", "method", "selection", "seed", "disturbance", "mio_auc"]
 
 
 def build(runs: pd.DataFrame | None = None, **params) -> Page:

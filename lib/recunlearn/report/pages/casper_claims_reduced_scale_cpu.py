@@ -6,6 +6,7 @@ from __future__ import annotations
 from ...experiments.casper import CasperGrid, Collected
 from ..casper import chapter_claims, group_table, label_pending, rls_bars, summarize_rls, table3_view
 from ..compare import compare
+from ..names import display_names
 from ..paper import paper_table
 from . import Page, cells_notice, computed_cells, runs_notice
 from .casper_runs import collect_page, printed, status_counts
@@ -32,8 +33,9 @@ def build(collected: Collected | None = None, **params) -> Page:
     rows = f"the first {grid.max_rows:,} rows" if grid.max_rows else "all rows"
     values = {"ao_range": f"{perturbed_ao.min():.3f}-{perturbed_ao.max():.3f}" if len(perturbed_ao) else "not run",
               "paper_ao_range": f"{paper_ao.min():.2f}-{paper_ao.max():.2f}" if len(paper_ao) else "none",
-              "scale": f"{rows} of {', '.join(grid.datasets)}, {grid.epochs} epochs, seeds "
-                       f"{', '.join(map(str, grid.seeds))}, models {', '.join(grid.models)}, on {grid.device}"}
+              "scale": f"{rows} of {', '.join(display_names(grid.datasets))}, {grid.epochs} epochs, seeds "
+                       f"{', '.join(map(str, grid.seeds))}, models {', '.join(display_names(grid.models))}, "
+                       f"on {grid.device}"}
     computed = runs[runs["status"] == "computed"]
     checks = [printed(computed[["model", "selector", "seed", "ao", "rbo_min", "jaccard", "mrr_original",
                                 "mrr_perturbed"]].round(2))]

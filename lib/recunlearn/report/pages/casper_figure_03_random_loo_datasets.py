@@ -5,6 +5,7 @@ from __future__ import annotations
 from ...experiments.casper import CasperGrid, Collected
 from ..casper import ao_band_claim, most_stable_claim, next_item_claim, rls_bars, summarize_rls
 from ..claims import claims_frame
+from ..names import display_name
 from . import Page, count_text, runs_notice
 from .casper_runs import collect_page, printed, status_counts
 
@@ -47,7 +48,7 @@ def build(collected: Collected | None = None, **params) -> Page:
         for dataset in grid.datasets:
             part = summary[(summary["dataset"] == dataset) & summary["metric"].isin(RLS)]
             if len(part):
-                rls_bars(part, x="model", hue="selector", metrics=RLS, title=f"{dataset}: random LOO")
+                rls_bars(part, x="model", hue="selector", metrics=RLS, title=f"{display_name(dataset)}: random LOO")
 
     computed = runs[runs["status"] == "computed"]
     checks = [printed(computed[["dataset", "model", "selector", "seed", "ao", "rbo_min", "jaccard", "mrr_original",

@@ -7,6 +7,7 @@ import pandas as pd
 from ...experiments.casper import CasperGrid, Collected, renumbering_table
 from ..casper import (figure_4b_claims, figure_4b_example, idag_figure, position_claims, rls_bars, summarize_rls,
                       toy_scores, wilcoxon_pairs)
+from ..names import display_name
 from . import Page, Notice, runs_notice
 from .casper_runs import collect_page, printed, status_counts
 
@@ -35,7 +36,7 @@ def build(collected: Collected | None = None, **params) -> Page:
         for pert in grid.perturbations:
             part = summary[summary["perturbation"] == pert]
             if len(part):
-                rls_bars(part, x="selector", hue="model", metrics=RLS, title=f"{pert}: perturbation position")
+                rls_bars(part, x="selector", hue="model", metrics=RLS, title=f"{display_name(pert)}: perturbation position")
 
     notices = {"figure_4a": runs_notice("Figure 4(a)", runs, command),
                "tests": runs_notice("The Wilcoxon tests of Figure 4(a)", runs, command)}

@@ -8,6 +8,7 @@ import dataclasses
 from ...experiments.casper import CasperGrid, Collected
 from ..casper import group_table, lowest_ao_claim, mrr_group_claim, rls_bars, summarize_rls
 from ..claims import claims_frame, ordering_claim
+from ..names import display_name
 from . import Page, count_text, runs_notice
 from .casper_runs import collect_page, printed, status_counts
 
@@ -54,7 +55,7 @@ def build(collected: Collected | None = None, **params) -> Page:
         for pert in grid.perturbations:
             part = summary[summary["perturbation"] == pert]
             if len(part):
-                rls_bars(part, x="dataset", hue="selector", metrics=["ao", "jaccard"], title=f"LatentCross, {pert}")
+                rls_bars(part, x="dataset", hue="selector", metrics=["ao", "jaccard"], title=f"LatentCross, {display_name(pert)}")
 
     def figure_6():
         groups.set_index("dataset")[["jaccard_high", "jaccard_mid", "jaccard_low"]].plot.bar(

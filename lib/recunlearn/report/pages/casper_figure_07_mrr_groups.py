@@ -13,6 +13,7 @@ from ...experiments.casper import CasperGrid, Collected
 from ..casper import (METHOD_LABELS, MRR_GROUPS, casper_lowest_per_group_claim, groups_long,
                       low_mrr_least_stable_claim)
 from ..claims import claims_frame
+from ..names import display_names
 from ..plots import legend_below, set_theme
 from . import Page, count_text, runs_notice
 from .casper_runs import collect_page, printed, status_counts
@@ -59,8 +60,8 @@ def build(collected: Collected | None = None, **params) -> Page:
         "casper_lowest_groups": count_text(casper_lowest, 3 if len(means) and "casper" in means.index else 0,
                                            "by means CASPER is the lowest in {count} of the {total} groups",
                                            "whether CASPER is the lowest per group is pending (no CASPER run)"),
-        "scale": f"{rows} of {', '.join(grid.datasets)}, {grid.epochs} epochs, seeds "
-                 f"{', '.join(map(str, grid.seeds))}, model {', '.join(grid.models)}",
+        "scale": f"{rows} of {', '.join(display_names(grid.datasets))}, {grid.epochs} epochs, seeds "
+                 f"{', '.join(map(str, grid.seeds))}, model {', '.join(display_names(grid.models))}",
     }
 
     def figure():

@@ -72,7 +72,7 @@ def build(collected: Collected | None = None, exact: Collected | None = None, ex
         overview_claims(overview_aspects_by_seed(scif_runs, exact_runs, "random", mio_runs)),
         tables={"runs": runs_table(len(configs), pending), "raw": raw.round(4), "normalised": overview.round(2)},
         figures={"figures": figures},
-        values={"models": ", ".join(grid.models)},
+        values={"models": ", ".join(display_names(paper_sorted("model", grid.models)))},
         notices=notices(runs=runs_notice("The runs of this page", len(configs), pending, command),
                         raw=runs_notice("The raw aspects", len(configs), pending, command),
                         normalised=runs_notice("The normalised aspects", len(configs), pending, command),

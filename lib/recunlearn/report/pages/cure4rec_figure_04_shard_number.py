@@ -25,12 +25,14 @@ def build(collected: ExactCollected | None = None, **params) -> Page:
     return Page(
         PAGE, grid, runs, pending, None, sweep_claims(eu, "n_shards", EXPECTED, "the number of shards"),
         tables={"runs": runs_table(total, pending),
-                "sweep": eu.groupby(["method", "n_shards"])[METRICS].agg(["mean", "std"]).round(4)},
+                "sweep": eu.groupby(["dataset", "model", "method", "n_shards"])[METRICS].agg(["mean", "std"]).round(4)},
         figures={"figure": lambda: sweep_lines(
             eu, "n_shards", METRICS, "method",
-            "WMF on ML-100K: utility, time, |A-IGF − Retrain|, shardGF against the number of shards")},
+            "utility, time, |A-IGF − Retrain|, shardGF against the number of shards",
+            by=("dataset", "model"))},
         notices=notices(runs=runs_notice("The runs of this page", total, pending, command),
                         sweep=runs_notice("The table", total, pending, command),
                         figure=runs_notice("The figure", total, pending, command)),
-        checks=[printed(eu.groupby(["method", "n_shards"])[["ndcg_untruncated", "shard_gf"]].mean().round(2))],
+        checks=[printed(eu.groupby(["dataset", "model", "method", "n_shards"])[["ndcg_untruncated", "shard_gf"]].mean()
+                        .round(2))],
         claims_command=command)

@@ -25,12 +25,13 @@ def build(collected: ExactCollected | None = None, **params) -> Page:
     return Page(
         PAGE, grid, runs, pending, None, claims,
         tables={"runs": runs_table(total, pending),
-                "sweep": sweep.groupby(["method", "ratio"])[SHOWN].agg(["mean", "std"]).round(4)},
+                "sweep": sweep.groupby(["dataset", "model", "method", "ratio"])[SHOWN].agg(["mean", "std"]).round(4)},
         figures={"figure": lambda: sweep_lines(
             sweep, "ratio", ["ndcg_untruncated", "unlearn_seconds", "a_igf"], "method",
-            "WMF on ML-100K: utility, time and A-IGF against the share of users unlearned (%)")},
+            "utility, time and A-IGF against the share of users unlearned (%)", by=("dataset", "model"))},
         notices=notices(runs=runs_notice("The runs of this page", total, pending, command),
                         sweep=runs_notice("The table", total, pending, command),
                         figure=runs_notice("The figure", total, pending, command)),
-        checks=[printed(sweep.groupby(["method", "ratio"])[["ndcg_untruncated", "a_igf"]].mean().round(2))],
+        checks=[printed(sweep.groupby(["dataset", "model", "method", "ratio"])[["ndcg_untruncated", "a_igf"]].mean()
+                        .round(2))],
         claims_command=command)

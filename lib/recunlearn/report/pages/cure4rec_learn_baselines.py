@@ -7,6 +7,7 @@ from ...data.splits import VALIDATION_RULES
 from ...experiments.cure4rec import Collected, LearnGrid, collect, pending_reason
 from ..compare import paper_vs_ours_table, verdict, within_text
 from ..cure4rec import compare_learn
+from ..names import display_name
 from ..paper import paper_table
 from ..plots import paper_vs_ours_bars
 from . import Page, computed_cells, validated
@@ -43,14 +44,15 @@ def build(collected: Collected | None = None, **params) -> Page:
     for row in comparison.dropna(subset=["ours"]).itertuples():
         values[f"{row.dataset}_{row.model}_{row.validation}_{row.metric}"] = row.ours
     if len(runs):
-        for (model, validation), value in runs.groupby(["model", "validation"])["best_epoch"].mean().items():
-            values[f"best_epoch_{model}_{validation}"] = value
+        for (dataset, model, validation), value in runs.groupby(KEYS)["best_epoch"].mean().items():
+            values[f"{dataset}_{model}_{validation}_best_epoch"] = value
 
     def figure():
         for (dataset, validation), part in comparison.groupby(["dataset", "validation"]):
             if part["ours"].notna().any():
                 paper_vs_ours_bars(part[part["ours"].notna()], x="model", metrics=METRICS,
-                                   title=f"{dataset}, validation = {validation}: Learn models, ours vs paper")
+                                   title=f"{display_name(dataset)}, validation = {validation}: Learn models, "
+                                         "ours vs paper")
 
     pending_cells = cells_notice("The Learn rows, paper vs ours", comparison, grid, ["model", "validation"],
                                  pending_reason(grid.device), comparison_command(PAGE, grid, command))

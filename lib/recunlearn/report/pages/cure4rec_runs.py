@@ -125,13 +125,14 @@ def fixed(value: float, digits: int) -> str:
     return "pending" if pd.isna(value) else f"{value:.{digits}f}"
 
 
-def fixed_by_dataset(values: pd.Series, digits: int) -> str:
+def by_dataset(values: pd.Series, spec: str = ".2f") -> str:
     """``values`` (indexed by dataset) as ``"0.10 on ML-100K, 0.12 on ML-1M"`` in the paper's dataset
-    order, each with ``digits`` decimals; ``pending`` when there is none."""
+    order, each written with the format ``spec`` (``".3f"``, ``"+.3f"``, ``".1%"``); ``pending`` when
+    there is none. A number per dataset, never one mean over several."""
     values = values.dropna()
     if values.empty:
         return "pending"
-    return ", ".join(f"{values[d]:.{digits}f} on {display_name(d)}" for d in paper_sorted("dataset", values.index))
+    return ", ".join(f"{values[d]:{spec}} on {display_name(d)}" for d in paper_sorted("dataset", values.index))
 
 
 def comparison_command(page: str, grid, command: str | None) -> str | None:

@@ -11,11 +11,12 @@ from ...experiments.cure4rec_scif import (ScifGrid, collect, collect_damping_swe
                                           damping_sweep_configs, exact_mio_configs)
 from ..compare import paper_vs_ours_table, within_text
 from ..cure4rec_scif import compare_scif, damping_sweep_table, exact_mio_table, scif_claims
+from ..names import display_name
 from ..paper import paper_table
 from ..plots import damping_sweep, method_bars
 from . import Notice, Page, computed_cells, validated
-from .cure4rec_runs import (NO_RUN, cells_notice, comparison_command, fixed, notices, pending_command, printed,
-                            runs_notice, runs_table)
+from .cure4rec_runs import (NO_RUN, by_dataset, cells_notice, comparison_command, fixed, notices, pending_command,
+                            printed, runs_notice, runs_table)
 
 PAGE = "cure4rec/table-01-05-scif-completeness"
 KEYS = ["dataset", "model", "method", "selection"]
@@ -27,34 +28,38 @@ CLOSE_TO_CHANCE = 0.05
 """An exact method's MIO accuracy within this of 0.5 is consistent with complete unlearning."""
 
 
-def signed(value: float, digits: int = 3, missing: str = "pending") -> str:
-    """``+0.035``, or ``missing`` when ``value`` is not a number."""
-    return missing if pd.isna(value) else f"{value:+.{digits}f}"
-
-
 def range_text(values: pd.Series) -> str:
     """``"0.491-0.518"`` (three decimals), or ``pending`` without values."""
     return f"{values.min():.3f}-{values.max():.3f}" if len(values) else "pending"
 
 
-def mio_values(runs: pd.DataFrame, paper: pd.DataFrame, learn_paper: pd.DataFrame, grid: ScifGrid) -> dict:
-    """The glued gaps of the page: SCIF − Retrain MIO (ours ``mio_gap``, the paper's ``paper_mio_gap``)
-    and SCIF's NDCG@20 loss from Learn (``ndcg_drop``, the paper's on the same cells ``paper_ndcg_drop``)."""
-    paper_gap = paper[(paper["metric"] == "mio_accuracy")].pivot_table(index=CELL, columns="method", values="value")
-    paper_drop = paper[(paper["method"] == "scif") & (paper["metric"] == "ndcg_untruncated")
-                       & paper["dataset"].isin(grid.datasets) & paper["model"].isin(grid.models)
-                       & paper["selection"].isin(grid.selections)].merge(
-        learn_paper[learn_paper["metric"] == "ndcg_untruncated"], on=["dataset", "model", "metric"],
-        suffixes=("", "_learn"))
-    values = {"mio_gap": "pending", "paper_mio_gap": signed((paper_gap["scif"] - paper_gap["retrain"]).mean()),
-              "ndcg_drop": "pending",
-              "paper_ndcg_drop": fixed((paper_drop["value_learn"] - paper_drop["value"]).mean(), 3)}
-    if len(runs):
-        gap = runs.pivot_table(index=CELL, columns="method", values="mio_accuracy")
-        ndcg = runs.pivot_table(index=CELL, columns="method", values="ndcg_untruncated")
-        values.update(mio_gap=signed((gap["scif"] - gap["retrain"]).mean()),
-                      ndcg_drop=fixed((ndcg["learn"] - ndcg["scif"]).mean(), 3))
+def mio_values(runs: pd.DataFrame, paper: pd.DataFrame, learn_paper: pd.DataFrame) -> dict:
+    """The glued gaps of the page, per dataset over the cells (dataset, model, selection) that both the
+    paper and our runs have: SCIF − Retrain MIO accuracy (ours ``mio_gap``, the paper's
+    ``paper_mio_gap``) and SCIF's NDCG@20 loss from Learn (``ndcg_drop``, ``paper_ndcg_drop``)."""
+    theirs = paper.pivot_table(index=CELL, columns=["metric", "method"], values="value")
+    learn = learn_paper[learn_paper["metric"] == "ndcg_untruncated"].set_index(["dataset", "model"])["value"]
+    paper_gap = theirs.get(("mio_accuracy", "scif")) - theirs.get(("mio_accuracy", "retrain"))
+    paper_drop = learn.reindex(theirs.index.droplevel("selection")).to_numpy() - theirs.get(
+        ("ndcg_untruncated", "scif"))
+    values = {}
+    for name, ours in [("mio_gap", _difference(runs, "mio_accuracy", "scif", "retrain")),
+                       ("ndcg_drop", _difference(runs, "ndcg_untruncated", "learn", "scif"))]:
+        both = pd.concat({"ours": ours, "paper": paper_gap if name == "mio_gap" else paper_drop}, axis=1).dropna()
+        means = both.groupby(level="dataset").mean()
+        spec = "+.3f" if name == "mio_gap" else ".3f"
+        values[name], values[f"paper_{name}"] = by_dataset(means["ours"], spec), by_dataset(means["paper"], spec)
     return values
+
+
+def _difference(runs: pd.DataFrame, metric: str, first: str, second: str) -> pd.Series:
+    """Per cell (mean over seeds): ``metric`` of method ``first`` minus that of ``second``."""
+    if runs.empty:
+        return pd.Series(dtype=float, index=pd.MultiIndex.from_tuples([], names=CELL))
+    table = runs.pivot_table(index=CELL, columns="method", values=metric)
+    if first not in table or second not in table:
+        return pd.Series(dtype=float, index=pd.MultiIndex.from_tuples([], names=CELL))
+    return table[first] - table[second]
 
 
 def gap_table(runs: pd.DataFrame) -> pd.DataFrame:
@@ -121,12 +126,13 @@ def build(collected: Collected | None = None, exact_mio: Collected | None = None
     mio_runs = exact_mio.runs
     exact_notice = runs_notice("The exact methods' MIO", len(exact_mio_configs(grid)), exact_mio.pending, command)
 
-    values = {"within_tol": within_text(comparison), **mio_values(runs, paper, learn_paper, grid),
+    sweep_dataset = display_name(sweep_grid.datasets[0]) if sweep_grid is not None else "not run"
+    values = {"sweep_dataset": sweep_dataset, "within_tol": within_text(comparison),
+              **mio_values(runs, paper, learn_paper),
               **exact_values(mio_runs, runs)}
     checks = [NO_RUN] if runs.empty else [
-        printed(runs.groupby(["model", "method", "selection"])[["ndcg_untruncated", "hr_cure4rec", "a_igf"]].mean()
-                .round(2)),
-        printed(runs.groupby(["model", "method", "selection"]).size())]
+        printed(runs.groupby(KEYS)[["ndcg_untruncated", "hr_cure4rec", "a_igf"]].mean().round(2)),
+        printed(runs.groupby(KEYS).size())]
     return Page(
         PAGE, grid, runs, pending, comparison, scif_claims(runs),
         tables={"runs": runs_table(len(configs), pending),
@@ -137,7 +143,8 @@ def build(collected: Collected | None = None, exact_mio: Collected | None = None
                 "exact_mio": exact_mio_table(mio_runs, runs) if len(mio_runs) or len(runs) else mio_runs},
         figures={"figure": figure,
                  "damping_figure": lambda: damping_sweep(
-                     sweep_runs, "SCIF's MIO accuracy against its damping (random users, first seed)")},
+                     sweep_runs,
+                     f"SCIF's MIO accuracy against its damping ({sweep_dataset}, random users, first seed)")},
         values=values,
         notices=notices(
             runs=runs_notice("The runs of this page", len(configs), pending, command),

@@ -8,6 +8,7 @@ from ...experiments.cure4rec_exact import (EXACT_UTILITY, ExactCollected, collec
                                            combiner_variant_grids)
 from ..compare import paper_vs_ours_table, within_text
 from ..cure4rec import compare_exact, utility_claims
+from ..names import display_name
 from ..paper import paper_table
 from ..plots import method_bars
 from . import Page, computed_cells
@@ -37,7 +38,7 @@ def build(collected: ExactCollected | None = None, variants: Collected | None = 
 
     def figure():
         for metric in METRICS:
-            method_bars(runs, metric, f"{metric}@20 after unlearning 5 % of users",
+            method_bars(runs, metric, f"{display_name(metric)} after unlearning 5 % of users",
                         paper=paper[(paper["metric"] == metric) & paper["dataset"].isin(grid.datasets)])
 
     by_combiner = variants.runs
@@ -58,5 +59,5 @@ def build(collected: ExactCollected | None = None, variants: Collected | None = 
             standard_metrics=runs_notice("The standard metrics", total, pending, command),
             combiners=runs_notice("The combiner variants", len(variant_configs), variants.pending, variants_command),
             figure=runs_notice("The figure", total, pending, command)),
-        checks=[printed(runs.groupby(["model", "method", "selection"])[METRICS].mean().round(2))],
+        checks=[printed(runs.groupby(["dataset", "model", "method", "selection"])[METRICS].mean().round(2))],
         claims_command=command)

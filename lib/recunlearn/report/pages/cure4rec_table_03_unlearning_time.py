@@ -53,5 +53,5 @@ def build(collected: ExactCollected | None = None, scif: pd.DataFrame | None = N
                                pending_reason(grid.device), comparison_command(PAGE, grid, command)),
             scif_times=no_scif, scif_figure=no_scif,
             figure=runs_notice("The figure", total, pending, command)),
-        checks=[printed(runs.groupby(["model", "method", "selection"])["unlearn_seconds"].size())],
+        checks=[printed(runs.groupby(["dataset", "model", "method", "selection"])["unlearn_seconds"].size())],
         claims_command=command)

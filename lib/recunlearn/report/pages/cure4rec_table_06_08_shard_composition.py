@@ -10,7 +10,7 @@ from ..cure4rec import active_concentration, concentration_claims, shard_composi
 from ..paper import paper_table
 from ..plots import per_part, shard_composition as composition_bars
 from . import Page
-from .cure4rec_runs import collect_exact, fixed_by_dataset, notices, printed, runs_notice, runs_table
+from .cure4rec_runs import by_dataset, collect_exact, notices, printed, runs_notice, runs_table
 
 PAGE = "cure4rec/table-06-08-shard-composition"
 
@@ -47,7 +47,7 @@ def build(collected: ExactCollected | None = None, **params) -> Page:
                     index=["dataset", "method", "selection", "source"], columns="rank", values="active",
                     aggfunc="mean").round(1) if len(composition) else empty},
         figures={"figure": lambda: figures(composition)},
-        values={"sisa_top_share": fixed_by_dataset(sisa, 2), "clustered_top_share": fixed_by_dataset(clustered, 2)},
+        values={"sisa_top_share": by_dataset(sisa), "clustered_top_share": by_dataset(clustered)},
         notices=notices(runs=runs_notice("The runs of this page", total, pending, command),
                         concentration=runs_notice("The concentration of active users", total, pending, command),
                         composition=runs_notice("Active users per shard", total, pending, command),

@@ -12,7 +12,7 @@ from ..plots import sweep_lines
 from ..sru import (HIT_RANDOM, effectiveness_table, extra_deletion_claim, extra_deletion_points, inferable_claim,
                    main_runs)
 from . import Page
-from .cure4rec_runs import notices, runs_notice, runs_table
+from .cure4rec_runs import by_dataset, notices, runs_notice, runs_table
 from .sru_runs import collect_page, computed_text, sweep_notice
 
 PAGE = "sru/unlearning-effectiveness"
@@ -26,7 +26,8 @@ def build(runs: pd.DataFrame | None = None, **params) -> Page:
     before = main_runs(runs)
     before = before.drop_duplicates(["dataset", "model", "seed"]) if len(before) else before
     values = {"hit_random_10": f"{HIT_RANDOM[10]:.4f}",
-              "hit_before_10": f"{before['hit_before_retraining@10'].mean():.4f}" if len(before) else "pending"}
+              "hit_before_10": by_dataset(before.groupby("dataset")["hit_before_retraining@10"].mean(), ".4f")
+              if len(before) else "pending"}
     return Page(
         PAGE, grid, runs, pending, None, claims_frame([inferable_claim(runs), extra_deletion_claim(runs)]),
         tables={"runs": runs_table(total, pending), "hits": effectiveness_table(runs)},
