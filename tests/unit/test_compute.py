@@ -78,7 +78,7 @@ def test_a_grid_can_serve_some_of_its_entry_s_pages_and_the_page_counts_only_its
     assert [run.config.seed for run in plan.runs_of_page("fake/a")] == [0, 1]
     assert [run.config.seed for run in plan.runs_of_page("fake/b")] == [0, 1, 2]
     status = plan_status(plan_file, tmp_path / "records")
-    assert page_text(status, "fake/a").startswith("0 of 2 runs") and page_text(status, "fake/b").startswith("0 of 3 runs")
+    assert page_text(status, "fake/a").startswith("0 of 2 runs done") and page_text(status, "fake/b").startswith("0 of 3 runs done")
 
 
 @pytest.mark.parametrize("entries, message", [
@@ -150,7 +150,7 @@ def test_done_means_strict_and_clean_or_made_by_this_code(tmp_path):
     bad.write_text('{"value": NaN}')                                                    # not strict JSON
     status = plan_status(plan_file, records)
     assert [run.config.seed for run in status.pending(status.plan.runs)] == [1, 3, 4]
-    assert page_text(status, "fake/page").startswith("2 of 5 runs, ~")
+    assert page_text(status, "fake/page").startswith("2 of 5 runs done, ~")
     assert "`python -m recunlearn compute --only a`" in page_text(status, "fake/page")
 
 

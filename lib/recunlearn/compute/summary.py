@@ -89,12 +89,12 @@ def page_progress(status: PlanStatus, page: str) -> tuple[Progress, list[str]] |
 
 
 def page_text(status: PlanStatus, page: str) -> str:
-    """``N of M runs, ~H CPU-hours left: <command>`` for a page of the plan ("" if the plan has none)."""
+    """``N of M runs done, ~H CPU-hours left: <command>`` for a page of the plan ("" if the plan has none)."""
     found = page_progress(status, page)
     if found is None:
         return ""
     progress, entries = found
     if progress.done == progress.total:
         return f"all {progress.total} runs done"
-    return (f"{progress.done} of {progress.total} runs, ~{hours(progress.seconds_left)} CPU-hours left: "
+    return (f"{progress.done} of {progress.total} runs done, ~{hours(progress.seconds_left)} CPU-hours left: "
             f"`{compute_command(entries)}`")
