@@ -17,6 +17,7 @@ from recunlearn.experiments.config import ConfigError
 from recunlearn.experiments.records import record_key
 from recunlearn.report.casper import (group_table, label_pending, summarize_rls, summary_value, table3_view)
 from recunlearn.report.compare import compare
+from recunlearn.report.names import labelled
 from recunlearn.report.pages import EMPTY_COUNT, Notice, Page, notebook_parameters, published_claims, validated
 from recunlearn.report.paper import paper_table
 
@@ -163,7 +164,7 @@ def test_a_model_not_computed_leaves_a_partly_computed_table_with_a_notice(monke
     page = fake_page("figure-02-random-loo", pending={"tisasrec": "pending GPU"})
     out = shown(page, "comparison", monkeypatch)
     table, notice = out
-    assert set(table["model"]) == {"lstm", "latentcross"} and table["ours"].notna().all()
+    assert set(table["Model"]) == {"LSTM", "LatentCross"} and table["ours"].notna().all()
     assert notice.partial and notice.why == "2 of 4 paper cells without our value: 2 pending for TiSASRec, JODIE"
     figure = shown(page, "figure_2a", monkeypatch)
     assert isinstance(figure[-1], Notice) and figure[-1].why == "3 of 9 runs pending GPU (TiSASRec)"
@@ -199,8 +200,8 @@ def test_figure_2_tables_and_values_on_made_up_runs(monkeypatch):
                                    ["dataset", "model"]))
     pd.testing.assert_frame_equal(page.comparison, before)
     table = shown(page, "comparison", monkeypatch)[0]
-    pd.testing.assert_frame_equal(table, before[before["ours"].notna()])
-    assert table.set_index("model").loc["lstm", "ours"] == pytest.approx(0.901)  # 0.90 + mean seed 0.001
+    pd.testing.assert_frame_equal(table, labelled(before[before["ours"].notna()]))  # as a reader reads it
+    assert table.set_index("Model").loc["LSTM", "ours"] == pytest.approx(0.901)  # 0.90 + mean seed 0.001
     pd.testing.assert_frame_equal(page.tables["figure_2b"], group_table(runs, ["model", "selector"], "jaccard"))
     casper_ao = summary_value(summary, metric="ao", selector="casper", model="lstm")
     assert page.texts()["lstm_casper_ao"] == f"{casper_ao:.4f}"
@@ -241,8 +242,8 @@ def test_claims_reduced_scale_table_matches_the_notebook_pipeline(monkeypatch):
     comparison = comparison[comparison["model"].isin(page.grid.models)
                             & comparison["selector"].isin(page.grid.selectors)
                             & comparison["perturbation"].isin(page.grid.perturbations)]
-    pd.testing.assert_frame_equal(shown(page, "table_3a", monkeypatch)[0], table3_view(comparison))
-    pd.testing.assert_frame_equal(shown(page, "rbo", monkeypatch)[0], table3_view(comparison, "rbo_min"))
+    pd.testing.assert_frame_equal(shown(page, "table_3a", monkeypatch)[0], labelled(table3_view(comparison)))
+    pd.testing.assert_frame_equal(shown(page, "rbo", monkeypatch)[0], labelled(table3_view(comparison, "rbo_min")))
     texts = page.texts()
     assert texts["ao_range"] == "0.821-0.931"
     assert texts["scale"] == ("the first 2,000 rows of Foursquare, 1 epochs, seeds 0, 1, 2, models LSTM, LatentCross, "
@@ -267,11 +268,11 @@ def test_table_3_on_made_up_runs(need_local, monkeypatch):
     need_local("foursquare", "raw")
     page = fake_page("table-03-perturbation-methods", SEEDS=[0, 1, 2])
     view, notice = shown(page, "table_3", monkeypatch)
-    assert list(view.columns) == ["latentcross"]  # the grid's model; the other models' paper cells are pending
-    assert view.loc[("loo", "CASPER"), "latentcross"] == "0.8210 ± 0.0010 (paper 0.6662)"
-    assert view.loc[("loo", "TracIn"), "latentcross"] == "0.8810 ± 0.0010 (paper 0.9625)"
-    assert view.loc[("insert", "Rev.Adv. (earliest)"), "latentcross"] == "0.8710 ± 0.0010"  # ours only
-    methods = [m for p, m in view.index if p == "replace"]
+    assert list(view.columns) == ["LatentCross"]  # the grid's model; the other models' paper cells are pending
+    assert view.loc[("LOO", "CASPER"), "LatentCross"] == "0.8210 ± 0.0010 (paper 0.6662)"
+    assert view.loc[("LOO", "TracIn"), "LatentCross"] == "0.8810 ± 0.0010 (paper 0.9625)"
+    assert view.loc[("insertion", "Rev.Adv. (earliest)"), "LatentCross"] == "0.8710 ± 0.0010"  # ours only
+    methods = [m for p, m in view.index if p == "replacement"]
     assert methods == ["Random", "Earliest-Random", "Latest-Random", "TracIn", "TracIn (authors' proxy)",
                        "Rev.Adv. (random)", "Rev.Adv. (earliest)", "CASPER (random)", "CASPER (popular)",
                        "CASPER (unpopular)"]
@@ -294,16 +295,16 @@ def test_table_3_pending_cells_name_the_runs_reason_and_the_paper_value(need_loc
     page = fake_page("table-03-perturbation-methods", pending={"lstm": "waiting for CPU time"},
                      MODELS=["lstm", "latentcross"])
     view = shown(page, "table_3", monkeypatch)[0]
-    assert view.loc[("loo", "TracIn"), "lstm"] == "pending (paper 0.7733)"
-    assert view.loc[("loo", "Rev.Adv. (earliest)"), "latentcross"] == "0.8700 ± 0.0000 (paper 0.7403)"
+    assert view.loc[("LOO", "TracIn"), "LSTM"] == "pending (paper 0.7733)"
+    assert view.loc[("LOO", "Rev.Adv. (earliest)"), "LatentCross"] == "0.8700 ± 0.0000 (paper 0.7403)"
 
 
 def test_figure_7_groups_and_claims_on_made_up_runs(monkeypatch):
     page = fake_page("figure-07-mrr-groups", SEEDS=[0, 1, 2])
     table = shown(page, "groups", monkeypatch)[0]
-    assert table["method"].tolist() == ["Random", "Earliest-Random", "Latest-Random", "TracIn", "Rev.Adv. (random)",
+    assert table["Method"].tolist() == ["Random", "Earliest-Random", "Latest-Random", "TracIn", "Rev.Adv. (random)",
                                         "Rev.Adv. (earliest)", "CASPER"]
-    casper = table.set_index("method").loc["CASPER"]
+    casper = table.set_index("Method").loc["CASPER"]
     assert casper["low"] == "0.7510 ± 0.0010" and casper["high"] == "0.7910 ± 0.0010" and casper["seeds"] == 3
     texts = page.texts()
     assert texts["claim_low_mrr_least_stable_every_method"].startswith("reproduced")
@@ -336,5 +337,5 @@ def test_table_2_with_given_counts(monkeypatch):
     assert texts["verdict_foursquare"] == "partly reproduced" and texts["foursquare_items"] == "5,596"
     assert texts["page_verdict"] == "partly reproduced"
     table = shown(page, "comparison", monkeypatch)[0]
-    assert table.loc["foursquare", ("ours", "interactions")] == 192602
-    assert table.loc["foursquare", ("paper", "items")] == 5597
+    assert table.loc["Foursquare", ("ours", "interactions")] == 192602
+    assert table.loc["Foursquare", ("paper", "items")] == 5597

@@ -159,6 +159,34 @@ def display_frame(frame: pd.DataFrame, index: list[str] | None = None, digits: i
     return out.fillna(missing)
 
 
+_SHOWN = frozenset(DISPLAY_NAMES.values())
+
+
+def _label(value):
+    """A code name as a reader reads it; other values (numbers, names already written for a reader,
+    e.g. "control") unchanged, so labelling twice changes nothing."""
+    return DISPLAY_NAMES.get(value, value) if isinstance(value, str) and value not in _SHOWN else value
+
+
+def _labelled_index(index: pd.Index) -> pd.Index:
+    if isinstance(index, pd.MultiIndex):
+        return pd.MultiIndex.from_tuples([tuple(_label(v) for v in t) for t in index],
+                                         names=[_label(n) for n in index.names])
+    return pd.Index([_label(v) for v in index], name=_label(index.name))
+
+
+def labelled(frame: pd.DataFrame) -> pd.DataFrame:
+    """``frame`` with the code names in its row and column labels and in its text columns written as a
+    reader reads them, rows in the paper's order (by the index levels); numbers untouched. Idempotent."""
+    out = sort_paper_order(frame) if any(n is not None for n in frame.index.names) else frame.copy()
+    out = out.copy()
+    for i, column in enumerate(out.columns):
+        if out.dtypes.iloc[i] == object or pd.api.types.is_string_dtype(out.dtypes.iloc[i]):
+            out.isetitem(i, out.iloc[:, i].map(_label))
+    out.index, out.columns = _labelled_index(out.index), _labelled_index(out.columns)
+    return out
+
+
 def _display_columns(columns: pd.Index) -> pd.Index:
     if isinstance(columns, pd.MultiIndex):
         return pd.MultiIndex.from_tuples([tuple(display_name(v) for v in t) for t in columns],

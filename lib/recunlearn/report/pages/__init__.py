@@ -27,7 +27,7 @@ import pandas as pd
 from ...experiments.config import Config, ConfigError, injected_names
 from ..claims import claim_text, glue_page, show_claims
 from ..glance import page_facts
-from ..names import display_name, paper_sorted
+from ..names import display_name, labelled, paper_sorted
 
 PARAMETER_NAME = re.compile(r"^[A-Z][A-Z0-9_]*$")
 EMPTY_COUNT = re.compile(r"(?<![\d,.])0 of 0(?![\d,.])")
@@ -243,10 +243,12 @@ class Page:
         return notice is not None and not notice.partial
 
     def shown_table(self, name: str):
-        """Table ``name`` as :meth:`show` displays it: a Series (a count by status, say) as a one-column
-        frame, which renders as a table rather than as pandas' plain-text printout."""
+        """Table ``name`` as :meth:`show` displays it: code names in its labels written for a reader, rows
+        in the paper's order (:func:`~recunlearn.report.names.labelled`), and a Series (a count by status,
+        say) as a one-column frame, which renders as a table rather than as pandas' plain-text printout."""
         table = self.tables[name]
-        return table.to_frame() if isinstance(table, pd.Series) else table
+        table = table.to_frame() if isinstance(table, pd.Series) else table
+        return labelled(table) if isinstance(table, pd.DataFrame) else table  # a Styler is already laid out
 
     def show(self, name: str):
         """Display table or figure ``name``: its pending notice alone when nothing of it is computed;
