@@ -113,10 +113,18 @@ def glue_claims(claims: pd.DataFrame, prefix: str = "claim_") -> pd.DataFrame:
 
 
 def show_claims(claims: pd.DataFrame):
-    """The claims for display, every column in full (a pandas Styler): id, claim, verdict, holds in,
-    p-value (one-sided, claimed direction), test and evidence."""
-    shown = claims.assign(p_value=[format_p(p) if pd.notna(p) else "—" for p in claims["p_value"]])
-    return shown.style.hide(axis="index").set_properties(**{"text-align": "left", "white-space": "pre-wrap"})
+    """The claims for display (a pandas Styler), one row per claim: the claim, its verdict, where it
+    holds, the p-value (one-sided, claimed direction), and the test with its evidence in full. The
+    id (the name the page's text glues) is left out; the cells wrap and align at the top."""
+    shown = pd.DataFrame({
+        "Claim": claims["claim"], "Verdict": claims["verdict"], "Holds in": claims["holds in"],
+        "p-value": [format_p(p) if pd.notna(p) else "—" for p in claims["p_value"]],
+        "Test and evidence": [f"{t}: {e}" if t and e else t or e for t, e in zip(claims["test"], claims["evidence"])]})
+    cell = {"text-align": "left", "vertical-align": "top", "white-space": "normal"}
+    widths = [("th.col0, td.col0", "min-width: 12em"),
+              ("th.col4, td.col4", "min-width: 20em; font-size: 0.85em; overflow-wrap: anywhere")]
+    return (shown.style.hide(axis="index").set_properties(**cell)
+            .set_table_styles([{"selector": sel, "props": props} for sel, props in widths]))
 
 
 def glue_page(claims: pd.DataFrame | None, comparison: pd.DataFrame | None = None, *, grid=None,
