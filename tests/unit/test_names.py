@@ -128,12 +128,12 @@ def test_labelled_writes_labels_and_text_for_a_reader_in_the_papers_order_and_is
     from recunlearn.report.names import labelled
 
     frame = pd.DataFrame({"dataset": ["ml-1m", "ml-100k"], "model": ["wmf", "lstm"], "selector": ["none", "control"],
-                          "n_shards": [10, 5], "ndcg_untruncated": [0.25, 0.5], "status": ["pending", "computed"]})
+                          "n_shards": [10, 5], "ndcg_untruncated": [0.25, 0.5], "status": ["pending", None]})
     table = labelled(frame.set_index(["dataset", "model"]))
     assert list(table.index) == [("ML-100K", "LSTM"), ("ML-1M", "WMF")]  # the paper's dataset order
     assert list(table.index.names) == ["Dataset", "Model"]
     assert list(table.columns) == ["Selection", "Shards", "NDCG@20", "status"]
     assert list(table["Selection"]) == ["control", "control"]  # "none" written "control"; "control" kept
     assert list(table["Shards"]) == [5, 10] and list(table["NDCG@20"]) == [0.5, 0.25]  # numbers untouched
-    assert list(table["status"]) == ["computed", "pending"]
+    assert list(table["status"]) == ["—", "pending"]  # a missing text is a dash, never "NaN"
     pd.testing.assert_frame_equal(labelled(table), table)
