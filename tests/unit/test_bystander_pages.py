@@ -180,3 +180,23 @@ def test_a_count_series_is_shown_as_a_table():
     shown = page.show("runs")
     assert isinstance(shown, pd.DataFrame) and list(shown.columns) == ["runs"]
     assert shown["runs"].to_dict() == counts.to_dict() and shown.index.name == "status"
+
+
+def test_q2_to_q4_figures_draw_one_figure_per_dataset():
+    import matplotlib.pyplot as plt
+    from recunlearn.report.bystanders import cascade_figure, stability_figure, tradeoff_figure
+
+    params = dict(MODELS=["wmf"], METHODS=["retrain", "sisa"], SELECTORS=["random"], SEEDS=[0, 1],
+                  MAX_EPOCHS=2, COMPUTE_MISSING=False)
+    frame, _ = made_up_stability_runs(params, shard_ao=0.85)
+    two = pd.concat([frame, frame.assign(dataset="ml-1m")], ignore_index=True)
+    runs = two.assign(disturbance=1 - two["ao"], mio_auc=0.5, cascade_share=0.1, selection="random")
+
+    def titles(drawn):
+        figures = [getattr(d, "figure", d) for d in (drawn if isinstance(drawn, list) else [drawn])]
+        out = [f._suptitle.get_text().split(":")[0] for f in figures]
+        plt.close("all")
+        return out
+
+    for draw in (cascade_figure, stability_figure, tradeoff_figure):
+        assert titles(draw(runs)) == ["ML-100K", "ML-1M"], draw.__name__

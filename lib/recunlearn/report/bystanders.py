@@ -86,18 +86,22 @@ def cascade_claims(runs: pd.DataFrame) -> pd.DataFrame:
 
 def cascade_figure(runs: pd.DataFrame):
     """Disturbance (1 − AO) against the deletion cascade, one point per run, one panel per backbone,
-    coloured by how the set was chosen; a line joins the runs of one seed."""
+    coloured by how the set was chosen, marked by seed; one figure per dataset."""
     import seaborn as sns
 
-    from .plots import display_values, set_theme
+    from .plots import display_values, per_part, set_theme
 
-    set_theme()
-    shown = display_values(runs.sort_values("cascade_share"), ["model", "selection"])
-    grid = sns.relplot(shown, x="cascade_share", y="disturbance", hue="selection", style="seed", col="model",
-                       kind="scatter", height=3.0, aspect=1.0, facet_kws={"sharey": False})
-    grid.set_axis_labels("deletion cascade (share reached)", "bystanders' 1 − AO")
-    grid.set_titles(col_template="{col_name}")
-    return grid
+    def draw(part, title, _):
+        set_theme()
+        shown = display_values(part.sort_values("cascade_share"), ["model", "selection"])
+        grid = sns.relplot(shown, x="cascade_share", y="disturbance", hue="selection", style="seed", col="model",
+                           kind="scatter", height=3.0, aspect=1.0, facet_kws={"sharey": False})
+        grid.set_axis_labels("deletion cascade (share reached)", "bystanders' 1 − AO")
+        grid.set_titles(col_template="{col_name}")
+        grid.figure.suptitle(title, y=1.02)
+        return grid
+
+    return per_part(runs, ["dataset"], "disturbance against the deletion cascade", draw)
 
 
 # --- question 3: stability after unlearning --------------------------------------------------------------------
@@ -146,7 +150,7 @@ def stability_figure(runs: pd.DataFrame):
     """1 − AO under one left-out interaction by method and state: all users, and the retrained shard's users."""
     from .plots import method_bars
 
-    keys = ["model", "method", "state", "selector", "seed"]
+    keys = ["dataset", "model", "method", "state", "selector", "seed"]  # one figure per dataset
     long = pd.concat([runs[keys].assign(users="all users", disturbance=1.0 - runs["ao"]),
                       runs[keys].assign(users="retrained shard's users", disturbance=1.0 - runs["ao_shard"])],
                      ignore_index=True)  # a plot needs unique index labels
@@ -190,11 +194,18 @@ def tradeoff_claims(runs: pd.DataFrame) -> pd.DataFrame:
 
 def tradeoff_figure(runs: pd.DataFrame):
     """MIO AUC (completeness: 0.5 = the oracle cannot tell) against bystanders' disturbance (1 − AO), one
-    point per method and backbone: the mean over seeds and unlearning sets with ± 1 sd bars."""
+    point per method and backbone: the mean over seeds and unlearning sets with ± 1 sd bars; one figure
+    per dataset."""
+    from .plots import per_part
+
+    return per_part(runs, ["dataset"], "completeness against bystanders' disturbance", _tradeoff_panels)
+
+
+def _tradeoff_panels(runs: pd.DataFrame, title: str, _=None):
     import matplotlib.pyplot as plt
 
     from .names import display_name, paper_sorted
-    from .plots import panel_grid, set_theme
+    from .plots import legend_below, panel_grid, set_theme
 
     set_theme()
     models = paper_sorted("model", runs["model"].unique())
@@ -209,8 +220,7 @@ def tradeoff_figure(runs: pd.DataFrame):
         ax.set_title(display_name(model))
         ax.set_xlabel("bystanders' 1 − AO (disturbance)")
         ax.set_ylabel("MIO AUC (0.5 = complete)")
-    from .plots import legend_below
-
+    fig.suptitle(title)
     legend_below(fig, axes[0])
     plt.tight_layout()
     return fig
