@@ -137,3 +137,21 @@ def test_book_pages_merge_items_of_one_notebook_and_write_both_files(tmp_path):
     assert "[Table 1, Table 5](cure4rec/table-01.ipynb)" in (tmp_path / "scoreboard.md").read_text()
     assert "- **SRU**: not started." in (tmp_path / "scoreboard-summary.md").read_text()
     assert render_scoreboard(tmp_path, items) == (tmp_path / "scoreboard.md").read_text()
+
+
+def test_status_rows_name_datasets_and_models_as_a_reader_reads_them(tmp_path, monkeypatch):
+    import json
+
+    from recunlearn.report import status
+
+    page = tmp_path / "cure4rec" / "learn-baselines.ipynb"
+    page.parent.mkdir()
+    meta = {"profile": "paper", "parameters": {"DATASETS": ["ml-100k"], "MODELS": ["wmf", "lightgcn"], "SEEDS": [0]},
+            "run_records": {"records": 3, "devices": ["cpu"], "commits": {}, "pending": 0}}
+    page.write_text(json.dumps({"cells": [], "metadata": {"recunlearn": meta}}))
+    monkeypatch.setattr(status, "BOOK_DIR", tmp_path)
+    item = status.PaperItem("CURE4Rec", "Tables 1, 5", "the Learn rows", "cure4rec/learn-baselines",
+                            ("ml-100k", "ml-1m"), 1)
+    row = status.item_status(item)
+    assert row["status"].startswith("paper settings: ML-100K (models: WMF, LightGCN; seeds: 0)")
+    assert row["pending"] == "ML-1M (not run)"

@@ -7,6 +7,7 @@ import json
 
 from ..compute.summary import page_text
 from ..io import write_bytes_atomic
+from .names import display_name, display_names
 from .notebooks import BOOK_DIR
 from .scoreboard import glued_texts, reduced_scale, write_scoreboard
 
@@ -144,9 +145,9 @@ def item_status(item: PaperItem, listed_commits: set[str] | None = None) -> dict
     computed = params.get("DATASETS", params.get("DATASET", list(item.datasets)))
     computed = [computed] if isinstance(computed, str) else list(computed)
     not_run = [d for d in item.datasets if d not in computed]
-    scope = "; ".join(f"{name.lower()}: {', '.join(map(str, params[name]))}" for name in ("MODELS", "SEEDS")
+    scope = "; ".join(f"{name.lower()}: {', '.join(display_names(params[name]))}" for name in ("MODELS", "SEEDS")
                       if isinstance(params.get(name), list))
-    status = (f"paper settings: {', '.join(computed)}" + (f" ({scope})" if scope else "")
+    status = (f"paper settings: {', '.join(display_names(computed))}" + (f" ({scope})" if scope else "")
               if meta.get("profile") == "paper" else "smoke only")
     if params.get("MAX_ROWS") and meta.get("profile") == "paper":  # a deliberately reduced scale
         status = (f"reduced scale (not the paper's): first {params['MAX_ROWS']:,} rows, {params.get('EPOCHS')} epochs"
@@ -165,7 +166,7 @@ def item_status(item: PaperItem, listed_commits: set[str] | None = None) -> dict
         status += f"; {behind['records']} run records"
         if behind["pending"]:
             pending.append(f"{behind['pending']} runs without a record")
-    pending += [f"{d} (not run)" for d in not_run]
+    pending += [f"{display_name(d)} (not run)" for d in not_run]
     return {**base, "status": status, "page": item.notebook, "device": device,
             "commit": _commit_text(commits, meta.get("git_commit"), listed_commits), "pending": "; ".join(pending),
             "verdict": glued_texts(notebook).get("page_verdict", "")}
