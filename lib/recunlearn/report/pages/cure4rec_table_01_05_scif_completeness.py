@@ -39,13 +39,13 @@ def mio_values(runs: pd.DataFrame, paper: pd.DataFrame, learn_paper: pd.DataFram
     ``paper_mio_gap``) and SCIF's NDCG@20 loss from Learn (``ndcg_drop``, ``paper_ndcg_drop``)."""
     theirs = paper.pivot_table(index=CELL, columns=["metric", "method"], values="value")
     learn = learn_paper[learn_paper["metric"] == "ndcg_untruncated"].set_index(["dataset", "model"])["value"]
-    paper_gap = theirs.get(("mio_accuracy", "scif")) - theirs.get(("mio_accuracy", "retrain"))
-    paper_drop = learn.reindex(theirs.index.droplevel("selection")).to_numpy() - theirs.get(
-        ("ndcg_untruncated", "scif"))
+    learn_per_cell = pd.Series(learn.reindex(theirs.index.droplevel("selection")).to_numpy(), index=theirs.index)
+    papers = {"mio_gap": theirs[("mio_accuracy", "scif")] - theirs[("mio_accuracy", "retrain")],
+              "ndcg_drop": learn_per_cell - theirs[("ndcg_untruncated", "scif")]}
     values = {}
     for name, ours in [("mio_gap", _difference(runs, "mio_accuracy", "scif", "retrain")),
                        ("ndcg_drop", _difference(runs, "ndcg_untruncated", "learn", "scif"))]:
-        both = pd.concat({"ours": ours, "paper": paper_gap if name == "mio_gap" else paper_drop}, axis=1).dropna()
+        both = pd.concat({"ours": ours, "paper": papers[name]}, axis=1).dropna()
         means = both.groupby(level="dataset").mean()
         spec = "+.3f" if name == "mio_gap" else ".3f"
         values[name], values[f"paper_{name}"] = by_dataset(means["ours"], spec), by_dataset(means["paper"], spec)
@@ -54,10 +54,8 @@ def mio_values(runs: pd.DataFrame, paper: pd.DataFrame, learn_paper: pd.DataFram
 
 def _difference(runs: pd.DataFrame, metric: str, first: str, second: str) -> pd.Series:
     """Per cell (mean over seeds): ``metric`` of method ``first`` minus that of ``second``."""
-    if runs.empty:
-        return pd.Series(dtype=float, index=pd.MultiIndex.from_tuples([], names=CELL))
-    table = runs.pivot_table(index=CELL, columns="method", values=metric)
-    if first not in table or second not in table:
+    table = runs.pivot_table(index=CELL, columns="method", values=metric) if len(runs) else pd.DataFrame()
+    if first not in table or second not in table:  # nothing to compare yet
         return pd.Series(dtype=float, index=pd.MultiIndex.from_tuples([], names=CELL))
     return table[first] - table[second]
 
