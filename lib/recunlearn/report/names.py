@@ -180,10 +180,9 @@ def labelled(frame: pd.DataFrame) -> pd.DataFrame:
     """``frame`` with the code names in its row and column labels and in its text columns written as a
     reader reads them (a missing text as ``—``), rows in the paper's order (by the index levels);
     numbers untouched. Idempotent."""
-    out = sort_paper_order(frame) if any(n is not None for n in frame.index.names) else frame.copy()
-    out = out.copy()
-    for i, column in enumerate(out.columns):
-        if out.dtypes.iloc[i] == object or pd.api.types.is_string_dtype(out.dtypes.iloc[i]):
+    out = (sort_paper_order(frame) if any(n is not None for n in frame.index.names) else frame).copy()
+    for i, dtype in enumerate(out.dtypes):
+        if dtype == object or pd.api.types.is_string_dtype(dtype):
             out.isetitem(i, out.iloc[:, i].map(_label).fillna(MISSING_TEXT))
     out.index, out.columns = _labelled_index(out.index), _labelled_index(out.columns)
     return out
