@@ -78,7 +78,8 @@ def test_a_grid_can_serve_some_of_its_entry_s_pages_and_the_page_counts_only_its
     assert [run.config.seed for run in plan.runs_of_page("fake/a")] == [0, 1]
     assert [run.config.seed for run in plan.runs_of_page("fake/b")] == [0, 1, 2]
     status = plan_status(plan_file, tmp_path / "records")
-    assert page_text(status, "fake/a").startswith("0 of 2 runs done") and page_text(status, "fake/b").startswith("0 of 3 runs done")
+    assert page_text(status, "fake/a").startswith("0 of 2 runs done")
+    assert page_text(status, "fake/b").startswith("0 of 3 runs done")
 
 
 @pytest.mark.parametrize("entries, message", [

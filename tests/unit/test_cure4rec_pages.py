@@ -104,7 +104,8 @@ def fake_learn(grid: LearnGrid) -> Collected:
     rows = [{"dataset": c.dataset, "model": c.model, "validation": c.validation, "seed": c.seed,
              "ndcg_untruncated": 0.30 + 0.01 * c.seed, "hr_cure4rec": 0.33, "a_igf": -0.03, "ndcg": 0.31,
              "hit_ratio": 0.9, "recall": 0.35, "mrr": 0.5, "a_igf_standard": 0.2, "epochs_run": 10 + c.seed,
-             "best_epoch": 5 + c.seed + 10 * (c.dataset == "ml-1m"), "train_seconds": 3.0, "validation_seconds": 0.1} for c in grid.runs()]
+             "best_epoch": 5 + c.seed + 10 * (c.dataset == "ml-1m"), "train_seconds": 3.0,
+             "validation_seconds": 0.1} for c in grid.runs()]
     runs = pd.DataFrame(rows)
     runs.attrs["pending"] = []
     return Collected(runs, pending_frame([], grid.device, ["dataset", "model", "validation", "seed"]))
@@ -398,8 +399,8 @@ def test_fairness_and_sweep_tables_equal_the_notebook_pipeline():
     eu = with_retrain_gap(collected.runs)
     eu = eu[eu["method"] != "retrain"]
     metrics = ["ndcg_untruncated", "unlearn_seconds", "a_igf_gap_abs", "shard_gf"]
-    pd.testing.assert_frame_equal(page.tables["sweep"], eu.groupby(["dataset", "model", "method", "n_shards"])[metrics].agg(
-        ["mean", "std"]).round(4))
+    expected = eu.groupby(["dataset", "model", "method", "n_shards"])[metrics].agg(["mean", "std"]).round(4)
+    pd.testing.assert_frame_equal(page.tables["sweep"], expected)
     claims = page.claims.set_index("id")
     assert claims.loc["ndcg_untruncated_falls", "verdict"] == "reproduced"  # 0.001 less per extra shard
     assert claims.loc["unlearn_seconds_falls", "verdict"] == "inconclusive"  # no record times: nothing timed
@@ -415,7 +416,7 @@ def test_fairness_and_sweep_tables_equal_the_notebook_pipeline():
 
 
 def test_by_dataset_lists_each_dataset_in_the_papers_order():
-    from recunlearn.report.pages.cure4rec_runs import by_dataset
+    from recunlearn.report.names import by_dataset
 
     values = pd.Series({"adm": 0.5, "ml-1m": 0.123, "ml-100k": float("nan")})
     assert by_dataset(values) == "0.12 on ML-1M, 0.50 on ADM"
@@ -534,7 +535,8 @@ def test_overview_figures_name_the_datasets_and_models_they_average(monkeypatch)
     scif = Collected(scif.runs[(scif.runs["dataset"] == "ml-100k") | (scif.runs["model"] == "wmf")], scif.pending)
     page = module("figure-02-05-overview").build(collected=scif, exact=fake_exact(module(
         "figure-02-05-overview").exact_grid(grid)), exact_mio=fake_exact_mio(grid), **values)
-    titles = [figure.axes[0].get_title() or figure.texts[0].get_text() for figure in shown(page, "figures", monkeypatch)]
+    drawn = shown(page, "figures", monkeypatch)
+    titles = [figure.axes[0].get_title() or figure.texts[0].get_text() for figure in drawn]
     assert set(page.tables["normalised"].query("dataset == 'ml-1m'")["method"]) == {
         "retrain", "sisa", "receraser", "ultrare", "scif"}
     assert titles == [

@@ -511,7 +511,8 @@ def timed_together(x: str) -> Callable[[pd.DataFrame], tuple[pd.DataFrame, str]]
         best = levels[levels == levels.max()].index.max()
         points = known[known["session"] == best]
         left_out = sorted(set(group[x]) - set(points[x]))
-        why = f"{display_name(x)} = {', '.join(f'{v:g}' for v in left_out)} timed in another session, left out" if left_out else ""
+        levels = ", ".join(f"{v:g}" for v in left_out)
+        why = f"{display_name(x)} = {levels} timed in another session, left out" if left_out else ""
         if points[x].nunique() >= 3 and not interleaved(points[x], points["created"]):
             why = (why + "; " if why else "") + ("the levels were timed one after another, not interleaved, "
                                                  "so drift in machine load during the session would look like a trend")

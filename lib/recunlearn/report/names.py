@@ -81,6 +81,16 @@ def display_names(values) -> list[str]:
     return [display_name(v) for v in values]
 
 
+def by_dataset(values: pd.Series, spec: str = ".2f") -> str:
+    """``values`` (indexed by dataset) as ``"0.10 on ML-100K, 0.12 on ML-1M"`` in the paper's dataset
+    order, each written with the format ``spec`` (``".3f"``, ``"+.3f"``, ``".1%"``); ``pending`` when
+    there is none. A number per dataset, never one mean over several."""
+    values = values.dropna()
+    if values.empty:
+        return "pending"
+    return ", ".join(f"{values[d]:{spec}} on {display_name(d)}" for d in paper_sorted("dataset", values.index))
+
+
 def paper_rank(key: str, value) -> tuple[int, int]:
     """Sort key of ``value`` of column ``key`` in the paper's order (unknown values last)."""
     order = PAPER_ORDER.get(key, ())

@@ -36,7 +36,8 @@ def build(collected: Collected | None = None, **params) -> Page:
         for pert in grid.perturbations:
             part = summary[summary["perturbation"] == pert]
             if len(part):
-                rls_bars(part, x="selector", hue="model", metrics=RLS, title=f"{display_name(pert)}: perturbation position")
+                rls_bars(part, x="selector", hue="model", metrics=RLS,
+                         title=f"{display_name(pert)}: perturbation position")
 
     notices = {"figure_4a": runs_notice("Figure 4(a)", runs, command),
                "tests": runs_notice("The Wilcoxon tests of Figure 4(a)", runs, command)}

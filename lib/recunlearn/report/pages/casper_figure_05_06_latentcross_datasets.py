@@ -55,7 +55,8 @@ def build(collected: Collected | None = None, **params) -> Page:
         for pert in grid.perturbations:
             part = summary[summary["perturbation"] == pert]
             if len(part):
-                rls_bars(part, x="dataset", hue="selector", metrics=["ao", "jaccard"], title=f"LatentCross, {display_name(pert)}")
+                rls_bars(part, x="dataset", hue="selector", metrics=["ao", "jaccard"],
+                         title=f"LatentCross, {display_name(pert)}")
 
     def figure_6():
         groups.set_index("dataset")[["jaccard_high", "jaccard_mid", "jaccard_low"]].plot.bar(

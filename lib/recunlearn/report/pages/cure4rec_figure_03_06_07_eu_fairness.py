@@ -32,5 +32,6 @@ def build(collected: ExactCollected | None = None, **params) -> Page:
                         fairness=runs_notice("The fairness table", total, pending, command),
                         a_igf=runs_notice("The A-IGF figure", total, pending, command),
                         shard_gf=runs_notice("The shardGF figure", total, pending, command)),
-        checks=[printed(fair.groupby(["dataset", "model", "method", "selection"])[["a_igf", "shard_gf"]].mean().round(2))],
+        checks=[printed(fair.groupby(["dataset", "model", "method", "selection"])[["a_igf", "shard_gf"]].mean()
+                        .round(2))],
         claims_command=command)

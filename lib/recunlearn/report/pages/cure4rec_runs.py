@@ -12,7 +12,7 @@ from ...experiments.config import Config
 from ...experiments.cure4rec_exact import ExactCollected, ExactGrid, collect
 from ...experiments.records import record_key
 from ..glance import CURE4REC_DATASETS
-from ..names import display_name, paper_sorted
+from ..names import display_name
 from . import Notice, _names, compute_command, plan_entries, reasons_text, run_command, validated
 
 NO_RUN = "no run computed yet"
@@ -123,16 +123,6 @@ def notices(**items: Notice | None) -> dict[str, Notice]:
 def fixed(value: float, digits: int) -> str:
     """``value`` with ``digits`` decimals, or ``pending`` when it is not a number."""
     return "pending" if pd.isna(value) else f"{value:.{digits}f}"
-
-
-def by_dataset(values: pd.Series, spec: str = ".2f") -> str:
-    """``values`` (indexed by dataset) as ``"0.10 on ML-100K, 0.12 on ML-1M"`` in the paper's dataset
-    order, each written with the format ``spec`` (``".3f"``, ``"+.3f"``, ``".1%"``); ``pending`` when
-    there is none. A number per dataset, never one mean over several."""
-    values = values.dropna()
-    if values.empty:
-        return "pending"
-    return ", ".join(f"{values[d]:{spec}} on {display_name(d)}" for d in paper_sorted("dataset", values.index))
 
 
 def comparison_command(page: str, grid, command: str | None) -> str | None:

@@ -11,12 +11,12 @@ from ...experiments.cure4rec_scif import (ScifGrid, collect, collect_damping_swe
                                           damping_sweep_configs, exact_mio_configs)
 from ..compare import paper_vs_ours_table, within_text
 from ..cure4rec_scif import compare_scif, damping_sweep_table, exact_mio_table, scif_claims
-from ..names import display_name
+from ..names import by_dataset, display_name
 from ..paper import paper_table
 from ..plots import damping_sweep, method_bars
 from . import Notice, Page, computed_cells, validated
-from .cure4rec_runs import (NO_RUN, by_dataset, cells_notice, comparison_command, fixed, notices, pending_command,
-                            printed, runs_notice, runs_table)
+from .cure4rec_runs import (NO_RUN, cells_notice, comparison_command, fixed, notices, pending_command, printed,
+                            runs_notice, runs_table)
 
 PAGE = "cure4rec/table-01-05-scif-completeness"
 KEYS = ["dataset", "model", "method", "selection"]

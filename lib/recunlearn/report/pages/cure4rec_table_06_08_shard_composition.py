@@ -7,10 +7,11 @@ import pandas as pd
 
 from ...experiments.cure4rec_exact import ExactCollected
 from ..cure4rec import active_concentration, concentration_claims, shard_composition
+from ..names import by_dataset
 from ..paper import paper_table
 from ..plots import per_part, shard_composition as composition_bars
 from . import Page
-from .cure4rec_runs import by_dataset, collect_exact, notices, printed, runs_notice, runs_table
+from .cure4rec_runs import collect_exact, notices, printed, runs_notice, runs_table
 
 PAGE = "cure4rec/table-06-08-shard-composition"
 

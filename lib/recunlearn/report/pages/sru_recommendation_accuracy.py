@@ -7,11 +7,11 @@ from __future__ import annotations
 import pandas as pd
 
 from ..claims import claims_frame
-from ..names import display_frame
+from ..names import by_dataset, display_frame
 from ..plots import method_bars
 from ..sru import NEAR_RETRAIN, accuracy_claims, accuracy_table, main_runs, share_of_retrain
 from . import Page
-from .cure4rec_runs import by_dataset, notices, runs_notice, runs_table
+from .cure4rec_runs import notices, runs_notice, runs_table
 from .sru_runs import collect_page, computed_text
 
 PAGE = "sru/recommendation-accuracy"
@@ -27,7 +27,7 @@ def build(runs: pd.DataFrame | None = None, **params) -> Page:
     share_table = (display_frame(share.groupby(keys)["share"].agg(["size", "mean", "std"]).round(3).reset_index()
                                  .rename(columns={"size": "seeds", "mean": "NDCG@10 / Retrain's"}), index=keys)
                    if len(share) else pd.DataFrame())
-    sru_share = share[share["method"] == "sru"].groupby("dataset")["share"].mean() if len(share) else pd.Series(dtype=float)
+    sru_share = share[share["method"] == "sru"].groupby("dataset")["share"].mean()
     values = {"sru_share_of_retrain": by_dataset(sru_share, ".1%"),
               "near_retrain_bound": f"{NEAR_RETRAIN:.0%}"}
     return Page(

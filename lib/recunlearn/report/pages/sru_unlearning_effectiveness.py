@@ -8,11 +8,12 @@ from __future__ import annotations
 import pandas as pd
 
 from ..claims import claims_frame
+from ..names import by_dataset
 from ..plots import sweep_lines
 from ..sru import (HIT_RANDOM, effectiveness_table, extra_deletion_claim, extra_deletion_points, inferable_claim,
                    main_runs)
 from . import Page
-from .cure4rec_runs import by_dataset, notices, runs_notice, runs_table
+from .cure4rec_runs import notices, runs_notice, runs_table
 from .sru_runs import collect_page, computed_text, sweep_notice
 
 PAGE = "sru/unlearning-effectiveness"

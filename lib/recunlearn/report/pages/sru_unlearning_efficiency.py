@@ -7,10 +7,11 @@ from __future__ import annotations
 import pandas as pd
 
 from ..claims import claims_frame
+from ..names import by_dataset
 from ..plots import method_bars
 from ..sru import efficiency_claim, efficiency_table, main_runs, share_of_retrain
 from . import Page
-from .cure4rec_runs import by_dataset, notices, runs_notice, runs_table
+from .cure4rec_runs import notices, runs_notice, runs_table
 from .sru_runs import collect_page, computed_text
 
 PAGE = "sru/unlearning-efficiency"
@@ -22,7 +23,7 @@ def build(runs: pd.DataFrame | None = None, **params) -> Page:
     total = len(grid.runs())
     main = main_runs(runs, grid.n_shards)
     share = share_of_retrain(main, "unlearn_seconds")
-    sru_share = share[share["method"] == "sru"].groupby("dataset")["share"].mean() if len(share) else pd.Series(dtype=float)
+    sru_share = share[share["method"] == "sru"].groupby("dataset")["share"].mean()
     values = {"sru_time_share": by_dataset(sru_share, ".1%")}
     return Page(
         PAGE, grid, runs, pending, None, claims_frame([efficiency_claim(main)]),
