@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 
 from recunlearn.report.compare import DIFFERENCE_HEADER, compare, format_mean_std, mean_std_table, paper_vs_ours_table
-from recunlearn.report.names import (display_frame, display_name, format_number, paper_sorted, sort_paper_order)
+from recunlearn.report.names import (BookTable, display_frame, display_name, format_number, paper_sorted, sort_paper_order)
 
 KEYS = ["dataset", "model", "method", "selection"]
 
@@ -137,3 +137,15 @@ def test_labelled_writes_labels_and_text_for_a_reader_in_the_papers_order_and_is
     assert list(table["Shards"]) == [5, 10] and list(table["NDCG@20"]) == [0.5, 0.25]  # numbers untouched
     assert list(table["status"]) == ["—", "pending"]  # a missing text is a dash, never "NaN"
     pd.testing.assert_frame_equal(labelled(table), table)
+
+
+def test_a_book_table_shows_every_row_a_dash_for_a_missing_number_and_counts_without_decimals():
+    frame = pd.DataFrame({"interactions": [99287.0, np.nan] * 40, "ao": [1.0, 0.5] * 40,
+                          "time (s)": [0.25, np.nan] * 40, "seed": [0, 2] * 40, "flag": [True, False] * 40})
+    html = BookTable(frame)._repr_html_()
+    assert "99,287" in html and "99287.0" not in html          # a count: no decimals, thousands separated
+    assert "NaN" not in html and html.count(">—<") == 80        # one dash per missing number
+    assert "1.0" in html and "0.25" in html                    # shares and scores keep their decimals
+    assert "..." not in html and html.count("<tr>") == 80      # every row, never truncated
+    assert ">True<" in html
+    assert isinstance(BookTable(frame).head(2), BookTable)

@@ -320,7 +320,7 @@ def download_file(dataset: str, spec: DataFile, target: Path) -> Path:
 
     On any failure no partial file is left at ``target``.
     """
-    from tqdm.auto import tqdm
+    from tqdm import tqdm  # the text bar: tqdm.auto warns inside a notebook kernel without ipywidgets
 
     target.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp_name = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".part")

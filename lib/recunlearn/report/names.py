@@ -51,6 +51,26 @@ DISPLAY_NAMES = {
     "perturbation": "Perturbation", "replacement": "Replacement", "validation": "Validation", "ratio": "Unlearning ratio",
     "n_shards": "Shards", "shard": "Shard", "k": "Perturbed interactions k", "metric": "Metric", "seed": "Seed",
     "epoch": "Epoch", "source": "Source",
+    # CURE4Rec: the standard metrics beside the code's variants, validation rules, costs and times
+    "ndcg": "NDCG@20 (standard)", "hit_ratio": "Hit ratio@20", "recall": "Recall@20", "mrr": "MRR@20",
+    "a_igf_standard": "A-IGF (standard NDCG)", "shard_gf_standard": "shardGF (standard NDCG)",
+    "mio_train_accuracy": "MIO training accuracy", "cg_iterations": "CG iterations",
+    "scif_minus_retrain": "SCIF − Retrain", "split_test": "half of test", "test": "test (authors' code)",
+    "epochs_run": "epochs run", "best_epoch": "best epoch", "train_seconds": "training time (s)",
+    "validation_seconds": "validation time (s)", "unlearn_sum_seconds": "all affected shards, summed (s)",
+    "partition_seconds": "partition time (s)", "unlearn_plus_partition_seconds": "unlearning + partition (s)",
+    "scif_cg_seconds": "SCIF's CG solve (s)", "paper_seconds": "paper's time (s)",
+    "paper_vs_retrain": "paper: / Retrain", "ours_vs_retrain": "ours: / Retrain",
+    # comparisons with the paper
+    "ours_std": "ours, std", "n": "runs", "delta": "ours − paper", "tol": "tolerance", "within_tol": "within tolerance",
+    # CASPER: costs, groups and the label-renumbering floor
+    "jaccard_high": "Jaccard@10, high-MRR users", "jaccard_mid": "Jaccard@10, mid-MRR users",
+    "jaccard_low": "Jaccard@10, low-MRR users", "recall10_original": "Recall@10 of M",
+    "recall10_perturbed": "Recall@10 of M'", "renumbered_items": "items renumbered", "ao_floor": "AO floor",
+    "lowest": "lowest AO", "casper_lowest": "CASPER lowest", "n_methods": "methods compared",
+    "raw_rows": "raw rows", "train_rows": "training rows", "max_score": "largest cascade score",
+    "build_seconds": "graph build (s)", "score_seconds": "cascade scores (s)", "select_seconds": "selection (s)",
+    "total_seconds": "total (s)",
 }
 """Code name -> the name a reader sees (LastFM is only its first 10 %, and always labelled so)."""
 
@@ -195,6 +215,38 @@ def labelled(frame: pd.DataFrame) -> pd.DataFrame:
         if dtype == object or pd.api.types.is_string_dtype(dtype):
             out.isetitem(i, out.iloc[:, i].map(_label).fillna(MISSING_TEXT))
     out.index, out.columns = _labelled_index(out.index), _labelled_index(out.columns)
+    return out
+
+
+class BookTable(pd.DataFrame):
+    """A labelled frame as a page shows it in HTML: every row (never pandas' ``...`` in the middle of a
+    table), a missing number as ``—``, and whole-number columns (counts, seeds, sizes) without decimals
+    and with thousands separators. Otherwise a plain DataFrame."""
+
+    @property
+    def _constructor(self):
+        return BookTable
+
+    def _repr_html_(self) -> str:
+        return self.to_html(na_rep=MISSING_TEXT, notebook=True, max_rows=None, max_cols=None,
+                            formatters=whole_number_formatters(self))
+
+
+def whole_number_formatters(frame: pd.DataFrame) -> dict:
+    """A formatter (``99287.0`` -> ``"99,287"``, a missing value -> ``—``) for each numeric column of
+    ``frame`` whose values are all whole numbers and not all within [-1, 1] (those are shares and
+    scores, e.g. an AO of exactly 1.0, and keep their decimals); booleans excluded."""
+    def whole(value) -> str:
+        return MISSING_TEXT if pd.isna(value) else f"{value:,.0f}"
+
+    out = {}
+    for position, column in enumerate(frame.columns):
+        values = frame.iloc[:, position]
+        if not pd.api.types.is_numeric_dtype(values) or pd.api.types.is_bool_dtype(values):
+            continue
+        present = values.dropna().astype(float)
+        if len(present) and (present == present.round()).all() and present.abs().max() > 1:
+            out[column] = whole
     return out
 
 

@@ -165,8 +165,8 @@ def effectiveness_table(runs: pd.DataFrame) -> pd.DataFrame:
     table = table.assign(_order=table["strategy"].map(order)).sort_values(CELLS + ["_order", "n_extra"])
     table["strategy"] = table["strategy"].map(strategy_name)
     table = table.drop(columns="_order").round(4)
-    return display_frame(sort_paper_order(table, CELLS).rename(columns={"strategy": "Strategy", "n_extra": "n"}),
-                         index=CELLS + ["Strategy", "n"])
+    table = sort_paper_order(table, CELLS).rename(columns={"strategy": "Strategy", "n_extra": "extra items n"})
+    return display_frame(table, index=CELLS + ["Strategy", "extra items n"])
 
 
 def strategy_name(strategy: str) -> str:

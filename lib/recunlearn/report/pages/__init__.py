@@ -27,7 +27,7 @@ import pandas as pd
 from ...experiments.config import Config, ConfigError, injected_names
 from ..claims import claim_text, glue_page, show_claims
 from ..glance import page_facts
-from ..names import display_name, labelled, paper_sorted
+from ..names import BookTable, display_name, labelled, paper_sorted
 
 PARAMETER_NAME = re.compile(r"^[A-Z][A-Z0-9_]*$")
 EMPTY_COUNT = re.compile(r"(?<![\d,.])0 of 0(?![\d,.])")
@@ -244,11 +244,12 @@ class Page:
 
     def shown_table(self, name: str):
         """Table ``name`` as :meth:`show` displays it: code names in its labels written for a reader, rows
-        in the paper's order (:func:`~recunlearn.report.names.labelled`), and a Series (a count by status,
+        in the paper's order (:func:`~recunlearn.report.names.labelled`), rendered whole with a missing
+        number as ``—`` (:class:`~recunlearn.report.names.BookTable`), and a Series (a count by status,
         say) as a one-column frame, which renders as a table rather than as pandas' plain-text printout."""
         table = self.tables[name]
         table = table.to_frame() if isinstance(table, pd.Series) else table
-        return labelled(table) if isinstance(table, pd.DataFrame) else table  # a Styler is already laid out
+        return BookTable(labelled(table)) if isinstance(table, pd.DataFrame) else table  # a Styler is laid out
 
     def show(self, name: str):
         """Display table or figure ``name``: its pending notice alone when nothing of it is computed;
