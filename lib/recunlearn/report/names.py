@@ -50,7 +50,7 @@ DISPLAY_NAMES = {
     "dataset": "Dataset", "model": "Model", "method": "Method", "selection": "Selection", "selector": "Selection",
     "perturbation": "Perturbation", "replacement": "Replacement", "validation": "Validation", "ratio": "Unlearning ratio",
     "n_shards": "Shards", "shard": "Shard", "k": "Perturbed interactions k", "metric": "Metric", "seed": "Seed",
-    "epoch": "Epoch", "source": "Source",
+    "epoch": "Epoch", "source": "Source", "verdict": "Verdict",
     # CURE4Rec: the standard metrics beside the code's variants, validation rules, costs and times
     "ndcg": "NDCG@20 (standard)", "hit_ratio": "Hit ratio@20", "recall": "Recall@20", "mrr": "MRR@20",
     "a_igf_standard": "A-IGF (standard NDCG)", "shard_gf_standard": "shardGF (standard NDCG)",
@@ -220,16 +220,18 @@ def labelled(frame: pd.DataFrame) -> pd.DataFrame:
 
 class BookTable(pd.DataFrame):
     """A labelled frame as a page shows it in HTML: every row (never pandas' ``...`` in the middle of a
-    table), a missing number as ``—``, and whole-number columns (counts, seeds, sizes) without decimals
-    and with thousands separators. Otherwise a plain DataFrame."""
+    table), a missing number as ``—``, whole-number columns (counts, seeds, sizes) without decimals and
+    with thousands separators, and no row numbers where the index is only that. Otherwise a plain
+    DataFrame."""
 
     @property
     def _constructor(self):
         return BookTable
 
     def _repr_html_(self) -> str:
+        numbered = isinstance(self.index, pd.RangeIndex) and self.index.name is None
         return self.to_html(na_rep=MISSING_TEXT, notebook=True, max_rows=None, max_cols=None,
-                            formatters=whole_number_formatters(self))
+                            formatters=whole_number_formatters(self), index=not numbered)
 
 
 def whole_number_formatters(frame: pd.DataFrame) -> dict:

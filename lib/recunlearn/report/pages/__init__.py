@@ -70,13 +70,13 @@ class Notice:
 
     def text(self) -> str:
         """The notice as one or two sentences of plain text."""
-        out = f"{self.what}: {self.why}."
+        out = f"{self.what}: {self.why.rstrip('.')}."  # a reason quoting an error may end in its own period
         return out + (f" To compute: `{self.command}`" if self.command else "")
 
     def _repr_html_(self) -> str:
         command = (f" To compute: <code>{html.escape(self.command)}</code>" if self.command else "")
         return (f'<div class="admonition note"><p class="admonition-title">Pending</p>'
-                f"<p>{html.escape(self.what)}: {html.escape(self.why)}.{command}</p></div>")
+                f"<p>{html.escape(self.what)}: {html.escape(self.why.rstrip('.'))}.{command}</p></div>")
 
     def __repr__(self) -> str:
         return f"Pending — {self.text()}"
