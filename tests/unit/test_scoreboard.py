@@ -155,3 +155,18 @@ def test_status_rows_name_datasets_and_models_as_a_reader_reads_them(tmp_path, m
     row = status.item_status(item)
     assert row["status"].startswith("paper settings: ML-100K (models: WMF, LightGCN; seeds: 0)")
     assert row["pending"] == "ML-1M (not run)"
+
+
+def test_the_status_page_has_a_narrow_table_per_paper_naming_every_item():
+    """Per paper one four-column table (item, verdict, computed, pending) with a row per item, so the
+    page reads without scrolling sideways; devices and commits follow in a table of their own."""
+    from recunlearn.report import status
+
+    text = status.render_status_page()
+    for paper in dict.fromkeys(item.paper for item in status.ITEMS):
+        section = text.split(f"\n## {paper}\n", 1)[1].split("\n## ", 1)[0]
+        rows = [line for line in section.splitlines() if line.startswith("| ")]
+        assert rows[0] == "| item | verdict | computed | pending, and how to compute it |"
+        assert all(line.count(" | ") == 3 for line in rows), paper
+        assert len(rows) == 1 + sum(item.paper == paper for item in status.ITEMS)
+    assert "\n## Records behind each page\n" in text and "| item | device | commits |" in text

@@ -60,9 +60,10 @@ DISPLAY_NAMES = {
     "validation_seconds": "validation time (s)", "unlearn_sum_seconds": "all affected shards, summed (s)",
     "partition_seconds": "partition time (s)", "unlearn_plus_partition_seconds": "unlearning + partition (s)",
     "scif_cg_seconds": "SCIF's CG solve (s)", "paper_seconds": "paper's time (s)",
-    "paper_vs_retrain": "paper: / Retrain", "ours_vs_retrain": "ours: / Retrain",
+    "paper_vs_retrain": "paper: time / Retrain's", "ours_vs_retrain": "ours: time / Retrain's",
     # comparisons with the paper
-    "ours_std": "ours, std", "n": "runs", "delta": "ours − paper", "tol": "tolerance", "within_tol": "within tolerance",
+    "ours_std": "ours, std", "n": "runs", "delta": "ours − paper", "tol": "tolerance",
+    "within_tol": "within tolerance",
     # CASPER: costs, groups and the label-renumbering floor
     "jaccard_high": "Jaccard@10, high-MRR users", "jaccard_mid": "Jaccard@10, mid-MRR users",
     "jaccard_low": "Jaccard@10, low-MRR users", "recall10_original": "Recall@10 of M",

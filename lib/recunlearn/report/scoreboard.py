@@ -97,7 +97,8 @@ def _records_text(meta: dict) -> str:
         return "run records not traced (rendered before they were)"
     if not behind.get("records"):
         return "no run record (nothing trained)"
-    text = f"{behind['records']} run records ({', '.join(behind.get('devices', [])) or 'device unknown'})"
+    records = f"{behind['records']} run record{'' if behind['records'] == 1 else 's'}"
+    text = f"{records} ({', '.join(behind.get('devices', [])) or 'device unknown'})"
     return text + (f", {behind['pending']} runs without a record" if behind.get("pending") else "")
 
 
