@@ -10,6 +10,7 @@ import pandas as pd
 from ..experiments.cure4rec_exact import UnlearnConfig
 from .claims import PAIR_WINDOW, claims_frame, ordering_claim, record_times, timed_together, trend_claim, with_sessions
 from .compare import compare, summarize_runs
+from .names import display_name
 
 # --- Table 4 ----------------------------------------------------------------------------------------
 
@@ -187,7 +188,7 @@ def sweep_claims(runs: pd.DataFrame, x: str, expected: dict[str, int], label: st
         direction = "rises" if sign > 0 else "falls"
         timing = metric in TIME_METRICS
         frame = with_sessions(runs, [UnlearnConfig.experiment], records_dir) if timing else runs
-        rows.append(trend_claim(f"{metric}_{direction}", f"{metric} {direction} with {label}", frame, x, metric, sign,
+        rows.append(trend_claim(f"{metric}_{direction}", f"{display_name(metric)} {direction} with {label}", frame, x, metric, sign,
                                 ["dataset", "model", "method"], usable=timed_together(x) if timing else None,
                                 note=TIMING_RULE if timing else ""))
     return claims_frame(rows)
