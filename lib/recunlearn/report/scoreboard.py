@@ -203,7 +203,7 @@ def render_scoreboard_from(entries: list[dict]) -> str:
              "how claims are tested and pages judged, and the [status page](status.md) lists the devices, commits",
              "and compute plan behind each page. *Beyond the papers* holds the book's own questions: there a",
              "claim is our hypothesis, and *reproduced* reads *holds in our runs*.", "",
-             "| paper | claims | " + " | ".join(VERDICTS) + " | pages rendered |",
+             "| paper | claims | " + " | ".join(VERDICTS) + " | pages |",
              "|---|---|" + "---|" * len(VERDICTS) + "---|"]
     papers = [p for p in PAPERS if any(e["paper"] == p for e in entries)]
     papers += sorted({e["paper"] for e in entries} - set(papers))
