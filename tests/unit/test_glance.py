@@ -35,6 +35,8 @@ def test_scale_of_a_grid_and_of_recorded_parameters():
     assert scale_text({"DATASETS": ["foursquare"], "MAX_ROWS": 20000, "EPOCHS": 10, "SEEDS": [0]}) == \
         "first 20,000 rows of Foursquare; 1 seed; 10 epochs"
     assert scale_text({"DATASETS": ["ml-100k", "adm"]}) == "ML-100K, ADM (whole files)"
+    assert scale_text({"DATASETS": ["games"], "MAX_SESSIONS": 5000, "MAX_EPOCHS": 30, "SEEDS": [0, 1]}) == \
+        "first 5,000 sessions of Games; 2 seeds; up to 30 epochs"
 
 
 def test_paper_datasets_and_pending_name_what_is_missing_and_why():

@@ -88,13 +88,14 @@ def page_progress(status: PlanStatus, page: str) -> tuple[Progress, list[str]] |
     return status.progress(status.plan.runs_of_page(page)), entries
 
 
-def page_text(status: PlanStatus, page: str) -> str:
-    """``N of M runs done, ~H CPU-hours left: <command>`` for a page of the plan ("" if the plan has none)."""
+def page_text(status: PlanStatus, page: str, markdown: bool = True) -> str:
+    """``N of M runs done, ~H CPU-hours left: <command>`` for a page of the plan ("" if the plan has none);
+    the command in backticks for Markdown, bare for plain text (a glued text is not parsed)."""
     found = page_progress(status, page)
     if found is None:
         return ""
     progress, entries = found
     if progress.done == progress.total:
         return f"all {progress.total} runs done"
-    return (f"{progress.done} of {progress.total} runs done, ~{hours(progress.seconds_left)} CPU-hours left: "
-            f"`{compute_command(entries)}`")
+    command = f"`{compute_command(entries)}`" if markdown else compute_command(entries)
+    return f"{progress.done} of {progress.total} runs done, ~{hours(progress.seconds_left)} CPU-hours left: {command}"

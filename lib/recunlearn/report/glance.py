@@ -42,7 +42,7 @@ def _page_plan_text(page: str) -> str:
     from ..paths import committed_records_dir
 
     try:
-        return page_text(plan_status(DEFAULT_PLAN, committed_records_dir(), "cpu"), page)
+        return page_text(plan_status(DEFAULT_PLAN, committed_records_dir(), "cpu"), page, markdown=False)
     except (OSError, ValueError):
         return ""
 
@@ -136,8 +136,9 @@ def scale_text(grid) -> str:
     parts = []
     datasets = _listed(s.get("datasets"))
     if datasets:
-        rows = s.get("max_rows")
-        parts.append((f"first {rows:,} rows of " if rows else "") + _names(datasets))
+        rows, sessions = s.get("max_rows"), s.get("max_sessions")
+        prefix = f"first {rows:,} rows of " if rows else f"first {sessions:,} sessions of " if sessions else ""
+        parts.append(prefix + _names(datasets))
     for name in ("models", "methods"):
         if _listed(s.get(name)):
             parts.append(_names(s[name]))
