@@ -48,6 +48,9 @@ def test_paper_datasets_and_pending_name_what_is_missing_and_why():
     assert pending_text(grid, runs) == ("ML-1M and ADM: not run yet (need a GPU or many CPU-hours); "
                                         "2 of 4 runs waiting for CPU time: WMF 2")
     assert coverage_text(grid, runs) == "1 of 3 paper datasets; 2 of 4 runs have a record"
+    two = ExactGrid(datasets=("ml-100k", "ml-1m"), seeds=(0,), selections=("random",), compute_missing=False)
+    only_first = pd.DataFrame({"dataset": ["ml-100k"], "model": ["wmf"]})
+    assert coverage_text(two, only_first).startswith("2 of 3 paper datasets (1 with a computed run); ")
     casper = CasperGrid(datasets=("foursquare",), device="cuda", only_cached=True)
     statuses = pd.DataFrame({"status": ["computed", "pending GPU", "pending GPU"]})
     assert pending_text(casper, statuses) == "2 of 3 runs pending GPU"

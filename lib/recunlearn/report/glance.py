@@ -222,9 +222,21 @@ def pending_text(grid, runs: pd.DataFrame | None = None) -> str:
     return "; ".join(parts) if parts else "nothing"
 
 
+def datasets_with_runs(runs: pd.DataFrame | None) -> set | None:
+    """The datasets holding at least one computed run of ``runs`` (None when ``runs`` does not say:
+    no frame or no dataset column). A ``status`` column marks the computed rows; otherwise every row is
+    a computed run and the pending ones are in ``runs.attrs["pending"]``."""
+    if runs is None or "dataset" not in runs:
+        return None
+    computed = runs[runs["status"] == "computed"] if "status" in runs else runs
+    return set(computed["dataset"])
+
+
 def coverage_text(grid=None, runs: pd.DataFrame | None = None, comparison: pd.DataFrame | None = None) -> str:
     """How much of the paper the page covers: ``"12 of 36 paper cells computed; 1 of 3 paper
-    datasets; 324 of 324 runs have a record"`` (each part only where it is known)."""
+    datasets; 324 of 324 runs have a record"`` (each part only where it is known); a dataset the page
+    lists but holding no computed run yet is told apart: ``"2 of 2 paper datasets (1 with a computed
+    run)"``."""
     parts = []
     if comparison is not None and len(comparison) and "paper" in comparison:
         cells = comparison[comparison["paper"].notna()]
@@ -235,6 +247,9 @@ def coverage_text(grid=None, runs: pd.DataFrame | None = None, comparison: pd.Da
         computed = set(_listed(_settings(grid).get("datasets")))
         if paper:
             parts.append(f"{sum(d in computed for d in paper)} of {len(paper)} paper datasets")
+            with_runs = datasets_with_runs(runs)
+            if with_runs is not None and computed - with_runs:
+                parts[-1] += f" ({sum(d in with_runs for d in paper)} with a computed run)"
     total, reasons = run_counts(grid, runs)
     if total:
         parts.append(f"{total - sum(reasons.values())} of {total} runs have a record")
