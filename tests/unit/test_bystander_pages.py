@@ -49,12 +49,13 @@ def test_q1_page_from_made_up_runs_judges_its_hypotheses():
     assert page.checks[0].splitlines()[0].split() == q1.CHECKED
 
 
-def test_q1_figure_has_a_panel_per_dataset_and_model_when_there_are_two_datasets():
+def test_q1_figure_is_one_figure_per_dataset_titled_with_it():
     runs = made_up_q1_runs()
     both = pd.concat([runs, runs.assign(dataset="ml-1m")], ignore_index=True)
-    titles = [ax.get_title() for ax in q1.figure(both).axes if ax.get_title()]
-    assert titles == ["ML-100K · WMF", "ML-1M · WMF"]
-    assert [ax.get_title() for ax in q1.figure(runs).axes if ax.get_title()] == ["WMF"]
+    figures = q1.figure(both)
+    assert [f._suptitle.get_text().split(":")[0] for f in figures] == ["ML-100K", "ML-1M"]
+    assert [[ax.get_title() for ax in f.axes if ax.get_title()] for f in figures] == [["WMF"], ["WMF"]]
+    assert q1.figure(runs)._suptitle.get_text().startswith("ML-100K: bystanders' top 10")
 
 
 def test_q1_page_with_pending_runs_says_so_and_how_to_compute_them():

@@ -8,7 +8,6 @@ import pandas as pd
 
 from ...experiments.bystanders import BystanderGrid, collect_bystanders
 from ..bystanders import bystander_claims, bystander_table
-from ..names import display_name, sort_paper_order
 from . import Page
 from .bystanders_runs import collect_page, own_page, printed, runs_notice
 
@@ -17,17 +16,12 @@ CHECKED = ["dataset", "model", "method", "selection", "control", "seed", "n_byst
 
 
 def figure(runs: pd.DataFrame):
-    """Jaccard@10 of bystanders by method, the controls beside it, one panel per model (per dataset and
-    model when there are several datasets)."""
+    """Jaccard@10 of bystanders by method, the controls beside it, one panel per model; one figure per
+    dataset, titled with it (as Questions 2-4)."""
     from ..plots import method_bars
 
-    col = "model"
-    if runs["dataset"].nunique() > 1:
-        runs = sort_paper_order(runs, ["dataset", "model"])
-        runs = runs.assign(panel=runs["dataset"].map(display_name) + " · " + runs["model"].map(display_name))
-        col = "panel"
-    return method_bars(runs, "jaccard", "Bystanders' top 10 before vs after (Jaccard@10; 1 = unchanged)",
-                       col=col, x="method", hue="control", by=None)
+    return method_bars(runs, "jaccard", "bystanders' top 10 before vs after (Jaccard@10; 1 = unchanged)",
+                       col="model", x="method", hue="control")
 
 
 def build(runs: pd.DataFrame | None = None, **params) -> Page:
