@@ -37,7 +37,7 @@ def build(collected: Collected | None = None, **params) -> Page:
             part = summary[summary["perturbation"] == pert]
             if len(part):
                 rls_bars(part, x="selector", hue="model", metrics=RLS,
-                         title=f"{display_name(pert)}: perturbation position")
+                         title=f"{display_name(grid.datasets[0])}, {display_name(pert)}: perturbation position")
 
     notices = {"figure_4a": runs_notice("Figure 4(a)", runs, command),
                "tests": runs_notice("The Wilcoxon tests of Figure 4(a)", runs, command)}
