@@ -5,7 +5,7 @@ from __future__ import annotations
 from ...experiments.casper import CasperGrid, Collected
 from ..casper import format_value, group_table, label_pending, mrr_group_claim, rls_bars, summarize_rls, summary_value
 from ..claims import claims_frame
-from ..compare import compare, verdict
+from ..compare import compare, paper_vs_ours_table, verdict
 from ..paper import paper_table
 from . import Page, cells_notice, computed_cells, runs_notice
 from .casper_runs import collect_page, printed, status_counts
@@ -39,13 +39,15 @@ def build(collected: Collected | None = None, **params) -> Page:
                     summary_value(summary, metric=metric, selector=selector, model=model))
 
     shown = summary[summary["metric"].isin(RLS)]
+    cells = computed_cells(comparison)
     computed = runs[runs["status"] == "computed"]
     checks = [printed(computed[["model", "selector", "seed", "ao", "rbo_min", "jaccard", "mrr_original",
                                 "mrr_perturbed"]].round(2)),
               printed(runs[["model", "selector", "seed", "status"]])]
     return Page(
         PAGE, grid, runs, collected.pending, comparison, claims,
-        tables={"runs": status_counts(runs), "comparison": computed_cells(comparison),
+        tables={"runs": status_counts(runs),
+                "comparison": paper_vs_ours_table(cells, ["dataset", "model"], ["ao"]) if len(cells) else cells,
                 "figure_2b": group_table(runs, ["model", "selector"], "jaccard")},
         figures={"figure_2a": lambda: rls_bars(shown, x="model", hue="selector", metrics=RLS,
                                                title="Foursquare: M vs M' after one perturbed interaction")},
