@@ -151,3 +151,6 @@ def test_a_book_table_shows_every_row_a_dash_for_a_missing_number_and_counts_wit
     assert isinstance(BookTable(frame).head(2), BookTable)
     assert "<th>0</th>" not in html                              # row numbers alone carry nothing
     assert "<th>x</th>" in BookTable(frame.head(1).set_axis(["x"]))._repr_html_()
+    reordered = BookTable(frame.head(3).iloc[[2, 0, 1]])                 # rows sorted for the reader
+    assert "<th>2</th>" not in reordered._repr_html_()
+    assert "<th>5</th>" in BookTable(frame.head(2).set_axis([5, 0]))._repr_html_()   # not positions: shown

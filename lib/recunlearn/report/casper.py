@@ -14,7 +14,7 @@ from ..experiments.records import PENDING_CPU
 from ..models.sequential import SEQUENTIAL_MODELS
 from ..perturb.idag import IDAG, build_idag, cascade_scores
 from .compare import compare, summarize_runs
-from .names import display_name, paper_sorted
+from .names import display_name, paper_sorted, sort_paper_order
 from .plots import FIGURE_DIR, PAGE_WIDTH_IN, legend_below, panel_grid, rotate_if_crowded, save, set_theme  # noqa: F401
 from .verdicts import INCONCLUSIVE, NOT_REPRODUCED, PARTLY, PENDING, REPRODUCED
 
@@ -328,12 +328,13 @@ def rls_bars(summary: pd.DataFrame, x: str, hue: str | None, metrics: list[str],
 
 
 def group_table(runs: pd.DataFrame, keys: list[str], metric: str = "jaccard") -> pd.DataFrame:
-    """Mean over seeds of ``metric`` per MRR group (high / mid / low), computed runs only."""
+    """Mean over seeds of ``metric`` per MRR group (high / mid / low), computed runs only, to 4 decimals,
+    rows in the papers' order."""
     done = runs[runs["status"] == "computed"]
     cols = [f"{metric}_{g}" for g in ("high", "mid", "low")]
     if done.empty:
         return pd.DataFrame(columns=keys + cols)
-    return done.groupby(keys)[cols].mean().reset_index()
+    return sort_paper_order(done.groupby(keys)[cols].mean().round(4).reset_index(), keys)
 
 
 def position_claims(runs: pd.DataFrame, alpha: float | None = None) -> pd.DataFrame:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
 import pandas as pd
 
 DISPLAY_NAMES = {
@@ -230,9 +231,16 @@ class BookTable(pd.DataFrame):
         return BookTable
 
     def _repr_html_(self) -> str:
-        numbered = isinstance(self.index, pd.RangeIndex) and self.index.name is None
         return self.to_html(na_rep=MISSING_TEXT, notebook=True, max_rows=None, max_cols=None,
-                            formatters=whole_number_formatters(self), index=not numbered)
+                            formatters=whole_number_formatters(self), index=not only_row_numbers(self.index))
+
+
+def only_row_numbers(index: pd.Index) -> bool:
+    """Whether ``index`` carries nothing but row positions: unnamed, one level, and the integers
+    0 … n−1 in any order (a default index, perhaps reordered by sorting the rows)."""
+    if index.nlevels != 1 or index.name is not None or not pd.api.types.is_integer_dtype(index):
+        return False
+    return bool((np.sort(index.to_numpy()) == np.arange(len(index))).all())
 
 
 def whole_number_formatters(frame: pd.DataFrame) -> dict:
