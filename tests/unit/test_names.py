@@ -46,6 +46,8 @@ def test_format_number_has_no_nan_or_negative_zero():
     assert format_number(0.0123, signed=True) == "+0.0123"
     assert format_number(-0.0123, signed=True) == "-0.0123"
     assert format_mean_std(-0.00001, 0.0) == "0.0000 ± 0.0000"
+    assert format_mean_std(0.78741, float("nan")) == "0.7874 (1 run)"         # one run: no spread to show
+    assert format_mean_std(0.78741, 0.0, n=1) == "0.7874 (1 run)"
 
 
 def test_mean_std_table_over_seeds_in_paper_order():
@@ -57,7 +59,7 @@ def test_mean_std_table_over_seeds_in_paper_order():
     assert list(table.columns) == ["seeds", display_name("ao"), "Jaccard@10"]
     ao = table[display_name("ao")]
     assert ao["SISA"] == "0.6000 ± 0.1414" and ao["Retrain"] == "0.9000 ± 0.0000"  # sample sd (ddof = 1)
-    assert ao["UltraRE"] == "—" and table.loc["UltraRE", "Jaccard@10"] == "0.4000 ± 0.0000"
+    assert ao["UltraRE"] == "—" and table.loc["UltraRE", "Jaccard@10"] == "0.4000 (1 run)"
     assert list(table["seeds"]) == [2, 2, 1]
     assert mean_std_table(runs.iloc[:0], ["method"], ["ao"]).empty
     assert mean_std_table(runs, ["method"], ["absent"]).empty
@@ -151,6 +153,12 @@ def test_a_book_table_shows_every_row_a_dash_for_a_missing_number_and_counts_wit
     assert isinstance(BookTable(frame).head(2), BookTable)
     assert "<th>0</th>" not in html                              # row numbers alone carry nothing
     assert "<th>x</th>" in BookTable(frame.head(1).set_axis(["x"]))._repr_html_()
+    measured = BookTable(pd.DataFrame({"ao": [0.786638, 1.0], "seconds": [0.00085, 166.333], "n": [3880.333, 12.0],
+                                       "s": [16.064, 2.5]}))
+    html = measured._repr_html_()
+    assert "0.7866" in html and "0.786638" not in html and "1.0000" in html   # a score column: four decimals
+    assert "8.5e-04" in html and "166.3" in html and "3,880.3" in html        # a small time never reads 0.0
+    assert "16.06" in html and "2.50" in html
     reordered = BookTable(frame.head(3).iloc[[2, 0, 1]])                 # rows sorted for the reader
     assert "<th>2</th>" not in reordered._repr_html_()
     assert "<th>5</th>" in BookTable(frame.head(2).set_axis([5, 0]))._repr_html_()   # not positions: shown

@@ -167,11 +167,12 @@ def test_ordering_claim_in_both_directions_and_within_noise():
     chain = [("ultrare", "receraser"), ("receraser", "sisa")]
     row = ordering_claim("ultrare_ge_receraser_ge_sisa", "UltraRE ≥ RecEraser ≥ SISA", runs, "method", chain, "y",
                          ["cell"])
-    assert row["verdict"] == "reproduced" and row["p_value"] < 0.05 and row["holds in"] == "2 of 2 cells"
+    assert row["verdict"] == "reproduced" and row["p_value"] < 0.05 and row["holds in"] == "2 of 2 cells by mean; 2 of 2 links significant"
     opposite = _methods({"ultrare": 0.30, "receraser": 0.31, "sisa": 0.25})
     row = ordering_claim("ultrare_ge_receraser_ge_sisa", "UltraRE ≥ RecEraser ≥ SISA", opposite, "method", chain, "y",
                          ["cell"])
-    assert row["verdict"] == "not reproduced"
+    assert row["verdict"] == "not reproduced"       # a chain is a conjunction: UltraRE > RecEraser is reversed
+    assert row["holds in"] == "0 of 2 cells by mean; 1 of 2 links significant, 1 reversed"
     beat = ordering_claim("receraser_ultrare_beat_sisa", "RecEraser and UltraRE beat SISA", opposite, "method",
                           [("receraser", "sisa"), ("ultrare", "sisa")], "y", ["cell"])
     assert beat["verdict"] == "reproduced"          # the split claim holds where the chain does not
@@ -180,7 +181,7 @@ def test_ordering_claim_in_both_directions_and_within_noise():
     assert row["verdict"] == "inconclusive"
     one_seed = _methods({"ultrare": 0.32, "receraser": 0.31}, seeds=1)
     row = ordering_claim("u_gt_r", "UltraRE > RecEraser", one_seed, "method", [("ultrare", "receraser")], "y", ["cell"])
-    assert row["verdict"] == "inconclusive" and row["holds in"] == "2 of 2 cells"
+    assert row["verdict"] == "inconclusive" and row["holds in"] == "2 of 2 cells by mean"
     assert ordering_claim("x", "x", runs.iloc[:0], "method", [("a", "b")], "y", ["cell"])["verdict"] == "pending"
 
 
@@ -201,7 +202,7 @@ def test_ordering_claim_with_a_margin_and_per_cell():
 def test_band_and_exact_claims():
     runs = pd.DataFrame({"cell": ["a"] * 3 + ["b"] * 3, "ao": [0.80, 0.81, 0.82, 0.60, 0.61, 0.62]})
     row = band_claim("ao_band", "AO in band", runs, "ao", ["cell"], 0.75, 0.95)
-    assert row["verdict"] == "partly reproduced" and row["holds in"] == "1 of 2 cells"
+    assert row["verdict"] == "partly reproduced" and row["holds in"] == "1 of 2 cells significant"
     assert band_claim("ao_band", "AO in band", runs[runs["cell"] == "b"], "ao", ["cell"], 0.75,
                       0.95)["verdict"] == "not reproduced"
     exact = check_claim("control_exact", "AO = 1", pd.DataFrame({"m": ["a", "b"], "ao": [1.0, 0.99]}), ["m"],

@@ -8,7 +8,13 @@ class DatasetError(RuntimeError):
 
 
 class DatasetNotFoundError(DatasetError, FileNotFoundError):
-    """A dataset file is in none of the looked-up places and could not be downloaded."""
+    """A dataset file is in none of the looked-up places and could not be downloaded. ``file``
+    (``<dataset>/<path>``) and ``url`` (its official source) let a page say so in a sentence;
+    the message has the details (places looked in, checksum, how to obtain it)."""
+
+    def __init__(self, message: str, *, file: str = "", url: str = ""):
+        self.file, self.url = file, url
+        super().__init__(message)
 
 
 class ChecksumMismatchError(DatasetError):

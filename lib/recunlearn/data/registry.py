@@ -310,8 +310,8 @@ def locate(dataset: str, role: str, download: bool | None = None) -> Path:
         note = " (downloads are on, but this lookup was made with download=False)" if downloads_allowed() else ""
         raise DatasetNotFoundError(
             f"{dataset} file {spec.path!r} (sha256 {spec.sha256}) not found; looked in: "
-            + ", ".join(map(str, candidates)) + f"{note}. " + _how_to_obtain(dataset, spec)
-        )
+            + ", ".join(map(str, candidates)) + f"{note}. " + _how_to_obtain(dataset, spec),
+            file=f"{dataset}/{spec.path}", url=spec.url or "")
     return download_file(dataset, spec, candidates[-1])
 
 
@@ -332,7 +332,8 @@ def download_file(dataset: str, spec: DataFile, target: Path) -> Path:
             except OSError as exc:
                 raise DatasetNotFoundError(
                     f"could not download {dataset} file {spec.path!r} from {spec.url}: {exc}. Check the "
-                    "network, or get the file by hand: " + _how_to_obtain(dataset, spec)) from exc
+                    "network, or get the file by hand: " + _how_to_obtain(dataset, spec),
+                    file=f"{dataset}/{spec.path}", url=spec.url or "") from exc
             total = int(response.headers.get("Content-Length") or 0) or None
             with response, tqdm(total=total, unit="B", unit_scale=True, desc=f"{dataset}/{spec.path}") as bar:
                 for block in iter(lambda: response.read(1 << 20), b""):

@@ -62,6 +62,16 @@ def users_to_unlearn(config, split) -> np.ndarray:
 
 # --- Table 4 --------------------------------------------------------------------------------------
 
+def missing_file_note(exc: DatasetNotFoundError) -> str:
+    """Why a raw file's row is empty, in a sentence: the file, that it is neither in the local data
+    directory nor downloadable from here, and where it comes from."""
+    if not exc.file:
+        return f"not available here: {str(exc).split(';')[0]}"
+    source = f" (its source: {exc.url})" if exc.url else ""
+    return (f"the raw file {exc.file} is not in the local data directory and could not be downloaded "
+            f"on the machine that rendered this page{source}")
+
+
 def dataset_statistics(datasets=DATASETS) -> pd.DataFrame:
     """Users, items, interactions and sparsity of each dataset, from the raw source (implicit,
     5-core) and from the authors' released ``ratings.csv``. A raw file that is not available gives
@@ -72,8 +82,7 @@ def dataset_statistics(datasets=DATASETS) -> pd.DataFrame:
             rows.append({"dataset": name, "source": "raw, 5-core", **interaction_statistics(preprocess_raw(name)),
                          "note": ""})
         except DatasetNotFoundError as exc:
-            reason = str(exc).split(";")[0]
-            rows.append({"dataset": name, "source": "raw, 5-core", "note": f"not available here: {reason}"})
+            rows.append({"dataset": name, "source": "raw, 5-core", "note": missing_file_note(exc)})
         released = load_released_tables(name)["ratings"]
         rows.append({"dataset": name, "source": "released", **interaction_statistics(released), "note": ""})
     frame = pd.DataFrame(rows)

@@ -13,7 +13,7 @@ from ..experiments.casper import MODELS
 from ..experiments.records import PENDING_CPU
 from ..models.sequential import SEQUENTIAL_MODELS
 from ..perturb.idag import IDAG, build_idag, cascade_scores
-from .compare import compare, summarize_runs
+from .compare import compare, format_mean_std, summarize_runs
 from .names import display_name, paper_sorted, sort_paper_order
 from .plots import FIGURE_DIR, PAGE_WIDTH_IN, legend_below, panel_grid, rotate_if_crowded, save, set_theme  # noqa: F401
 from .verdicts import INCONCLUSIVE, NOT_REPRODUCED, PARTLY, PENDING, REPRODUCED
@@ -120,6 +120,13 @@ def label_pending(comparison: pd.DataFrame, runs: pd.DataFrame | None = None,
     return out
 
 
+def with_paper(text: str, paper: float) -> str:
+    """``"0.7866 ± 0.0282 (paper 0.7799)"``; one parenthesis for a single run: ``"0.8700 (1 run; paper 0.7403)"``."""
+    if pd.isna(paper):
+        return text
+    return text[:-1] + f"; paper {paper:.4f})" if text.endswith(")") else text + f" (paper {paper:.4f})"
+
+
 def table3_view(comparison: pd.DataFrame, metric: str = "ao") -> pd.DataFrame:
     """Table 3 laid out as in the paper: one row per (perturbation, method), one column per model, each
     cell ``ours ± std (paper x)`` or why it is pending (``pending`` when it waits for CPU-hours of the
@@ -127,9 +134,10 @@ def table3_view(comparison: pd.DataFrame, metric: str = "ao") -> pd.DataFrame:
     part = comparison[comparison["metric"] == metric].copy()
     part["method"] = [method_label(s, p, r) for s, p, r in zip(part["selector"], part["perturbation"],
                                                                 part["replacement"])]
-    part["cell"] = [(f"{o:.4f} ± {sd:.4f}" if pd.notna(o) else "pending" if st == PENDING_CPU else st)
-                    + (f" (paper {pv:.4f})" if pd.notna(pv) else "")
-                    for o, sd, pv, st in zip(part["ours"], part["ours_std"], part["paper"], part["status"])]
+    part["cell"] = [with_paper(format_mean_std(o, sd, 4, n=n) if pd.notna(o) else "pending" if st == PENDING_CPU
+                               else st, pv)
+                    for o, sd, n, pv, st in zip(part["ours"], part["ours_std"], part["n"], part["paper"],
+                                                part["status"])]
     view = part.pivot_table(index=["perturbation", "method"], columns="model", values="cell", aggfunc="first")
     view = view.reindex(columns=[m for m in MODELS if m in view.columns])
     labels = list(METHOD_LABELS.values())
@@ -443,7 +451,7 @@ def most_stable_claim(runs: pd.DataFrame, model: str = "latentcross", selector: 
     done = _computed(runs)
     part = done[done["selector"] == selector]
     others = sorted(set(part["model"]) - {model})
-    return ordering_claim(id, f"{model} is the most stable model under {selector} perturbation (highest AO)", part,
+    return ordering_claim(id, f"{display_name(model)} is the most stable model under {display_name(selector)} perturbation (highest AO)", part,
                           "model", [(model, m) for m in others], "ao", cells or [])
 
 
@@ -470,7 +478,7 @@ def mrr_group_claim(runs: pd.DataFrame, cells: list[str], groups=("low", "high")
     long["group"] = long["group"].str.removeprefix(f"{metric}_")
     links = list(zip(groups[:-1], groups[1:]))
     text = " < ".join(groups)
-    return ordering_claim(id, f"MRR groups ordered {text} in {metric} (low-MRR users least stable)", long, "group",
+    return ordering_claim(id, f"MRR groups ordered {text} in {display_name(metric)} (low-MRR users least stable)", long, "group",
                           links, metric, [c for c in cells if c in done], higher=False)
 
 
@@ -570,7 +578,7 @@ def casper_vs_baselines(runs: pd.DataFrame, metric: str = "ao") -> pd.DataFrame:
         columns = diff.groupby(["perturbation", "model"])["diff"].mean()
         _, lower = signed_rank_p(diff["diff"].astype(float))
         rows.append({"baseline": METHOD_LABELS[baseline], "pairs": len(diff),
-                     f"mean CASPER − baseline ({metric})": float(diff["diff"].mean()),
+                     f"mean CASPER − baseline ({display_name(metric)})": float(diff["diff"].mean()),
                      "p (CASPER lower, one-sided)": lower,
                      "columns CASPER lower": f"{int((columns < 0).sum())} of {len(columns)}"})
     return pd.DataFrame(rows)

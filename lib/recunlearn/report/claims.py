@@ -1,9 +1,12 @@
 """Checking a paper's qualitative claims against our runs, with evidence beyond noise.
 
 Every claim row has a stable ``id`` (pages glue ``claim_<id>``, never a position), the claim, a
-verdict from :data:`recunlearn.report.verdicts.VERDICTS`, ``holds in`` (cells where our means
-agree with the claim, a description), a ``p_value`` (the test's, one-sided in the claimed
-direction; NaN for exact checks), the ``test`` used and the ``evidence`` behind the verdict.
+verdict from :data:`recunlearn.report.verdicts.VERDICTS`, ``holds in`` (how many cells support
+the claim, with the unit that says how: ``"3 of 4 cells significant"`` where each cell is tested,
+``"3 of 4 cells by mean"`` where one pooled test decides and the cells' means only show where the
+claim holds, ``"3 of 4 cells"`` for exact checks), a ``p_value`` (one-sided in the claimed direction,
+the largest over the claim's links and cells -- its weakest evidence; NaN for exact checks), the
+``test`` used and the ``evidence`` behind the verdict.
 
 How a claim is decided (alpha = :data:`~recunlearn.report.verdicts.ALPHA` = 0.05):
 
@@ -12,7 +15,8 @@ How a claim is decided (alpha = :data:`~recunlearn.report.verdicts.ALPHA` = 0.05
   the paper claims significance per setting). ``reproduced`` when every link is significant in the
   claimed direction and the means agree in every cell (``partly reproduced`` when they do not in
   some, or when only some links are significant); ``not reproduced`` when a link is significant in
-  the opposite direction; ``inconclusive`` otherwise (within noise);
+  the opposite direction (a claim of several links is their conjunction); ``inconclusive``
+  otherwise (within noise);
 - **trend claims** ("falls with K"): per cell, Spearman's ρ between the swept value and the
   metric over seed-level points (not means), with a seeded permutation p-value (exact for up to 7
   points); a cell holds when p < alpha in the claimed direction and fails when p < alpha in the
@@ -309,7 +313,11 @@ def ordering_claim(id: str, claim: str, runs: pd.DataFrame, factor: str, links: 
     the claimed direction and the mean difference agrees in every cell; ``partly reproduced``
     when every link is significant but some cell's mean disagrees, or when some links are
     significant and none is significant the other way; ``not reproduced`` when any link is
-    significant in the opposite direction; ``inconclusive`` otherwise; ``pending`` without pairs.
+    significant in the opposite direction (the claim is the conjunction of its links);
+    ``inconclusive`` otherwise; ``pending`` without pairs. ``holds in`` counts the cells whose mean
+    differences all agree (``"cells by mean"``) and, for several links, the links significant each
+    way (``"2 of 3 links significant, 1 reversed"``: "SISA, RecEraser and UltraRE below Retrain"
+    with SISA significantly above).
 
     ``per_cell``: the test is run in each cell (a cell holds when every link is significant there,
     fails when one is significant the other way, else is noise) and the cells combine by
@@ -347,7 +355,7 @@ def ordering_claim(id: str, claim: str, runs: pd.DataFrame, factor: str, links: 
                 means.append(part["diff"].mean())
         if means:
             cell_hold.append(all(m > 0 for m in means))
-    holds_in = holds_in_text(sum(cell_hold), len(cell_hold), "cells")
+    holds_in = holds_in_text(sum(cell_hold), len(cell_hold), "cells by mean")
     parts, p_values = [], []
     if per_cell:
         outcomes = []
@@ -385,6 +393,10 @@ def ordering_claim(id: str, claim: str, runs: pd.DataFrame, factor: str, links: 
             verdict = PARTLY
         else:
             verdict = INCONCLUSIVE
+        if len(link_outcomes) > 1:
+            reversed_links = link_outcomes.count("fails")
+            holds_in += (f"; {link_outcomes.count('holds')} of {len(link_outcomes)} links significant"
+                         + (f", {reversed_links} reversed" if reversed_links else ""))
     evidence = (note + " " if note else "") + f"{display_name(metric)}; " + "; ".join(parts) + f"; alpha = {alpha}"
     return claim_row(id, claim, verdict, holds_in, max(p_values), test_name, evidence)
 
@@ -428,20 +440,28 @@ def band_claim(id: str, claim: str, runs: pd.DataFrame, metric: str, cells: list
     """A claim that ``metric`` (seed-level values) lies in ``[low, high]`` in every cell: per cell
     :func:`band_p`; holds when significantly inside (p < ``alpha``), fails when significantly
     outside, noise otherwise; cells combine by :func:`cells_verdict`. ``holds in`` counts the
-    cells whose mean is inside."""
-    outcomes, parts, p_values, inside = [], [], [], 0
+    cells significantly inside (``"cells significant"``); the evidence gives every cell's mean."""
+    outcomes, parts, p_values = [], [], []
     for key, group in _groups(runs.dropna(subset=[metric]), cells):
         values = group[metric].to_numpy(dtype=float)
         p_in, p_out = band_p(values, low, high)
-        inside += bool(low <= values.mean() <= high)
         p_values.append(p_in)
         outcomes.append(_outcome(p_in, p_out, alpha))
         parts.append(f"{_label(cells, key)}: mean {values.mean():.4g} over {len(values)}, {format_p(p_in)}")
     verdict = cells_verdict(outcomes)
-    evidence = (note + " " if note else "") + (f"{display_name(metric)} in [{low:g}, {high:g}]; " + "; ".join(parts)
+    evidence = (note + " " if note else "") + (f"{display_name(metric)} {band_text(low, high)}; " + "; ".join(parts)
                                                if parts else "no computed cell yet")
-    return claim_row(id, claim, verdict, holds_in_text(inside, len(outcomes), "cells"), max(p_values) if p_values else
+    return claim_row(id, claim, verdict, holds_in_text(outcomes.count("holds"), len(outcomes), "cells significant"), max(p_values) if p_values else
                      float("nan"), "one-sided t-tests against both ends, per cell", evidence + f"; alpha = {alpha}")
+
+
+def band_text(low: float, high: float) -> str:
+    """``"in [0.75, 0.95]"``, ``"≥ 0.02"`` or ``"≤ 0.01"`` (an open end is not printed as infinity)."""
+    if np.isinf(high):
+        return f"≥ {low:.4g}"
+    if np.isinf(low):
+        return f"≤ {high:.4g}"
+    return f"in [{low:.4g}, {high:.4g}]"
 
 
 # --- timing: which times were measured together -----------------------------------------------------

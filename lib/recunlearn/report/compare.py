@@ -130,23 +130,27 @@ def within_text(comparison: pd.DataFrame) -> str:
     return text + (f" ({pending} pending)" if pending else "")
 
 
-def format_mean_std(mean: float, std: float, digits: int = 4, pending: str = "pending") -> str:
-    """``"0.3215 ± 0.0012"``, or ``pending`` (default ``"pending"``) for a missing value; never ``-0.0000``."""
+def format_mean_std(mean: float, std: float, digits: int = 4, pending: str = "pending", n=None) -> str:
+    """``"0.3215 ± 0.0012"`` over ``n`` runs; ``"0.3215 (1 run)"`` for a single run (``n == 1``, or
+    no ``n`` and an undefined ``std``), whose spread is unknown rather than zero; ``pending``
+    (default ``"pending"``) for a missing value; never ``-0.0000``."""
     if pd.isna(mean):
         return pending
+    if (n is not None and pd.notna(n) and int(n) == 1) or (n is None and pd.isna(std)):
+        return f"{format_number(mean, digits)} (1 run)"
     return f"{format_number(mean, digits)} ± {format_number(abs(std) if pd.notna(std) else 0.0, digits)}"
 
 
 def mean_std_table(runs: pd.DataFrame, keys: list[str], metrics: list[str], digits: int = 4) -> pd.DataFrame:
     """One row per ``keys``: ``mean ± std`` over seeds of each of ``metrics`` (those present; ``—`` where
-    the mean is undefined) with a ``seeds`` count, display names, in the papers' order; empty when there
-    is no run or no such metric."""
+    the mean is undefined; ``(1 run)`` for a single value) with a ``seeds`` count, display names, in the
+    papers' order; empty when there is no run or no such metric."""
     metrics = [m for m in metrics if m in runs]
     if runs.empty or not metrics:
         return pd.DataFrame()
     grouped = runs.groupby(keys)[metrics]
-    mean, std = grouped.mean(), grouped.std()
-    table = pd.DataFrame({m: [format_mean_std(a, b, digits, MISSING_TEXT) for a, b in zip(mean[m], std[m])]
+    mean, std, count = grouped.mean(), grouped.std(), grouped.count()
+    table = pd.DataFrame({m: [format_mean_std(a, b, digits, MISSING_TEXT, n) for a, b, n in zip(mean[m], std[m], count[m])]
                           for m in metrics}, index=mean.index)
     table.insert(0, "seeds", grouped.size())
     return display_frame(sort_paper_order(table.reset_index(), keys), index=keys)
@@ -175,7 +179,8 @@ def paper_vs_ours_table(comparison: pd.DataFrame, index: list[str], metrics: lis
     number; with ``display`` headers and key values are display names (``ndcg_untruncated`` ->
     "NDCG@20", ``lightgcn`` -> "LightGCN"). Missing cells read "—", never ``NaN``; no ``-0.0000``."""
     part = comparison[comparison["metric"].isin(metrics)].copy()
-    part["ours_text"] = [format_mean_std(m, s, digits, pending) for m, s in zip(part["ours"], part["ours_std"])]
+    part["ours_text"] = [format_mean_std(m, s, digits, pending, n)
+                         for m, s, n in zip(part["ours"], part["ours_std"], part["n"])]
     part["paper_text"] = part["paper"].map(lambda v: format_number(v, digits))
     delta = part["ours"] - part["paper"]
     part["delta_text"] = delta.map(lambda v: format_number(v, digits, signed=True))

@@ -73,8 +73,13 @@ DISPLAY_NAMES = {
     "raw_rows": "raw rows", "train_rows": "training rows", "max_score": "largest cascade score",
     "build_seconds": "graph build (s)", "score_seconds": "cascade scores (s)", "select_seconds": "selection (s)",
     "total_seconds": "total (s)",
+    # quantities that claims test
+    "abs_a_igf": "|A-IGF|", "mrr_change": "MRR of M' − MRR of M", "ndcg_drop": "NDCG@20 lost from Learn's",
+    "sru_share_of_retrain": "SRU's NDCG@10 as a share of Retrain's",
 }
-"""Code name -> the name a reader sees (LastFM is only its first 10 %, and always labelled so)."""
+DISPLAY_NAMES.update({f"EU {m}": f"EU {DISPLAY_NAMES[m]}" for m in ("retrain", "sisa", "receraser", "ultrare")})
+"""Code name -> the name a reader sees (LastFM is only its first 10 %, and always labelled so); the
+exact methods' MIO columns (``EU sisa``) read ``EU SISA``."""
 
 PAPER_ORDER = {
     "dataset": ("ml-100k", "ml-1m", "adm", "wikipedia", "reddit", "foursquare", "lastfm", "games", "beauty"),
@@ -223,8 +228,8 @@ def labelled(frame: pd.DataFrame) -> pd.DataFrame:
 class BookTable(pd.DataFrame):
     """A labelled frame as a page shows it in HTML: every row (never pandas' ``...`` in the middle of a
     table), a missing number as ``—``, whole-number columns (counts, seeds, sizes) without decimals and
-    with thousands separators, and no row numbers where the index is only that. Otherwise a plain
-    DataFrame."""
+    with thousands separators, measured numbers to a column's precision (:func:`measured_formatters`),
+    and no row numbers where the index is only that. Otherwise a plain DataFrame."""
 
     @property
     def _constructor(self):
@@ -232,7 +237,31 @@ class BookTable(pd.DataFrame):
 
     def _repr_html_(self) -> str:
         return self.to_html(na_rep=MISSING_TEXT, notebook=True, max_rows=None, max_cols=None,
-                            formatters=whole_number_formatters(self), index=not only_row_numbers(self.index))
+                            formatters=measured_formatters(self), index=not only_row_numbers(self.index))
+
+
+def measured_formatters(frame: pd.DataFrame) -> dict:
+    """A formatter for each float column of ``frame`` that is not a whole-number column: decimals by
+    the column's largest value -- 4 up to 1 (scores: ``0.7866``), 2 up to 100 (``16.06``), 1 above
+    (``3,880.3``) -- and 2 significant digits for a nonzero value those decimals would show as zero
+    (``8.5e-04``, never ``0.0000``); ``—`` when missing."""
+    whole = whole_number_formatters(frame)
+    out = {}
+    for position, column in enumerate(frame.columns):
+        values = frame.iloc[:, position]
+        if column in whole or not pd.api.types.is_float_dtype(values):
+            continue
+        largest = values.abs().max()
+        decimals = 4 if not largest > 1 else 2 if largest < 100 else 1
+
+        def text(value, decimals=decimals) -> str:
+            if pd.isna(value):
+                return MISSING_TEXT
+            if value != 0 and abs(value) < 0.5 * 10 ** -decimals:
+                return f"{value:.1e}"
+            return f"{value:,.{decimals}f}"
+        out[column] = text
+    return {**out, **whole}
 
 
 def only_row_numbers(index: pd.Index) -> bool:

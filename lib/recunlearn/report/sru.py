@@ -193,7 +193,7 @@ def partition_table(runs: pd.DataFrame, n_shards: int) -> pd.DataFrame:
         return pd.DataFrame()
     points = points.drop(columns="partition").rename(columns={"shards": "partition"})
     grouped = points.groupby(CELLS + ["aggregation", "partition"])["ndcg@10"]
-    text = [format_mean_std(m, sd, 4, MISSING_TEXT) for m, sd in zip(grouped.mean(), grouped.std())]
+    text = [format_mean_std(m, sd, 4, MISSING_TEXT, n) for m, sd, n in zip(grouped.mean(), grouped.std(), grouped.count())]
     table = pd.Series(text, index=grouped.mean().index).unstack("partition")
     return display_frame(sort_paper_order(table.reset_index(), CELLS), index=CELLS + ["aggregation"])
 
@@ -230,8 +230,8 @@ def inferable_claim(runs: pd.DataFrame) -> dict:
     """``sru_deleted_item_inferable`` on the runs without extra deletion (one value per dataset, model and seed)."""
     before = main_runs(_ensure(runs, NEEDED)).drop_duplicates(CELLS + ["seed"])
     return band_claim("sru_deleted_item_inferable",
-                      f"After plain deletion the deleted item can still be inferred: HIT@10 above a random "
-                      f"ranking's 10/{N_NEGATIVES + 1}", before, "hit_before_retraining@10", CELLS,
+                      f"After plain deletion (the item removed from the session, the model not retrained) the "
+                      f"deleted item can still be inferred: HIT@10 above a random ranking's 10/{N_NEGATIVES + 1}", before, "hit_before_retraining@10", CELLS,
                       low=HIT_RANDOM[10])
 
 

@@ -13,6 +13,7 @@ from ...experiments.casper import CasperGrid, Collected
 from ..casper import (METHOD_LABELS, MRR_GROUPS, casper_lowest_per_group_claim, groups_long,
                       low_mrr_least_stable_claim)
 from ..claims import claims_frame
+from ..compare import format_mean_std
 from ..names import display_names
 from ..plots import legend_below, set_theme
 from . import Page, count_text, runs_notice
@@ -28,11 +29,12 @@ def group_means(runs: pd.DataFrame, metric: str = "jaccard") -> pd.DataFrame:
     long = groups_long(runs, ["selector"], metric)
     if long.empty:
         return pd.DataFrame(columns=["method", *MRR_GROUPS, "seeds"])
-    stats = long.groupby(["selector", "group"])[metric].agg(["mean", "std"])
+    stats = long.groupby(["selector", "group"])[metric].agg(["mean", "std", "count"])
     order = [s for s in METHOD_LABELS if s in set(long["selector"])]
     rows = []
     for selector in order:
-        cells = {g: (f"{stats.loc[(selector, g), 'mean']:.4f} ± {stats.loc[(selector, g), 'std']:.4f}"
+        cells = {g: (format_mean_std(stats.loc[(selector, g), "mean"], stats.loc[(selector, g), "std"], 4,
+                                     n=stats.loc[(selector, g), "count"])
                      if (selector, g) in stats.index else "pending") for g in MRR_GROUPS}
         rows.append({"method": METHOD_LABELS[selector], **cells,
                      "seeds": int(long[long["selector"] == selector]["seed"].nunique())})

@@ -51,7 +51,7 @@ def build(collected: Collected | None = None, **params) -> Page:
         for (dataset, validation), part in comparison.groupby(["dataset", "validation"]):
             if part["ours"].notna().any():
                 paper_vs_ours_bars(part[part["ours"].notna()], x="model", metrics=METRICS,
-                                   title=f"{display_name(dataset)}, validation = {validation}: Learn models, "
+                                   title=f"{display_name(dataset)}, validation = {display_name(validation)}: Learn models, "
                                          "ours vs paper")
 
     pending_cells = cells_notice("The Learn rows, paper vs ours", comparison, grid, ["model", "validation"],
