@@ -181,7 +181,7 @@ def test_ordering_claim_in_both_directions_and_within_noise():
     assert row["verdict"] == "inconclusive"
     one_seed = _methods({"ultrare": 0.32, "receraser": 0.31}, seeds=1)
     row = ordering_claim("u_gt_r", "UltraRE > RecEraser", one_seed, "method", [("ultrare", "receraser")], "y", ["cell"])
-    assert row["verdict"] == "inconclusive" and row["holds in"] == "2 of 2 cells by mean"
+    assert row["verdict"] == "inconclusive" and row["holds in"] == "2 of 2 cells by mean; 2 pairs cannot reach p < 0.05"
     assert ordering_claim("x", "x", runs.iloc[:0], "method", [("a", "b")], "y", ["cell"])["verdict"] == "pending"
 
 
@@ -194,6 +194,7 @@ def test_ordering_claim_with_a_margin_and_per_cell():
     few = _methods({"earliest": 0.80, "random": 0.85}, seeds=3)
     row = ordering_claim("e", "e", few, "method", [("earliest", "random")], "y", ["cell"], higher=False, per_cell=True)
     assert row["verdict"] == "inconclusive"          # 3 seeds per setting: smallest one-sided p is 1/8
+    assert row["holds in"].endswith("; 3 pairs per cell cannot reach p < 0.05")
     many = _methods({"earliest": 0.80, "random": 0.85}, seeds=10)
     row = ordering_claim("e", "e", many, "method", [("earliest", "random")], "y", ["cell"], higher=False, per_cell=True)
     assert row["verdict"] == "reproduced" and row["holds in"] == "2 of 2 cells significant"
@@ -205,6 +206,9 @@ def test_band_and_exact_claims():
     assert row["verdict"] == "partly reproduced" and row["holds in"] == "1 of 2 cells significant"
     assert band_claim("ao_band", "AO in band", runs[runs["cell"] == "b"], "ao", ["cell"], 0.75,
                       0.95)["verdict"] == "not reproduced"
+    single = band_claim("ao_band", "AO in band", runs.iloc[[0, 3]], "ao", ["cell"], 0.75, 0.95)
+    assert single["verdict"] == "inconclusive"
+    assert single["holds in"] == "0 of 2 cells significant; 2 with a single run (no test possible)"
     exact = check_claim("control_exact", "AO = 1", pd.DataFrame({"m": ["a", "b"], "ao": [1.0, 0.99]}), ["m"],
                         lambda g: bool((g["ao"] == 1).all()))
     assert exact["verdict"] == "partly reproduced" and exact["holds in"] == "1 of 2 cells"

@@ -330,7 +330,9 @@ def ordering_claim(id: str, claim: str, runs: pd.DataFrame, factor: str, links: 
     pairs left out are counted in the evidence, and a claim whose pairs are all left out is
     ``inconclusive``.
 
-    ``p_value`` is the largest claimed-direction p over the links (and cells)."""
+    ``p_value`` is the largest claimed-direction p over the links (and cells). An inconclusive
+    claim whose pairs are too few for the test ever to pass (n pairs: the smallest one-sided p is
+    1 / 2**n, so 4 or fewer at alpha = 0.05) says so in ``holds in``."""
     sign = 1.0 if higher else -1.0
     relation = (">" if higher else "<") + (f" (by more than {margin:g})" if margin else "")
     diffs = {link: paired_differences(runs, factor, *link, metric, cells, pair_on, max_apart) for link in links}
@@ -358,13 +360,14 @@ def ordering_claim(id: str, claim: str, runs: pd.DataFrame, factor: str, links: 
     holds_in = holds_in_text(sum(cell_hold), len(cell_hold), "cells by mean")
     parts, p_values = [], []
     if per_cell:
-        outcomes = []
+        outcomes, largest_cell = [], 0
         for key in keys:
             link_outcomes = []
             for (a, b), d in diffs.items():
                 part = d[(d[cells] == pd.Series(key, index=cells)).all(axis=1)] if cells else d
                 if len(part) == 0:
                     continue
+                largest_cell = max(largest_cell, len(part))
                 up, down = signed_rank_p(part["diff"])
                 p_values.append(up)
                 link_outcomes.append(_outcome(up, down, alpha))
@@ -375,6 +378,8 @@ def ordering_claim(id: str, claim: str, runs: pd.DataFrame, factor: str, links: 
                                 else "fails" if "fails" in link_outcomes else "noise")
         verdict = cells_verdict(outcomes)
         holds_in = holds_in_text(outcomes.count("holds"), len(outcomes), "cells significant")
+        if verdict == INCONCLUSIVE and 0.5 ** largest_cell >= alpha:
+            holds_in += f"; {largest_cell} pairs per cell cannot reach p < {alpha:g}"
     else:
         link_outcomes = []
         for (a, b), d in diffs.items():
@@ -393,6 +398,9 @@ def ordering_claim(id: str, claim: str, runs: pd.DataFrame, factor: str, links: 
             verdict = PARTLY
         else:
             verdict = INCONCLUSIVE
+        largest = max(len(d) for d in diffs.values())
+        if verdict == INCONCLUSIVE and 0.5 ** largest >= alpha:
+            holds_in += f"; {largest} pairs cannot reach p < {alpha:g}"
         if len(link_outcomes) > 1:
             reversed_links = link_outcomes.count("fails")
             holds_in += (f"; {link_outcomes.count('holds')} of {len(link_outcomes)} links significant"
@@ -441,9 +449,10 @@ def band_claim(id: str, claim: str, runs: pd.DataFrame, metric: str, cells: list
     :func:`band_p`; holds when significantly inside (p < ``alpha``), fails when significantly
     outside, noise otherwise; cells combine by :func:`cells_verdict`. ``holds in`` counts the
     cells significantly inside (``"cells significant"``); the evidence gives every cell's mean."""
-    outcomes, parts, p_values = [], [], []
+    outcomes, parts, p_values, single = [], [], [], 0
     for key, group in _groups(runs.dropna(subset=[metric]), cells):
         values = group[metric].to_numpy(dtype=float)
+        single += len(values) < 2
         p_in, p_out = band_p(values, low, high)
         p_values.append(p_in)
         outcomes.append(_outcome(p_in, p_out, alpha))
@@ -451,7 +460,10 @@ def band_claim(id: str, claim: str, runs: pd.DataFrame, metric: str, cells: list
     verdict = cells_verdict(outcomes)
     evidence = (note + " " if note else "") + (f"{display_name(metric)} {band_text(low, high)}; " + "; ".join(parts)
                                                if parts else "no computed cell yet")
-    return claim_row(id, claim, verdict, holds_in_text(outcomes.count("holds"), len(outcomes), "cells significant"), max(p_values) if p_values else
+    holds_in = holds_in_text(outcomes.count("holds"), len(outcomes), "cells significant")
+    if single:
+        holds_in += f"; {single} with a single run (no test possible)"
+    return claim_row(id, claim, verdict, holds_in, max(p_values) if p_values else
                      float("nan"), "one-sided t-tests against both ends, per cell", evidence + f"; alpha = {alpha}")
 
 
