@@ -72,10 +72,10 @@ def test_scoreboard_has_totals_rows_links_and_verdicts():
     assert text.startswith("# Scoreboard")
     assert "| CURE4Rec | 5 | 1 | 1 | 1 | 1 | 1 | 2 of 2 |" in text
     assert "| SRU | 0 | 0 | 0 | 0 | 0 | 0 | 0 of 1 |" in text
-    claim_row = ("| [Table 2](cure4rec/table-02.ipynb) | `a_above_b` A is above B | **reproduced (3 of 3 cells; "
+    claim_row = ("| [Table 2](cure4rec/table-02.ipynb) | A is above B (`a_above_b`) | **reproduced (3 of 3 cells; "
                  "p = 0.004)** | one-sided Wilcoxon signed-rank; p = 0.004 |")
     assert claim_row in text
-    assert "| [Table 2](cure4rec/table-02.ipynb) | `c_on_core` A is above B | **pending** |" in text
+    assert "| [Table 2](cure4rec/table-02.ipynb) | A is above B (`c_on_core`) | **pending** |" in text
     page_row = next(line for line in text.splitlines() if line.startswith("| [Table 2]") and "page verdict" not in line
                     and "8 of 216" in line)
     assert "**partly reproduced (1 of 3 claims pending)**" in page_row

@@ -118,11 +118,12 @@ def glue_claims(claims: pd.DataFrame, prefix: str = "claim_") -> pd.DataFrame:
 
 def show_claims(claims: pd.DataFrame):
     """The claims for display (a pandas Styler), one row per claim: the claim, its verdict, where it
-    holds, the p-value (one-sided, claimed direction), and the test with its evidence in full. The
+    holds, the p-value (one-sided, claimed direction; the largest over the claim's links and cells,
+    headed so), and the test with its evidence in full. The
     id (the name the page's text glues) is left out; the cells wrap and align at the top."""
     shown = pd.DataFrame({
         "Claim": claims["claim"], "Verdict": claims["verdict"], "Holds in": claims["holds in"],
-        "p-value": [format_p(p) if pd.notna(p) else "—" for p in claims["p_value"]],
+        "p (largest)": [format_p(p) if pd.notna(p) else "—" for p in claims["p_value"]],
         "Test and evidence": [f"{t}: {e}" if t and e else t or e for t, e in zip(claims["test"], claims["evidence"])]})
     cell = {"text-align": "left", "vertical-align": "top", "white-space": "normal"}
     widths = [("th.col0, td.col0", "min-width: 12em"),

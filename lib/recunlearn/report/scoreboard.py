@@ -189,8 +189,9 @@ def _evidence(claim: dict) -> str:
 
 
 def _statement(claim: dict) -> str:
+    """The claim as a reader reads it, its stable id (what a page glues, ``claim_<id>``) after it."""
     text = f"`{claim['id']}`"
-    return f"{text} {claim['claim']}" if claim.get("claim") else f"{text} ({NOT_PUBLISHED})"
+    return f"{claim['claim']} ({text})" if claim.get("claim") else f"{text} ({NOT_PUBLISHED})"
 
 
 def render_scoreboard_from(entries: list[dict]) -> str:
