@@ -166,10 +166,10 @@ def totals_text(total: dict | None) -> str:
     if total is None or total["rendered"] == 0:
         return "not started"
     counts = ", ".join(f"{total['verdicts'][v]} {v}" for v in VERDICTS)
-    text = f"{total['claims']} claim{'s' if total['claims'] != 1 else ''}: {counts}"
+    text = f"{total['claims']} claim{'s' if total['claims'] != 1 else ''}"
     if total["reduced"]:
-        text += f" ({total['reduced']} of them at a reduced scale, not the paper's)"
-    return text + f"; {total['rendered']} of {total['pages']} pages rendered"
+        text += f" ({total['reduced']} of them tested at a reduced scale, not the paper's)"
+    return text + f": {counts}; {total['rendered']} of {total['pages']} pages rendered"
 
 
 def _cell(text) -> str:
