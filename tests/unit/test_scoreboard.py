@@ -118,7 +118,7 @@ def test_reduced_scale_and_smoke_renders_are_labelled():
                                                                                "MAX_ROWS": 20000, "EPOCHS": 10})
     entry = page_entry({**pages()[0], "paper": "CASPER", "notebook": reduced})
     assert entry["reduced"] and entry["scale"].startswith("reduced scale, not the paper's: first 20,000 rows")
-    assert "claims (1 of them tested at a reduced scale, not the paper's): " in totals_text(paper_totals([entry])["CASPER"])
+    assert "1 claim (1 of them tested at a reduced scale, not the paper's): 1 reproduced" in totals_text(paper_totals([entry])["CASPER"])
     smoke = page_entry({**pages()[0], "notebook": notebook("T", {}, profile="smoke")})
     assert smoke["scale"].startswith("smoke profile only")
 
