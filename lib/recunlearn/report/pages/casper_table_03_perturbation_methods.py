@@ -7,9 +7,10 @@ from __future__ import annotations
 
 from ...data.sequences import load_stream
 from ...experiments.casper import CasperGrid, Collected, renumbering_table
-from ..casper import (best_method_claims, casper_vs_baselines, label_pending, rls_bars, summarize_rls, table3_claims,
-                      table3_view)
+from ..casper import (best_method_claims, casper_vs_baselines, label_pending, method_label, rls_bars, summarize_rls,
+                      table3_claims, table3_view)
 from ..compare import compare, verdict
+from ..names import display_name
 from ..paper import paper_table
 from . import Page, cells_notice, computed_cells, count_text, runs_notice
 from .casper_runs import collect_page, printed, status_counts
@@ -52,7 +53,7 @@ def build(collected: Collected | None = None, **params) -> Page:
         "n_items": f"{load_stream(grid.datasets[0]).n_items:,}",
         "n_baselines_tested": count_text(len(tests), len(tests), "{total}", "no"),
     }
-    shown = summary.assign(method=[f"{s}/{p}" + (f"/{r}" if p != "loo" else "") for s, p, r in
+    shown = summary.assign(method=[f"{method_label(s, p, r)}, {display_name(p)}" for s, p, r in
                                    zip(summary["selector"], summary["perturbation"], summary["replacement"])])
     computed = runs[runs["status"] == "computed"]
     checks = [printed(computed[["model", "selector", "perturbation", "replacement", "seed", "ao", "rbo_min",
