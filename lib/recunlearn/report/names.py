@@ -76,6 +76,7 @@ DISPLAY_NAMES = {
     # quantities that claims test
     "abs_a_igf": "|A-IGF|", "mrr_change": "MRR of M' − MRR of M", "ndcg_drop": "NDCG@20 lost from Learn's",
     "sru_share_of_retrain": "SRU's NDCG@10 as a share of Retrain's",
+    "served": "Model and users", "group": "Group",
 }
 DISPLAY_NAMES.update({f"EU {m}": f"EU {DISPLAY_NAMES[m]}" for m in ("retrain", "sisa", "receraser", "ultrare")})
 """Code name -> the name a reader sees (LastFM is only its first 10 %, and always labelled so); the

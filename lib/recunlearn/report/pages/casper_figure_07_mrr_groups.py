@@ -77,7 +77,7 @@ def build(collected: Collected | None = None, **params) -> Page:
                title="LatentCross, Foursquare, one deletion: top-10 stability by MRR group")
         low = long["jaccard"].min()
         ax.set_ylim(max(0.0, low - 0.05), 1.0)
-        legend_below(fig, ax, title="method")
+        legend_below(fig, ax, title="Method")
 
     checks = [printed(done[["selector", "seed", "jaccard", "jaccard_high", "jaccard_mid", "jaccard_low"]].round(2)),
               runs["status"].value_counts().to_string()]

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from ...experiments.casper import Collected, Figure8Grid, run_scaling_table
 from ..casper import figure_8_claims, format_value, k_figure, linear_fit, scaling_figure, summarize_rls
+from ..names import display_name
 from . import Page, runs_notice
 from .casper_runs import collect_page, printed, status_counts
 
@@ -39,5 +40,5 @@ def build(collected: Collected | None = None, **params) -> Page:
         figures={"figure_8a": lambda: k_figure(summary, RLS,
                                                "LatentCross, Foursquare: CASPER LOO with k perturbations"),
                  "figure_8b": lambda: scaling_figure(scaling, fit, f"CASPER run time on prefixes of "
-                                                     f"{grid.scaling_dataset} (LastFM-10%: all that exists)")},
+                                                     f"{display_name(grid.scaling_dataset)} (all of it that exists)")},
         values=values, notices={"figure_8a": notice} if notice else {}, checks=checks, claims_command=command)
