@@ -45,7 +45,7 @@ def test_q1_page_from_made_up_runs_judges_its_hypotheses():
     assert claims["bystanders_unlearning_moves_lists"] == "reproduced"  # 6 pairs, all one way: p = 1/64
     assert claims["bystanders_who_matters"] == "inconclusive"  # Retrain only: 3 pairs, p = 1/8 at best
     assert claims["bystanders_core_moves_more"] == "pending"
-    assert len(page.tables["table"]) == 5 and "seeds" in page.tables["table"]
+    assert len(page.tables["table"]) == 5 and "runs" in page.tables["table"]
     assert page.checks[0].splitlines()[0].split() == q1.CHECKED
 
 

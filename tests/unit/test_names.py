@@ -56,11 +56,11 @@ def test_mean_std_table_over_seeds_in_paper_order():
                          "jaccard": [0.1, 0.3, 0.2, 0.2, 0.4]})
     table = mean_std_table(runs, ["method"], ["ao", "jaccard", "absent"])
     assert list(table.index) == ["Retrain", "SISA", "UltraRE"]  # the papers' order, display names
-    assert list(table.columns) == ["seeds", display_name("ao"), "Jaccard@10"]
+    assert list(table.columns) == ["runs", display_name("ao"), "Jaccard@10"]
     ao = table[display_name("ao")]
     assert ao["SISA"] == "0.6000 ± 0.1414" and ao["Retrain"] == "0.9000 ± 0.0000"  # sample sd (ddof = 1)
     assert ao["UltraRE"] == "—" and table.loc["UltraRE", "Jaccard@10"] == "0.4000 (1 run)"
-    assert list(table["seeds"]) == [2, 2, 1]
+    assert list(table["runs"]) == [2, 2, 1]
     assert mean_std_table(runs.iloc[:0], ["method"], ["ao"]).empty
     assert mean_std_table(runs, ["method"], ["absent"]).empty
 

@@ -143,8 +143,9 @@ def format_mean_std(mean: float, std: float, digits: int = 4, pending: str = "pe
 
 def mean_std_table(runs: pd.DataFrame, keys: list[str], metrics: list[str], digits: int = 4) -> pd.DataFrame:
     """One row per ``keys``: ``mean ± std`` over seeds of each of ``metrics`` (those present; ``—`` where
-    the mean is undefined; ``(1 run)`` for a single value) with a ``seeds`` count, display names, in the
-    papers' order; empty when there is no run or no such metric."""
+    the mean is undefined; ``(1 run)`` for a single value) with a ``runs`` count (seeds, times the
+    unlearning sets or selectors a row pools), display names, in the papers' order; empty when there
+    is no run or no such metric."""
     metrics = [m for m in metrics if m in runs]
     if runs.empty or not metrics:
         return pd.DataFrame()
@@ -152,7 +153,7 @@ def mean_std_table(runs: pd.DataFrame, keys: list[str], metrics: list[str], digi
     mean, std, count = grouped.mean(), grouped.std(), grouped.count()
     table = pd.DataFrame({m: [format_mean_std(a, b, digits, MISSING_TEXT, n) for a, b, n in zip(mean[m], std[m], count[m])]
                           for m in metrics}, index=mean.index)
-    table.insert(0, "seeds", grouped.size())
+    table.insert(0, "runs", grouped.size())
     return display_frame(sort_paper_order(table.reset_index(), keys), index=keys)
 
 
