@@ -14,7 +14,7 @@ from recunlearn.experiments.casper import CasperGrid
 from recunlearn.experiments.cure4rec_exact import ExactGrid
 from recunlearn.report.claims import claim_row, claims_frame
 from recunlearn.report.glance import (coverage_text, difference_text, page_facts, paper_datasets, parameters_table,
-                                      pending_text, scale_text)
+                                      pending_text, scale_text, with_page_runs)
 from recunlearn.report.page_check import glue_references, missing_glue, problems
 
 REPO = Path(__file__).resolve().parents[2]
@@ -48,6 +48,10 @@ def test_paper_datasets_and_pending_name_what_is_missing_and_why():
     assert pending_text(grid, runs) == ("ML-1M and ADM: not run yet (need a GPU or many CPU-hours); "
                                         "2 of 4 runs waiting for CPU time: WMF 2")
     assert coverage_text(grid, runs) == "1 of 3 paper datasets; 2 of 4 runs have a record"
+    several = with_page_runs(runs, 30, pd.DataFrame({"model": ["wmf", "bpr", "bpr"]}))  # a page of several grids
+    assert coverage_text(grid, several).endswith("27 of 30 runs have a record")
+    assert pending_text(grid, several).endswith("3 of 30 runs waiting for CPU time: BPR 2, WMF 1")
+    assert runs.attrs.get("run_total") is None                                  # the page's frame, not the caller's
     two = ExactGrid(datasets=("ml-100k", "ml-1m"), seeds=(0,), selections=("random",), compute_missing=False)
     only_first = pd.DataFrame({"dataset": ["ml-100k"], "model": ["wmf"]})
     assert coverage_text(two, only_first).startswith("2 of 3 paper datasets (1 with a computed run); ")

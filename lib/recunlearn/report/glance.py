@@ -174,17 +174,28 @@ def scale_text(grid) -> str:
 
 # --- runs: what has a record, what is pending and why ---------------------------------------------
 
+def with_page_runs(runs: pd.DataFrame, total: int, pending: pd.DataFrame) -> pd.DataFrame:
+    """``runs`` (a copy) carrying the count of every run a page draws on (``total``, over all its
+    experiments) and those without a record (``pending``), so that its at-a-glance counts agree with
+    its table of runs."""
+    out = runs.copy()
+    out.attrs["run_total"] = total
+    out.attrs["pending"] = pending.to_dict("records") if len(pending) else []
+    return out
+
+
 def run_counts(grid, runs: pd.DataFrame | None) -> tuple[int, Counter]:
     """``(runs the grid needs, pending runs by reason)``. A ``status`` column (CASPER) gives the
     reason of each pending run; ``runs.attrs["pending"]`` (exact unlearning) lists runs without a
-    record; otherwise every run of ``grid.runs()`` was computed."""
+    record; otherwise every run of ``grid.runs()`` was computed. A page drawing on several
+    experiments' runs states their number in ``runs.attrs["run_total"]`` (see :func:`with_page_runs`)."""
     if runs is None:
         return 0, Counter()
     if "status" in runs:
         reasons = Counter(str(s) for s in runs["status"] if s != "computed")
         return len(runs), reasons
     pending = list(runs.attrs.get("pending", []))
-    total = len(grid.runs()) if hasattr(grid, "runs") else len(runs) + len(pending)
+    total = runs.attrs.get("run_total") or (len(grid.runs()) if hasattr(grid, "runs") else len(runs) + len(pending))
     if not pending:
         return total, Counter()
     device = _settings(grid).get("device")

@@ -10,6 +10,7 @@ from ...experiments.cure4rec import Collected
 from ...experiments.cure4rec_exact import ExactGrid
 from ...experiments.cure4rec_scif import ScifGrid, collect, collect_exact_mio, exact_mio_configs
 from ..cure4rec_scif import ASPECTS, complete_cells, overview_aspects, overview_aspects_by_seed, overview_claims
+from ..glance import with_page_runs
 from ..names import display_name, display_names, paper_sorted
 from ..plots import aspect_radar
 from . import Page, validated
@@ -68,7 +69,7 @@ def build(collected: Collected | None = None, exact: Collected | None = None, ex
 
     counts = f"runs: {len(scif_runs)} SCIF-page rows, {len(exact_runs)} exact, {len(mio_runs)} exact MIO"
     return Page(
-        PAGE, grid, scif_runs, pending, None,
+        PAGE, grid, with_page_runs(scif_runs, len(configs), pending), pending, None,
         overview_claims(overview_aspects_by_seed(scif_runs, exact_runs, "random", mio_runs)),
         tables={"runs": runs_table(len(configs), pending), "raw": raw.round(4), "normalised": overview.round(2)},
         figures={"figures": figures},

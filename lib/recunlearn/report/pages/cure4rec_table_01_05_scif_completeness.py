@@ -11,6 +11,7 @@ from ...experiments.cure4rec_scif import (ScifGrid, collect, collect_damping_swe
                                           damping_sweep_configs, exact_mio_configs)
 from ..compare import paper_vs_ours_table, within_text
 from ..cure4rec_scif import compare_scif, damping_sweep_table, exact_mio_table, scif_claims
+from ..glance import with_page_runs
 from ..names import by_dataset, display_name
 from ..paper import paper_table
 from ..plots import damping_sweep, method_bars
@@ -132,7 +133,7 @@ def build(collected: Collected | None = None, exact_mio: Collected | None = None
         printed(runs.groupby(KEYS)[["ndcg_untruncated", "hr_cure4rec", "a_igf"]].mean().round(2)),
         printed(runs.groupby(KEYS).size())]
     return Page(
-        PAGE, grid, runs, pending, comparison, scif_claims(runs),
+        PAGE, grid, with_page_runs(runs, len(configs), pending), pending, comparison, scif_claims(runs),
         tables={"runs": runs_table(len(configs), pending),
                 "comparison": paper_vs_ours_table(shown, KEYS, METRICS) if len(shown) else shown,
                 "extra": runs.groupby(KEYS)[EXTRA].mean().round(4) if len(runs) else runs,
