@@ -245,8 +245,10 @@ def render_status_page() -> str:
             lines.append(f"| {item.paper} {s['item']} | {s['device']} | {s['commit']} |")
     lines += ["", "## Compute plan", "",
               "Every entry of `grids/plan.yml` in priority order, on CPU: the runs it lists and how many have a",
-              "record, the runs it computes (those it lists first) and the CPU-hours left for them. `python -m",
-              "recunlearn compute` runs them in this order (`--dry-run` shows how each estimate was made).", "",
+              "record, the runs it computes (those no earlier entry lists) and the CPU-hours left for them. A run",
+              "several pages share is computed once, under the first entry that lists it: a later entry can list",
+              "runs without a record and still have none pending itself. `python -m recunlearn compute` runs",
+              "the entries in this order (`--dry-run` shows how each estimate was made).", "",
               *plan_table(plan)]
     lines += ["", "## Run records", "",
               "`python -m recunlearn audit` checks every committed record: *current* records are the ones",
