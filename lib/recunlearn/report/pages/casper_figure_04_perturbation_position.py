@@ -16,6 +16,10 @@ RLS = ["ao", "rbo_min", "jaccard"]
 PAIRS = [("earliest", "random"), ("earliest", "latest"), ("random", "latest")]
 
 
+TOY_COLUMNS = {"node": "Node", "user": "User", "item": "Item", "t": "Time", "root": "Root of the IDAG",
+               "descendants": "Descendants (itself included)", "set": "Descendant set"}
+
+
 def build(collected: Collected | None = None, **params) -> Page:
     """The Figure 4 page at notebook parameters ``params``: the toy IDAG and its exact cascade scores,
     the Earliest / Random / Latest runs with their Wilcoxon tests, the claims and the glued values."""
@@ -48,7 +52,8 @@ def build(collected: Collected | None = None, **params) -> Page:
               runs["status"].value_counts().to_string()]
     return Page(
         PAGE, grid, runs, collected.pending, None, claims,
-        tables={"toy_scores": toy_scores(toy, graph), "runs": status_counts(runs), "tests": tests},
+        tables={"toy_scores": toy_scores(toy, graph).rename(columns=TOY_COLUMNS), "runs": status_counts(runs),
+                "tests": tests},
         figures={"figure_4b": lambda: idag_figure(toy, graph, highlight=2,
                                                   title="IDAG of the toy stream: descendants of X3 in green"),
                  "figure_4a": figure_4a},
