@@ -49,7 +49,7 @@ DISPLAY_NAMES = {
     "rbo_ext": "RBO_ext(0.9)", "jaccard": "Jaccard@10", "mrr_original": "MRR of M", "mrr_perturbed": "MRR of M'",
     # column names
     "dataset": "Dataset", "model": "Model", "method": "Method", "selection": "Selection", "selector": "Selection",
-    "perturbation": "Perturbation", "replacement": "Replacement", "validation": "Validation", "ratio": "Unlearning ratio",
+    "perturbation": "Perturbation", "replacement": "Replacement", "validation": "Validation", "ratio": "Unlearning ratio (% of users)",
     "n_shards": "Shards", "shard": "Shard", "k": "Perturbed interactions k", "metric": "Metric", "seed": "Seed",
     "epoch": "Epoch", "source": "Source", "verdict": "Verdict",
     # CURE4Rec: the standard metrics beside the code's variants, validation rules, costs and times

@@ -243,6 +243,9 @@ def sweep_lines(frame: pd.DataFrame, x: str, metrics: list[str], hue: str, title
         sns.lineplot(shown, x=x, y=metric, hue=hue, hue_order=display_order(frame, hue), marker="o",
                      errorbar="sd", ax=ax, legend=ax is axes[0])
         ax.set(title=display_name(metric), xlabel=display_name(x), ylabel=display_name(metric))
+        levels = sorted(frame[x].dropna().unique())
+        if 0 < len(levels) <= 12:
+            ax.set_xticks(levels, [f"{v:g}" for v in levels])  # the swept levels, not 7.5 shards
     fig.suptitle(title)
     fig.tight_layout()
     legend_below(fig, axes[0], title=display_name(hue))
