@@ -159,6 +159,8 @@ def test_a_book_table_shows_every_row_a_dash_for_a_missing_number_and_counts_wit
     assert "0.7866" in html and "0.786638" not in html and "1.0000" in html   # a score column: four decimals
     assert "8.5e-04" in html and "166.3" in html and "3,880.3" in html        # a small time never reads 0.0
     assert "16.06" in html and "2.50" in html
+    rounded = BookTable(pd.DataFrame({"share": [0.09, 1.0, 0.46]}))._repr_html_()
+    assert "0.09<" in rounded and "0.0900" not in rounded                    # rounded to 2 decimals: shown so
     reordered = BookTable(frame.head(3).iloc[[2, 0, 1]])                 # rows sorted for the reader
     assert "<th>2</th>" not in reordered._repr_html_()
     assert "<th>5</th>" in BookTable(frame.head(2).set_axis([5, 0]))._repr_html_()   # not positions: shown

@@ -244,8 +244,9 @@ class BookTable(pd.DataFrame):
 def measured_formatters(frame: pd.DataFrame) -> dict:
     """A formatter for each float column of ``frame`` that is not a whole-number column: decimals by
     the column's largest value -- 4 up to 1 (scores: ``0.7866``), 2 up to 100 (``16.06``), 1 above
-    (``3,880.3``) -- and 2 significant digits for a nonzero value those decimals would show as zero
-    (``8.5e-04``, never ``0.0000``); ``—`` when missing."""
+    (``3,880.3``), fewer where the column is already rounded to fewer (``0.09``, not ``0.0900``) --
+    and 2 significant digits for a nonzero value those decimals would show as zero (``8.5e-04``,
+    never ``0.0000``); ``—`` when missing."""
     whole = whole_number_formatters(frame)
     out = {}
     for position, column in enumerate(frame.columns):
@@ -254,6 +255,9 @@ def measured_formatters(frame: pd.DataFrame) -> dict:
             continue
         largest = values.abs().max()
         decimals = 4 if not largest > 1 else 2 if largest < 100 else 1
+        present = values.dropna().to_numpy(dtype=float)
+        decimals = next((d for d in range(decimals) if np.allclose(present, np.round(present, d), rtol=0, atol=1e-12)),
+                        decimals)  # a column rounded to 2 decimals keeps 2, not 0.0900
 
         def text(value, decimals=decimals) -> str:
             if pd.isna(value):

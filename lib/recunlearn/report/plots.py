@@ -311,11 +311,14 @@ def aspect_radar(frame: pd.DataFrame, aspects: list[str], series: str, title: st
     ax.set_xticks(angles)
     ax.set_xticklabels([display_name(a) for a in aspects])
     ax.tick_params(axis="x", pad=12, labelsize=11)
+    for label, angle in zip(ax.get_xticklabels(), angles):  # a side label grows away from the circle
+        cos = np.cos(angle)
+        label.set_horizontalalignment("left" if cos > 0.1 else "right" if cos < -0.1 else "center")
     ax.set_rlabel_position(22.5)
     ax.set_yticks([0.25, 0.5, 0.75, 1.0])
     ax.tick_params(axis="y", labelsize=9)
     ax.set_ylim(0, 1.05)
     ax.set_title(title, pad=24)
-    ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.08), ncol=min(len(table), 4), frameon=False)
+    ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.12), ncol=min(len(table), 4), frameon=False)
     fig.tight_layout()
     return fig
