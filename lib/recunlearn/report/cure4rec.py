@@ -56,11 +56,13 @@ EU_METHODS = ["sisa", "receraser", "ultrare"]
 
 def with_retrain_gap(runs: pd.DataFrame) -> pd.DataFrame:
     """``runs`` with ``a_igf_gap`` = A-IGF minus the mean A-IGF of Retrain (same dataset, model,
-    selection, ratio) and its absolute value ``a_igf_gap_abs`` (the paper's "approaching Retrain")."""
+    selection, ratio) and its absolute value ``a_igf_gap_abs`` (the paper's "approaching Retrain");
+    undefined (NaN, shown as a dash) for Retrain itself, the reference, whose distance to its own mean
+    is only its seed spread."""
     keys = ["dataset", "model", "selection", "ratio"]
     retrain = (runs[runs["method"] == "retrain"].groupby(keys)["a_igf"].mean().rename("a_igf_retrain").reset_index())
     out = runs.merge(retrain, on=keys, how="left")
-    out["a_igf_gap"] = out["a_igf"] - out["a_igf_retrain"]
+    out["a_igf_gap"] = (out["a_igf"] - out["a_igf_retrain"]).where(out["method"] != "retrain")
     out["a_igf_gap_abs"] = out["a_igf_gap"].abs()
     return out
 
