@@ -10,7 +10,7 @@ from . import Page
 from .cure4rec_runs import collect_exact, notices, printed, runs_notice, runs_table
 
 PAGE = "cure4rec/figure-08-unlearning-ratio"
-SHOWN = ["ndcg_untruncated", "unlearn_seconds", "a_igf", "a_igf_gap_abs"]
+SHOWN = ["ndcg_untruncated", "unlearn_seconds", "a_igf", "abs_a_igf", "a_igf_gap_abs"]
 EXPECTED = {"ndcg_untruncated": -1, "unlearn_seconds": -1, "abs_a_igf": -1}
 """The paper's trends as the ratio grows (-1: falls); "fairer" read as |A-IGF| closer to zero."""
 
@@ -21,13 +21,14 @@ def build(collected: ExactCollected | None = None, **params) -> Page:
     grid, collected, command = collect_exact(PAGE, params, collected)
     runs, pending, total = collected.runs, collected.pending, len(grid.runs())
     sweep = with_retrain_gap(runs)
-    claims = sweep_claims(sweep.assign(abs_a_igf=sweep["a_igf"].abs()), "ratio", EXPECTED, "the unlearning ratio")
+    sweep = sweep.assign(abs_a_igf=sweep["a_igf"].abs())  # what the fairness claim is tested on, shown with it
+    claims = sweep_claims(sweep, "ratio", EXPECTED, "the unlearning ratio")
     return Page(
         PAGE, grid, runs, pending, None, claims,
         tables={"runs": runs_table(total, pending),
                 "sweep": sweep.groupby(["dataset", "model", "method", "ratio"])[SHOWN].agg(["mean", "std"]).round(4)},
         figures={"figure": lambda: sweep_lines(
-            sweep, "ratio", ["ndcg_untruncated", "unlearn_seconds", "a_igf"], "method",
+            sweep, "ratio", ["ndcg_untruncated", "unlearn_seconds", "abs_a_igf"], "method",
             "utility, time and A-IGF against the share of users unlearned (%)", by=("dataset", "model"))},
         notices=notices(runs=runs_notice("The runs of this page", total, pending, command),
                         sweep=runs_notice("The table", total, pending, command),
