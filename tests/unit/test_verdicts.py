@@ -172,7 +172,7 @@ def test_ordering_claim_in_both_directions_and_within_noise():
     row = ordering_claim("ultrare_ge_receraser_ge_sisa", "UltraRE ≥ RecEraser ≥ SISA", opposite, "method", chain, "y",
                          ["cell"])
     assert row["verdict"] == "not reproduced"       # a chain is a conjunction: UltraRE > RecEraser is reversed
-    assert row["holds in"] == "0 of 2 cells by mean; 1 of 2 links significant, 1 reversed"
+    assert row["holds in"] == "0 of 2 cells by mean; 1 of 2 links significant, 1 significantly against"
     beat = ordering_claim("receraser_ultrare_beat_sisa", "RecEraser and UltraRE beat SISA", opposite, "method",
                           [("receraser", "sisa"), ("ultrare", "sisa")], "y", ["cell"])
     assert beat["verdict"] == "reproduced"          # the split claim holds where the chain does not
@@ -203,7 +203,7 @@ def test_ordering_claim_with_a_margin_and_per_cell():
 def test_band_and_exact_claims():
     runs = pd.DataFrame({"cell": ["a"] * 3 + ["b"] * 3, "ao": [0.80, 0.81, 0.82, 0.60, 0.61, 0.62]})
     row = band_claim("ao_band", "AO in band", runs, "ao", ["cell"], 0.75, 0.95)
-    assert row["verdict"] == "partly reproduced" and row["holds in"] == "1 of 2 cells significant"
+    assert row["verdict"] == "partly reproduced" and row["holds in"] == "1 of 2 cells significant; 1 significantly against"
     assert band_claim("ao_band", "AO in band", runs[runs["cell"] == "b"], "ao", ["cell"], 0.75,
                       0.95)["verdict"] == "not reproduced"
     single = band_claim("ao_band", "AO in band", runs.iloc[[0, 3]], "ao", ["cell"], 0.75, 0.95)

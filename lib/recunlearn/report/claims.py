@@ -86,6 +86,13 @@ def cells_verdict(outcomes: Iterable[str | None]) -> str:
     return combine(_CELL[o] for o in outcomes if o is not None)
 
 
+def against(outcomes: list[str]) -> str:
+    """``"; 3 significantly against"`` when some cells' tests are significant the other way (a trend
+    reversed, a value outside a band), so a *partly reproduced* shows how much fails; else empty."""
+    failing = outcomes.count("fails")
+    return f"; {failing} significantly against" if failing else ""
+
+
 def holds_in_text(count: int, total: int, unit: str) -> str:
     """``"3 of 4 cells"`` for a claim's ``holds in``; empty when no cell was tested (a claim never
     counts nothing: it reads as its verdict alone, e.g. ``pending``)."""
@@ -317,8 +324,8 @@ def ordering_claim(id: str, claim: str, runs: pd.DataFrame, factor: str, links: 
     significant in the opposite direction (the claim is the conjunction of its links);
     ``inconclusive`` otherwise; ``pending`` without pairs. ``holds in`` counts the cells whose mean
     differences all agree (``"cells by mean"``) and, for several links, the links significant each
-    way (``"2 of 3 links significant, 1 reversed"``: "SISA, RecEraser and UltraRE below Retrain"
-    with SISA significantly above).
+    way (``"2 of 3 links significant, 1 significantly against"``: "SISA, RecEraser and UltraRE below
+    Retrain" with SISA significantly above, or a margin significantly not met).
 
     ``per_cell``: the test is run in each cell (a cell holds when every link is significant there,
     fails when one is significant the other way, else is noise) and the cells combine by
@@ -378,7 +385,7 @@ def ordering_claim(id: str, claim: str, runs: pd.DataFrame, factor: str, links: 
                 outcomes.append("holds" if all(o == "holds" for o in link_outcomes)
                                 else "fails" if "fails" in link_outcomes else "noise")
         verdict = cells_verdict(outcomes)
-        holds_in = holds_in_text(outcomes.count("holds"), len(outcomes), "cells significant")
+        holds_in = holds_in_text(outcomes.count("holds"), len(outcomes), "cells significant") + against(outcomes)
         if verdict == INCONCLUSIVE and 0.5 ** largest_cell >= alpha:
             holds_in += f"; {largest_cell} pairs per cell cannot reach p < {alpha:g}"
     else:
@@ -405,7 +412,7 @@ def ordering_claim(id: str, claim: str, runs: pd.DataFrame, factor: str, links: 
         if len(link_outcomes) > 1:
             reversed_links = link_outcomes.count("fails")
             holds_in += (f"; {link_outcomes.count('holds')} of {len(link_outcomes)} links significant"
-                         + (f", {reversed_links} reversed" if reversed_links else ""))
+                         + (f", {reversed_links} significantly against" if reversed_links else ""))
     evidence = (note + " " if note else "") + f"{display_name(metric)}; " + "; ".join(parts) + f"; alpha = {alpha}"
     return claim_row(id, claim, verdict, holds_in, max(p_values), test_name, evidence)
 
@@ -440,8 +447,9 @@ def trend_claim(id: str, claim: str, runs: pd.DataFrame, x: str, metric: str, si
     verdict = cells_verdict(outcomes)
     test = "Spearman ρ over seed-level points, one-sided permutation p-value"
     evidence = (note + " " if note else "") + ("; ".join(parts) if parts else "no cell with two levels yet")
-    return claim_row(id, claim, verdict, holds_in_text(outcomes.count("holds"), len(outcomes), "cells significant"),
-                     max(p_values) if p_values else float("nan"), test, evidence + f"; alpha = {alpha}")
+    return claim_row(id, claim, verdict, holds_in_text(outcomes.count("holds"), len(outcomes), "cells significant")
+                     + against(outcomes), max(p_values) if p_values else float("nan"), test,
+                     evidence + f"; alpha = {alpha}")
 
 
 def band_claim(id: str, claim: str, runs: pd.DataFrame, metric: str, cells: list[str], low: float = -np.inf,
@@ -461,7 +469,7 @@ def band_claim(id: str, claim: str, runs: pd.DataFrame, metric: str, cells: list
     verdict = cells_verdict(outcomes)
     evidence = (note + " " if note else "") + (f"{display_name(metric)} {band_text(low, high)}; " + "; ".join(parts)
                                                if parts else "no computed cell yet")
-    holds_in = holds_in_text(outcomes.count("holds"), len(outcomes), "cells significant")
+    holds_in = holds_in_text(outcomes.count("holds"), len(outcomes), "cells significant") + against(outcomes)
     if single:
         holds_in += f"; {single} with a single run (no test possible)"
     return claim_row(id, claim, verdict, holds_in, max(p_values) if p_values else
