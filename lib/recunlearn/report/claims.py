@@ -366,6 +366,8 @@ def ordering_claim(id: str, claim: str, runs: pd.DataFrame, factor: str, links: 
         if means:
             cell_hold.append(all(m > 0 for m in means))
     holds_in = holds_in_text(sum(cell_hold), len(cell_hold), "cells by mean")
+    if left_out:
+        holds_in += f"; {left_out} pairs not timed together, left out"
     parts, p_values = [], []
     if per_cell:
         outcomes, largest_cell = [], 0
