@@ -33,11 +33,11 @@ def zoomed_limits(low: float, high: float, pad: float = 0.1, floor: float = 0.0,
 
 
 def range_text(low: float, high: float, floor: float = 0.0, ceiling: float = 1.0) -> str:
-    """``"axis zoomed to 0.970–1.000"``: the range shown (within [``floor``, ``ceiling``]), stated on
-    the axis, which does not start at 0."""
+    """``"zoomed to 0.970–1.000"``: the range shown (within [``floor``, ``ceiling``]), stated on the
+    axis, which does not start at 0."""
     low, high = max(low, floor), min(high, ceiling)
     digits = 3 if high - low >= 0.01 else 4
-    return f"axis zoomed to {low:.{digits}f}–{high:.{digits}f}"
+    return f"zoomed to {low:.{digits}f}–{high:.{digits}f}"
 
 
 # --- summaries and paper-vs-ours tables of the runs -------------------------------------------------
@@ -322,7 +322,7 @@ def rls_bars(summary: pd.DataFrame, x: str, hue: str | None, metrics: list[str],
         ax.set_ylim(low, high)
         if metric == "ao" and low <= 0.5 <= high:
             ax.axhline(0.5, color="grey", linestyle=":", linewidth=1)
-        ax.set_ylabel(f"{display_name(metric)}\n({range_text(low, high)})")
+        ax.set_ylabel(range_text(low, high))  # the panel's title names the metric
         ax.set_xticks(range(len(x_values)), [display_name(v) for v in x_values])
         ax.set_xlim(-0.5, len(x_values) - 0.5)
         rotate_if_crowded(ax, width=PAGE_WIDTH_IN / min(len(metrics), 3))

@@ -10,7 +10,7 @@ from ...experiments.casper import CasperGrid, Collected, renumbering_table
 from ..casper import (best_method_claims, casper_vs_baselines, label_pending, method_label, rls_bars, summarize_rls,
                       table3_claims, table3_view)
 from ..compare import compare, verdict
-from ..names import display_name
+from ..names import display_name, sort_paper_order
 from ..paper import paper_table
 from . import Page, cells_notice, computed_cells, count_text, runs_notice
 from .casper_runs import collect_page, printed, status_counts
@@ -53,8 +53,9 @@ def build(collected: Collected | None = None, **params) -> Page:
         "n_items": f"{load_stream(grid.datasets[0]).n_items:,}",
         "n_baselines_tested": count_text(len(tests), len(tests), "{total}", "no"),
     }
-    shown = summary.assign(method=[f"{method_label(s, p, r)}, {display_name(p)}" for s, p, r in
-                                   zip(summary["selector"], summary["perturbation"], summary["replacement"])])
+    ordered = sort_paper_order(summary, ["perturbation", "selector", "replacement"])  # the figure follows the table
+    shown = ordered.assign(method=[f"{method_label(s, p, r)}, {display_name(p)}" for s, p, r in
+                                   zip(ordered["selector"], ordered["perturbation"], ordered["replacement"])])
     computed = runs[runs["status"] == "computed"]
     checks = [printed(computed[["model", "selector", "perturbation", "replacement", "seed", "ao", "rbo_min",
                                 "jaccard"]].round(2)),
