@@ -33,11 +33,11 @@ def zoomed_limits(low: float, high: float, pad: float = 0.1, floor: float = 0.0,
 
 
 def range_text(low: float, high: float, floor: float = 0.0, ceiling: float = 1.0) -> str:
-    """``"zoomed to 0.970–1.000"``: the range shown (within [``floor``, ``ceiling``]), stated on the
-    axis, which does not start at 0."""
+    """``"zoomed to\\n0.970–1.000"`` (two short lines): the range shown (within [``floor``,
+    ``ceiling``]), stated on the axis, which does not start at 0."""
     low, high = max(low, floor), min(high, ceiling)
     digits = 3 if high - low >= 0.01 else 4
-    return f"zoomed to {low:.{digits}f}–{high:.{digits}f}"
+    return f"zoomed to\n{low:.{digits}f}–{high:.{digits}f}"
 
 
 # --- summaries and paper-vs-ours tables of the runs -------------------------------------------------
@@ -419,7 +419,7 @@ def k_figure(summary: pd.DataFrame, metrics: list[str], title: str):
     if values:
         low, high = zoomed_limits(np.nanmin(values), np.nanmax(values))
         ax.set_ylim(low, high)
-        ax.set_ylabel(f"similarity to the unperturbed lists ({range_text(low, high)})")
+        ax.set_ylabel("similarity to the unperturbed lists\n(" + range_text(low, high).replace("\n", " ") + ")")
         ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False)
     else:
         ax.text(0.5, 0.5, "pending", ha="center", va="center", transform=ax.transAxes)

@@ -54,7 +54,8 @@ def build(collected: Collected | None = None, **params) -> Page:
         "n_baselines_tested": count_text(len(tests), len(tests), "{total}", "no"),
     }
     ordered = sort_paper_order(summary, ["perturbation", "selector", "replacement"])  # the figure follows the table
-    shown = ordered.assign(method=[f"{method_label(s, p, r)}, {display_name(p)}" for s, p, r in
+    several = ordered["perturbation"].nunique() > 1  # name the perturbation only when there are several
+    shown = ordered.assign(method=[method_label(s, p, r) + (f", {display_name(p)}" if several else "") for s, p, r in
                                    zip(ordered["selector"], ordered["perturbation"], ordered["replacement"])])
     computed = runs[runs["status"] == "computed"]
     checks = [printed(computed[["model", "selector", "perturbation", "replacement", "seed", "ao", "rbo_min",
