@@ -36,13 +36,6 @@ def pending_command(page: str, device: str, pending: pd.DataFrame | None, config
     return " && ".join(run_command(group) for group in by_experiment.values()) or None
 
 
-def paper_command(page: str, device: str, configs: Iterable[Config]) -> str | None:
-    """The compute plan's command for ``configs`` of the paper's datasets this render does not run
-    (None when the plan lists none of them for ``page``)."""
-    entries = plan_entries(page, {record_key(c) for c in configs}, device)
-    return compute_command(entries, device) if entries else None
-
-
 def missing_datasets(grid) -> tuple[str, ...]:
     """The paper's datasets that ``grid`` does not run (none for a sweep on ML-100K alone)."""
     sweep = len(getattr(grid, "shard_counts", ())) > 1 or len(getattr(grid, "ratios", ())) > 1
@@ -125,10 +118,15 @@ def fixed(value: float, digits: int) -> str:
     return "pending" if pd.isna(value) else f"{value:.{digits}f}"
 
 
-def comparison_command(page: str, grid, command: str | None) -> str | None:
-    """The command behind a paper-vs-ours notice: ``command`` (computing the grid's pending runs) when
-    there is one, else the plan's command for the paper's datasets this render does not run."""
-    if command:
-        return command
+def comparison_command(page: str, grid, command: str | None, pending: pd.DataFrame | None = None) -> str | None:
+    """The command behind a paper-vs-ours notice, which counts both the grid's ``pending`` runs and the
+    paper's datasets this render does not run: the plan's command for the entries listing either
+    (``command``, the grid's own, when the plan lists none of them)."""
     missing = missing_datasets(grid)
-    return paper_command(page, grid.device, grid.replace(datasets=missing).runs()) if missing else None
+    if not missing:
+        return command
+    keys = {record_key(c) for c in grid.replace(datasets=missing).runs()}
+    if pending is not None and len(pending):
+        keys |= set(pending["key"])
+    entries = plan_entries(page, keys, grid.device)
+    return compute_command(entries, grid.device) if entries else command

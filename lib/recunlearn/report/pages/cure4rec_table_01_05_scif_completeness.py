@@ -148,7 +148,7 @@ def build(collected: Collected | None = None, exact_mio: Collected | None = None
         notices=notices(
             runs=runs_notice("The runs of this page", len(configs), pending, command),
             comparison=cells_notice("Tables 1 and 5, paper vs ours", comparison, grid, ["model", "selection"],
-                                    pending_reason(grid.device), comparison_command(PAGE, grid, command)),
+                                    pending_reason(grid.device), comparison_command(PAGE, grid, command, pending)),
             extra=runs_notice("MIO AUC, standard metrics and SCIF's solver", total, collected.pending, command),
             figure=runs_notice("The figure", total, collected.pending, command),
             mio_gap=runs_notice("The MIO gap", total, collected.pending, command),

@@ -55,7 +55,7 @@ def build(collected: ExactCollected | None = None, variants: Collected | None = 
         notices=notices(
             runs=runs_notice("The runs of this page", total, pending, command),
             comparison=cells_notice("Table 2, paper vs ours", comparison, grid, ["model", "method", "selection"],
-                                    pending_reason(grid.device), comparison_command(PAGE, grid, command)),
+                                    pending_reason(grid.device), comparison_command(PAGE, grid, command, collected.pending)),
             standard_metrics=runs_notice("The standard metrics", total, pending, command),
             combiners=runs_notice("The combiner variants", len(variant_configs), variants.pending, variants_command),
             figure=runs_notice("The figure", total, pending, command)),
