@@ -94,6 +94,14 @@ def test_paper_vs_ours_table_display():
     assert first[("NDCG@20", "ours")][("WMF", "UltraRE", "Core")] == "pending"
 
 
+def test_paper_vs_ours_table_with_the_metrics_as_rows_is_four_columns_wide():
+    long = paper_vs_ours_table(_comparison(), KEYS, ["ndcg_untruncated"], metrics_as_rows=True)
+    assert list(long.columns) == ["paper", "ours", DIFFERENCE_HEADER, "check"]
+    assert long.index.names[-1] == "Metric" and set(long.index.get_level_values(-1)) == {"NDCG@20"}
+    wide = paper_vs_ours_table(_comparison(), KEYS, ["ndcg_untruncated"])
+    assert long.to_numpy().tolist() == wide.to_numpy().tolist()        # the same cells, laid out in rows
+
+
 def test_paper_vs_ours_table_keeps_old_call_and_options():
     comparison = _comparison()
     raw = paper_vs_ours_table(comparison, KEYS, ["ndcg_untruncated"], 3, difference=False, display=False)

@@ -151,8 +151,8 @@ def mean_std_table(runs: pd.DataFrame, keys: list[str], metrics: list[str], digi
         return pd.DataFrame()
     grouped = runs.groupby(keys)[metrics]
     mean, std, count = grouped.mean(), grouped.std(), grouped.count()
-    table = pd.DataFrame({m: [format_mean_std(a, b, digits, MISSING_TEXT, n) for a, b, n in zip(mean[m], std[m], count[m])]
-                          for m in metrics}, index=mean.index)
+    table = pd.DataFrame({m: [format_mean_std(a, b, digits, MISSING_TEXT, n)
+                              for a, b, n in zip(mean[m], std[m], count[m])] for m in metrics}, index=mean.index)
     table.insert(0, "runs", grouped.size())
     return display_frame(sort_paper_order(table.reset_index(), keys), index=keys)
 
@@ -169,7 +169,7 @@ DIFFERENCE_HEADER = "ours − paper"
 
 def paper_vs_ours_table(comparison: pd.DataFrame, index: list[str], metrics: list[str],
                         digits: int = 4, *, difference: bool = True, check: bool = True,
-                        display: bool = True, pending: str = "pending") -> pd.DataFrame:
+                        display: bool = True, pending: str = "pending", metrics_as_rows: bool = False) -> pd.DataFrame:
     """Wide display table: for each metric a "paper" column, an "ours" column (``mean ± std`` over
     seeds, ``pending`` where not computed), an "ours − paper" column (the signed difference of the
     means, ``difference``) and a "check" column (within or outside, with the cell's tolerance, see
@@ -178,7 +178,9 @@ def paper_vs_ours_table(comparison: pd.DataFrame, index: list[str], metrics: lis
     Rows come in the papers' order (Retrain, SISA, RecEraser, UltraRE; core, random, edge; ML-100K,
     ML-1M, ADM; :data:`recunlearn.report.names.PAPER_ORDER`), indexed by ``index`` rather than a row
     number; with ``display`` headers and key values are display names (``ndcg_untruncated`` ->
-    "NDCG@20", ``lightgcn`` -> "LightGCN"). Missing cells read "—", never ``NaN``; no ``-0.0000``."""
+    "NDCG@20", ``lightgcn`` -> "LightGCN"). Missing cells read "—", never ``NaN``; no ``-0.0000``.
+    ``metrics_as_rows``: the metric as the last row level instead, four columns in all, so that a
+    page comparing several metrics fits its width."""
     part = comparison[comparison["metric"].isin(metrics)].copy()
     part["ours_text"] = [format_mean_std(m, s, digits, pending, n)
                          for m, s, n in zip(part["ours"], part["ours_std"], part["n"])]
@@ -203,4 +205,8 @@ def paper_vs_ours_table(comparison: pd.DataFrame, index: list[str], metrics: lis
                                                    names=[display_name(n) for n in wide.index.names])
         else:
             wide.index = pd.Index([display_name(v) for v in wide.index], name=display_name(wide.index.name))
+    if metrics_as_rows:
+        wide = wide.stack(level=0, future_stack=True)
+        wide.index = wide.index.set_names("Metric" if display else "metric", level=-1)
+        wide.columns.name = None
     return wide

@@ -193,7 +193,8 @@ def partition_table(runs: pd.DataFrame, n_shards: int) -> pd.DataFrame:
         return pd.DataFrame()
     points = points.drop(columns="partition").rename(columns={"shards": "partition"})
     grouped = points.groupby(CELLS + ["aggregation", "partition"])["ndcg@10"]
-    text = [format_mean_std(m, sd, 4, MISSING_TEXT, n) for m, sd, n in zip(grouped.mean(), grouped.std(), grouped.count())]
+    text = [format_mean_std(m, sd, 4, MISSING_TEXT, n)
+            for m, sd, n in zip(grouped.mean(), grouped.std(), grouped.count())]
     table = pd.Series(text, index=grouped.mean().index).unstack("partition")
     return display_frame(sort_paper_order(table.reset_index(), CELLS), index=CELLS + ["aggregation"])
 
@@ -231,8 +232,8 @@ def inferable_claim(runs: pd.DataFrame) -> dict:
     before = main_runs(_ensure(runs, NEEDED)).drop_duplicates(CELLS + ["seed"])
     return band_claim("sru_deleted_item_inferable",
                       f"After plain deletion (the item removed from the session, the model not retrained) the "
-                      f"deleted item can still be inferred: HIT@10 above a random ranking's 10/{N_NEGATIVES + 1}", before, "hit_before_retraining@10", CELLS,
-                      low=HIT_RANDOM[10])
+                      f"deleted item can still be inferred: HIT@10 above a random ranking's 10/{N_NEGATIVES + 1}",
+                      before, "hit_before_retraining@10", CELLS, low=HIT_RANDOM[10])
 
 
 def accuracy_claims(runs: pd.DataFrame) -> list[dict]:

@@ -51,15 +51,16 @@ def build(collected: Collected | None = None, **params) -> Page:
         for (dataset, validation), part in comparison.groupby(["dataset", "validation"]):
             if part["ours"].notna().any():
                 paper_vs_ours_bars(part[part["ours"].notna()], x="model", metrics=METRICS,
-                                   title=f"{display_name(dataset)}, validation = {display_name(validation)}: Learn models, "
-                                         "ours vs paper")
+                                   title=f"{display_name(dataset)}, validation = {display_name(validation)}: "
+                                         "Learn models, ours vs paper")
 
     pending_cells = cells_notice("The Learn rows, paper vs ours", comparison, grid, ["model", "validation"],
                                  pending_reason(grid.device), comparison_command(PAGE, grid, command))
     return Page(
         PAGE, grid, runs, pending, paper_cells, None,
         tables={"runs": runs_table(total, pending),
-                "comparison": paper_vs_ours_table(computed, KEYS, METRICS) if len(computed) else computed,
+                "comparison": paper_vs_ours_table(computed, KEYS, METRICS, metrics_as_rows=True) if len(computed)
+                else computed,
                 "all_metrics": computed.pivot_table(index=KEYS, columns="metric", values="ours").round(4)
                 if len(computed) else computed,
                 "training": runs.groupby(KEYS)[COST].agg(["mean", "std"]).round(2) if len(runs) else runs,

@@ -47,7 +47,7 @@ def build(collected: ExactCollected | None = None, variants: Collected | None = 
     return Page(
         PAGE, grid, runs, pending, comparison, utility_claims(runs),
         tables={"runs": runs_table(total, pending),
-                "comparison": paper_vs_ours_table(shown, KEYS, METRICS) if len(shown) else shown,
+                "comparison": paper_vs_ours_table(shown, KEYS, METRICS, metrics_as_rows=True) if len(shown) else shown,
                 "standard_metrics": runs.groupby(KEYS)[EXACT_UTILITY].mean().round(4),
                 "combiners": combiners},
         figures={"figure": figure},
@@ -55,7 +55,8 @@ def build(collected: ExactCollected | None = None, variants: Collected | None = 
         notices=notices(
             runs=runs_notice("The runs of this page", total, pending, command),
             comparison=cells_notice("Table 2, paper vs ours", comparison, grid, ["model", "method", "selection"],
-                                    pending_reason(grid.device), comparison_command(PAGE, grid, command, collected.pending)),
+                                    pending_reason(grid.device),
+                                    comparison_command(PAGE, grid, command, collected.pending)),
             standard_metrics=runs_notice("The standard metrics", total, pending, command),
             combiners=runs_notice("The combiner variants", len(variant_configs), variants.pending, variants_command),
             figure=runs_notice("The figure", total, pending, command)),
