@@ -32,12 +32,12 @@ def zoomed_limits(low: float, high: float, pad: float = 0.1, floor: float = 0.0,
     return max(floor, low - margin), min(ceiling + margin / 2, high + margin)
 
 
-def range_text(low: float, high: float, floor: float = 0.0, ceiling: float = 1.0) -> str:
-    """``"zoomed to\\n0.970–1.000"`` (two short lines): the range shown (within [``floor``,
-    ``ceiling``]), stated on the axis, which does not start at 0."""
+def range_text(low: float, high: float, floor: float = 0.0, ceiling: float = 1.0, sep: str = " ") -> str:
+    """``"zoomed to 0.970–1.000"`` (``sep="\\n"``: on two short lines): the range shown (within
+    [``floor``, ``ceiling``]), stated on the axis, which does not start at 0."""
     low, high = max(low, floor), min(high, ceiling)
     digits = 3 if high - low >= 0.01 else 4
-    return f"zoomed to\n{low:.{digits}f}–{high:.{digits}f}"
+    return f"zoomed to{sep}{low:.{digits}f}–{high:.{digits}f}"
 
 
 # --- summaries and paper-vs-ours tables of the runs -------------------------------------------------
@@ -322,7 +322,7 @@ def rls_bars(summary: pd.DataFrame, x: str, hue: str | None, metrics: list[str],
         ax.set_ylim(low, high)
         if metric == "ao" and low <= 0.5 <= high:
             ax.axhline(0.5, color="grey", linestyle=":", linewidth=1)
-        ax.set_ylabel(range_text(low, high))  # the panel's title names the metric
+        ax.set_ylabel(range_text(low, high, sep="\n"))  # the panel's title names the metric
         ax.set_xticks(range(len(x_values)), [display_name(v) for v in x_values])
         ax.set_xlim(-0.5, len(x_values) - 0.5)
         rotate_if_crowded(ax, width=PAGE_WIDTH_IN / min(len(metrics), 3))
@@ -419,7 +419,7 @@ def k_figure(summary: pd.DataFrame, metrics: list[str], title: str):
     if values:
         low, high = zoomed_limits(np.nanmin(values), np.nanmax(values))
         ax.set_ylim(low, high)
-        ax.set_ylabel("similarity to the unperturbed lists\n(" + range_text(low, high).replace("\n", " ") + ")")
+        ax.set_ylabel(f"similarity to the unperturbed lists\n({range_text(low, high)})")
         ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False)
     else:
         ax.text(0.5, 0.5, "pending", ha="center", va="center", transform=ax.transAxes)
@@ -451,8 +451,8 @@ def most_stable_claim(runs: pd.DataFrame, model: str = "latentcross", selector: 
     done = _computed(runs)
     part = done[done["selector"] == selector]
     others = sorted(set(part["model"]) - {model})
-    return ordering_claim(id, f"{display_name(model)} is the most stable model under {display_name(selector)} perturbation (highest AO)", part,
-                          "model", [(model, m) for m in others], "ao", cells or [])
+    claim = f"{display_name(model)} is the most stable model under {display_name(selector)} perturbation (highest AO)"
+    return ordering_claim(id, claim, part, "model", [(model, m) for m in others], "ao", cells or [])
 
 
 def lowest_ao_claim(runs: pd.DataFrame, selector: str, others: list[str], cells: list[str], id: str,
@@ -478,8 +478,8 @@ def mrr_group_claim(runs: pd.DataFrame, cells: list[str], groups=("low", "high")
     long["group"] = long["group"].str.removeprefix(f"{metric}_")
     links = list(zip(groups[:-1], groups[1:]))
     text = " < ".join(groups)
-    return ordering_claim(id, f"MRR groups ordered {text} in {display_name(metric)} (low-MRR users least stable)", long, "group",
-                          links, metric, [c for c in cells if c in done], higher=False)
+    return ordering_claim(id, f"MRR groups ordered {text} in {display_name(metric)} (low-MRR users least stable)",
+                          long, "group", links, metric, [c for c in cells if c in done], higher=False)
 
 
 def next_item_claim(runs: pd.DataFrame, cells: list[str], tolerance: float = 0.01,

@@ -93,6 +93,12 @@ def against(outcomes: list[str]) -> str:
     return f"; {failing} significantly against" if failing else ""
 
 
+def unreachable(pairs: int, alpha: float, per: str = "") -> str:
+    """``"; 3 pairs cannot reach p < 0.05"`` when a one-sided signed-rank test over ``pairs`` pairs
+    cannot pass at ``alpha`` whatever the data (its smallest p is 1 / 2**pairs); else empty."""
+    return f"; {pairs} pairs{per} cannot reach p < {alpha:g}" if 0.5 ** pairs >= alpha else ""
+
+
 def holds_in_text(count: int, total: int, unit: str) -> str:
     """``"3 of 4 cells"`` for a claim's ``holds in``; empty when no cell was tested (a claim never
     counts nothing: it reads as its verdict alone, e.g. ``pending``)."""
@@ -366,8 +372,6 @@ def ordering_claim(id: str, claim: str, runs: pd.DataFrame, factor: str, links: 
         if means:
             cell_hold.append(all(m > 0 for m in means))
     holds_in = holds_in_text(sum(cell_hold), len(cell_hold), "cells by mean")
-    if left_out:
-        holds_in += f"; {left_out} pairs not timed together, left out"
     parts, p_values = [], []
     if per_cell:
         outcomes, largest_cell = [], 0
@@ -388,8 +392,8 @@ def ordering_claim(id: str, claim: str, runs: pd.DataFrame, factor: str, links: 
                                 else "fails" if "fails" in link_outcomes else "noise")
         verdict = cells_verdict(outcomes)
         holds_in = holds_in_text(outcomes.count("holds"), len(outcomes), "cells significant") + against(outcomes)
-        if verdict == INCONCLUSIVE and 0.5 ** largest_cell >= alpha:
-            holds_in += f"; {largest_cell} pairs per cell cannot reach p < {alpha:g}"
+        if verdict == INCONCLUSIVE:
+            holds_in += unreachable(largest_cell, alpha, " per cell")
     else:
         link_outcomes = []
         for (a, b), d in diffs.items():
@@ -408,13 +412,14 @@ def ordering_claim(id: str, claim: str, runs: pd.DataFrame, factor: str, links: 
             verdict = PARTLY
         else:
             verdict = INCONCLUSIVE
-        largest = max(len(d) for d in diffs.values())
-        if verdict == INCONCLUSIVE and 0.5 ** largest >= alpha:
-            holds_in += f"; {largest} pairs cannot reach p < {alpha:g}"
+        if verdict == INCONCLUSIVE:
+            holds_in += unreachable(max(len(d) for d in diffs.values()), alpha)
         if len(link_outcomes) > 1:
             reversed_links = link_outcomes.count("fails")
             holds_in += (f"; {link_outcomes.count('holds')} of {len(link_outcomes)} links significant"
                          + (f", {reversed_links} significantly against" if reversed_links else ""))
+    if left_out:
+        holds_in += f"; {left_out} pairs not timed together, left out"
     evidence = (note + " " if note else "") + f"{display_name(metric)}; " + "; ".join(parts) + f"; alpha = {alpha}"
     return claim_row(id, claim, verdict, holds_in, max(p_values), test_name, evidence)
 

@@ -15,13 +15,16 @@ from .names import display_name
 # --- Table 4 ----------------------------------------------------------------------------------------
 
 
+STATISTICS = ["users", "items", "interactions", "sparsity"]
+"""Table 4's statistics, in its order."""
+
+
 def compare_statistics(ours: pd.DataFrame, paper: pd.DataFrame) -> pd.DataFrame:
     """Paper's Table 4 beside ours (both sources), long format: counts must agree exactly, sparsity
     within the rounding of the paper's printed value (0.92195 stands for 0.921945-0.921955)."""
-    metrics = ["users", "items", "interactions", "sparsity"]
-    ours_long = ours.melt(id_vars=["dataset", "source"], value_vars=metrics, var_name="metric", value_name="mean")
+    ours_long = ours.melt(id_vars=["dataset", "source"], value_vars=STATISTICS, var_name="metric", value_name="mean")
     ours_long["std"] = 0.0
-    paper_long = paper.melt(id_vars=["dataset"], value_vars=metrics, var_name="metric")
+    paper_long = paper.melt(id_vars=["dataset"], value_vars=STATISTICS, var_name="metric")
     paper_long["resolution"] = [printed_resolution(v) if m == "sparsity" else 0.0
                                 for m, v in zip(paper_long["metric"], paper_long["value"])]
     paper_long = paper_long.merge(ours[["dataset", "source"]].drop_duplicates(), on="dataset")

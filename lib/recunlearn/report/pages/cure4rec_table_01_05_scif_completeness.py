@@ -135,7 +135,8 @@ def build(collected: Collected | None = None, exact_mio: Collected | None = None
     return Page(
         PAGE, grid, with_page_runs(runs, len(configs), pending), pending, comparison, scif_claims(runs),
         tables={"runs": runs_table(len(configs), pending),
-                "comparison": paper_vs_ours_table(shown, KEYS, METRICS, metrics_as_rows=True) if len(shown) else shown,
+                "comparison": paper_vs_ours_table(shown, KEYS, METRICS, metrics_as_rows=True) if len(shown)
+                else shown,
                 "extra": runs.groupby(KEYS)[EXTRA].mean().round(4) if len(runs) else runs,
                 "mio_gap": gap_table(runs),
                 "damping_table": damping_sweep_table(sweep_runs) if len(sweep_runs) else sweep_runs,

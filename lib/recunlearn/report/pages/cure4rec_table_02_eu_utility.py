@@ -47,7 +47,8 @@ def build(collected: ExactCollected | None = None, variants: Collected | None = 
     return Page(
         PAGE, grid, runs, pending, comparison, utility_claims(runs),
         tables={"runs": runs_table(total, pending),
-                "comparison": paper_vs_ours_table(shown, KEYS, METRICS, metrics_as_rows=True) if len(shown) else shown,
+                "comparison": paper_vs_ours_table(shown, KEYS, METRICS, metrics_as_rows=True) if len(shown)
+                else shown,
                 "standard_metrics": runs.groupby(KEYS)[EXACT_UTILITY].mean().round(4),
                 "combiners": combiners},
         figures={"figure": figure},

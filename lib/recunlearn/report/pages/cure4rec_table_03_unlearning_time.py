@@ -50,7 +50,8 @@ def build(collected: ExactCollected | None = None, scif: pd.DataFrame | None = N
         notices=notices(
             runs=runs_notice("The runs of this page", total, pending, command),
             times=cells_notice("Table 3, paper vs ours", cells, grid, ["model", "method", "selection"],
-                               pending_reason(grid.device), comparison_command(PAGE, grid, command, collected.pending)),
+                               pending_reason(grid.device),
+                               comparison_command(PAGE, grid, command, collected.pending)),
             scif_times=no_scif, scif_figure=no_scif,
             figure=runs_notice("The figure", total, pending, command)),
         checks=[printed(runs.groupby(["dataset", "model", "method", "selection"])["unlearn_seconds"].size())],

@@ -8,8 +8,8 @@ import pandas as pd
 from ...data import load_released_tables
 from ...experiments.cure4rec import StatisticsParams, dataset_statistics
 from ..compare import verdict
-from ..cure4rec import compare_statistics
-from ..names import display_name
+from ..cure4rec import STATISTICS, compare_statistics
+from ..names import display_name, format_number
 from ..paper import paper_table
 from ..plots import degree_ccdf
 from . import Notice, Page, validated
@@ -18,17 +18,14 @@ from .cure4rec_runs import notices
 PAGE = "cure4rec/table-04-dataset-statistics"
 
 
-METRICS = ["users", "items", "interactions", "sparsity"]
-
-
 def side_by_side(comparison: pd.DataFrame) -> pd.DataFrame:
     """The paper's value and ours next to each other for every statistic, one row per (dataset,
     source); sparsity to the paper's 5 decimals (a table's default of 4 would hide 0.92195)."""
     table = comparison.pivot_table(index=["dataset", "source"], columns="metric", values=["paper", "ours"],
                                    dropna=False).swaplevel(axis=1)
-    table = table.reindex(columns=[(m, side) for m in METRICS for side in ("paper", "ours")])
+    table = table.reindex(columns=[(m, side) for m in STATISTICS for side in ("paper", "ours")])
     for column in [c for c in table.columns if c[0] == "sparsity"]:
-        table[column] = table[column].map(lambda v: "—" if pd.isna(v) else f"{v:.5f}")
+        table[column] = table[column].map(lambda v: format_number(v, 5))
     return table
 
 
