@@ -157,7 +157,7 @@ def test_a_book_table_shows_every_row_a_dash_for_a_missing_number_and_counts_wit
     assert "NaN" not in html and html.count(">—<") == 80        # one dash per missing number
     assert "1.0" in html and "0.25" in html                    # shares and scores keep their decimals
     assert "..." not in html and html.count("<tr>") == 80      # every row, never truncated
-    assert ">True<" in html
+    assert ">yes<" in html and ">no<" in html and ">True<" not in html   # booleans in words
     assert isinstance(BookTable(frame).head(2), BookTable)
     assert "<th>0</th>" not in html                              # row numbers alone carry nothing
     assert "<th>x</th>" in BookTable(frame.head(1).set_axis(["x"]))._repr_html_()

@@ -7,9 +7,11 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from recunlearn.report.claims import (band_claim, band_p, check_claim, claim_text, claims_frame, interleaved,
-                                      ordering_claim, sessions, signed_rank_p, spearman_permutation, timed_together,
-                                      trend_claim)
+import itertools
+
+from recunlearn.report.claims import (band_claim, band_p, check_claim, claim_text, claims_frame, corrected_outcomes,
+                                      holm, interleaved, ordering_claim, sessions, signed_rank_p, spearman_permutation,
+                                      timed_together, trend_claim)
 from recunlearn.report.compare import cell_tolerance, compare, printed_resolution, verdict, within_text
 from recunlearn.report.verdicts import VERDICTS, base_verdict, combine, page_verdict
 
@@ -172,7 +174,8 @@ def test_ordering_claim_in_both_directions_and_within_noise():
     row = ordering_claim("ultrare_ge_receraser_ge_sisa", "UltraRE ≥ RecEraser ≥ SISA", opposite, "method", chain, "y",
                          ["cell"])
     assert row["verdict"] == "not reproduced"       # a chain is a conjunction: UltraRE > RecEraser is reversed
-    assert row["holds in"] == "0 of 2 cells by mean; 1 of 2 links significant, 1 significantly against"
+    assert row["holds in"] == ("0 of 2 cells by mean; 1 of 2 links significant after Holm's correction, "
+                               "1 significantly against")
     beat = ordering_claim("receraser_ultrare_beat_sisa", "RecEraser and UltraRE beat SISA", opposite, "method",
                           [("receraser", "sisa"), ("ultrare", "sisa")], "y", ["cell"])
     assert beat["verdict"] == "reproduced"          # the split claim holds where the chain does not
@@ -203,15 +206,61 @@ def test_ordering_claim_with_a_margin_and_per_cell():
 def test_band_and_exact_claims():
     runs = pd.DataFrame({"cell": ["a"] * 3 + ["b"] * 3, "ao": [0.80, 0.81, 0.82, 0.60, 0.61, 0.62]})
     row = band_claim("ao_band", "AO in band", runs, "ao", ["cell"], 0.75, 0.95)
-    assert row["verdict"] == "partly reproduced" and row["holds in"] == "1 of 2 cells significant; 1 significantly against"
+    assert row["verdict"] == "partly reproduced"
+    assert row["holds in"] == "1 of 2 cells significant after Holm's correction; 1 significantly against"
     assert band_claim("ao_band", "AO in band", runs[runs["cell"] == "b"], "ao", ["cell"], 0.75,
                       0.95)["verdict"] == "not reproduced"
     single = band_claim("ao_band", "AO in band", runs.iloc[[0, 3]], "ao", ["cell"], 0.75, 0.95)
     assert single["verdict"] == "inconclusive"
     assert single["holds in"] == "0 of 2 cells significant; 2 with a single run (no test possible)"
+    assert np.isnan(single["p_value"])              # no cell could be tested
     exact = check_claim("control_exact", "AO = 1", pd.DataFrame({"m": ["a", "b"], "ao": [1.0, 0.99]}), ["m"],
                         lambda g: bool((g["ao"] == 1).all()))
     assert exact["verdict"] == "partly reproduced" and exact["holds in"] == "1 of 2 cells"
+
+
+# --- several tests of one claim: Holm's correction unless all pass ----------------------------------
+
+def _closed_bonferroni(p, alpha):
+    """Holm by its definition as a closed test with Bonferroni local tests: hypothesis i is rejected
+    when every subset holding it has a p below alpha / |subset| (independent of the step-down code)."""
+    m = len(p)
+    return [all(min(p[j] for j in subset) < alpha / len(subset)
+                for r in range(1, m + 1) for subset in itertools.combinations(range(m), r) if i in subset)
+            for i in range(m)]
+
+
+def test_holm_known_answer_and_closed_testing_cross_check():
+    assert holm([0.01, 0.04, 0.03], 0.05) == [True, False, False]     # 0.01 < 0.05/3; 0.03 > 0.05/2 stops
+    assert holm([0.01, 0.02, 0.04], 0.05) == [True, True, True]       # 0.0167, 0.025, 0.05
+    assert holm([], 0.05) == []
+    rng = np.random.default_rng(0)
+    for _ in range(200):
+        p = rng.uniform(0, 0.08, size=rng.integers(1, 7)).round(3).tolist()
+        assert holm(p, 0.05) == _closed_bonferroni(p, 0.05)
+
+
+def test_one_chance_pass_among_many_cells_is_not_a_partial_reproduction():
+    # 18 cells, one at p = 0.03 and twelve significantly against: uncorrected this read "partly reproduced"
+    claimed = [0.03] + [0.6] * 5 + [0.999] * 12
+    opposite = [0.97] + [0.4] * 5 + [0.001] * 12
+    outcomes, raw = corrected_outcomes(claimed, opposite, 0.05)
+    assert raw == 1 and outcomes.count("holds") == 0 and outcomes.count("fails") == 12
+    # every cell significant: the claim is their conjunction, no correction (intersection-union test)
+    outcomes, raw = corrected_outcomes([0.04, 0.03, 0.049], [0.96, 0.97, 0.95], 0.05)
+    assert outcomes == ["holds"] * 3 and raw == 3
+    # one strong cell survives the correction, so the claim still holds somewhere
+    outcomes, _ = corrected_outcomes([0.001, 0.3, 0.5], [0.999, 0.7, 0.5], 0.05)
+    assert outcomes == ["holds", "noise", "noise"]
+
+
+def test_trend_claim_counts_cells_after_the_correction():
+    clear = _sweep({5: 0.40, 10: 0.35, 15: 0.30, 20: 0.25}, rng=np.random.default_rng(1))
+    flat = _sweep({5: 0.30, 10: 0.30, 15: 0.30, 20: 0.30}, rng=np.random.default_rng(2))
+    runs = pd.concat([clear.assign(y=clear["y"] * 0.1), flat.assign(cell="b")])
+    row = trend_claim("y_falls", "y falls", runs, "x", "y", -1, ["cell"])
+    assert row["verdict"] == "partly reproduced"
+    assert row["holds in"] == "1 of 2 cells significant after Holm's correction"
 
 
 # --- timing: runs timed together -------------------------------------------------------------------

@@ -209,6 +209,7 @@ class _Point:
     dataset: str | None
     rows: int | None
     epochs: int | None
+    sized: bool = False  # rows is the rule's work size (e.g. rows x (users + items)), not data rows
 
 
 def _family(config: Config, device: str | None = None) -> tuple:
@@ -220,9 +221,11 @@ def _family(config: Config, device: str | None = None) -> tuple:
 def _point(config: Config) -> _Point:
     rule = rule_of(config.experiment)
     rows = rule.size(config) if rule.size is not None else None
+    sized = rows is not None
     if rows is None:
         rows = data_rows(config)
-    return _Point(getattr(config, "dataset", None), rows, getattr(config, rule.epochs) if rule.epochs else None)
+    return _Point(getattr(config, "dataset", None), rows, getattr(config, rule.epochs) if rule.epochs else None,
+                  sized)
 
 
 def _hashable(value):
@@ -323,8 +326,9 @@ class CostModel:
             unscaled = "" if rows is not None else ", data rows unknown: not scaled by data"
         factor = (rows or 1.0) * (epochs or 1.0)
         values = points[nearest]
-        described = f"{nearest.dataset}, {nearest.rows or '?'} rows" + (f", {nearest.epochs} epochs" if nearest.epochs
-                                                                        else "")
+        described = (f"{nearest.dataset}, " + (f"work size {nearest.rows:,}" if nearest.sized and nearest.rows
+                                               else f"{nearest.rows or '?'} rows")
+                     + (f", {nearest.epochs} epochs" if nearest.epochs else ""))
         if reached and nearest.epochs:
             described += f" (reached {ran:.3g})"
         target = f" (epochs reached: {expected:.3g} of {point.epochs})" if told and epochs is not None else ""

@@ -24,6 +24,12 @@ How a claim is decided (alpha = :data:`~recunlearn.report.verdicts.ALPHA` = 0.05
 - **band claims** ("between 0.75 and 0.95"): per cell, one-sided t-tests of the seed values'
   mean against both ends; holds when the mean is significantly inside both, fails when it is
   significantly outside one;
+- **several tests of one claim** (its cells tested one by one, or its links): when every test
+  passes at alpha the claim is reproduced, with no correction (the claim is their conjunction: an
+  intersection-union test). Otherwise the cells (links) that hold, and those significantly against,
+  are counted after Holm's correction for the number of tests (:func:`corrected_outcomes`), so that
+  chance passes among many cells do not make a claim *partly reproduced*; ``holds in`` then says
+  so and gives the uncorrected count where it differs;
 - **exact checks** (:func:`check_claim`: the control run gives AO = 1 exactly): deterministic, no
   noise, all cells must hold.
 - **timing**: times come from runs timed together. A pairwise comparison (the same seed of two
@@ -263,6 +269,48 @@ def _outcome(p_claimed: float, p_opposite: float, alpha: float) -> str:
     return "holds" if p_claimed < alpha else "fails" if p_opposite < alpha else "noise"
 
 
+def holm(p_values, alpha: float = ALPHA) -> list[bool]:
+    """Holm's step-down rejections of ``p_values`` at family-wise level ``alpha``: sorted
+    ascending, the i-th smallest (from 0) is rejected while ``p < alpha / (m - i)``; the first that
+    is not stops the procedure (it and every larger p are kept)."""
+    p = np.asarray(list(p_values), dtype=float)
+    rejected = np.zeros(len(p), dtype=bool)
+    for i, index in enumerate(np.argsort(p, kind="stable")):
+        if not p[index] < alpha / (len(p) - i):
+            break
+        rejected[index] = True
+    return rejected.tolist()
+
+
+def corrected_outcomes(p_claimed, p_opposite, alpha: float = ALPHA) -> tuple[list[str], int]:
+    """The outcomes (``holds``, ``fails``, ``noise``) of the several tests of one claim (its cells,
+    or its links), and how many pass at ``alpha`` uncorrected.
+
+    When every test passes at ``alpha`` every outcome is ``holds``: the claim is their conjunction,
+    and a conjunction of level-``alpha`` tests is itself a level-``alpha`` test (intersection-union),
+    so no correction is due. Otherwise a test holds (or fails, in the opposite direction) only when
+    it is significant after Holm's correction for the number of tests (:func:`holm`): with 18 cells
+    at 0.05, one chance pass is more likely than not, and must not make a claim *partly
+    reproduced*, nor one chance reversal make it *not reproduced*."""
+    p_claimed, p_opposite = list(p_claimed), list(p_opposite)
+    raw = sum(p < alpha for p in p_claimed)
+    if p_claimed and raw == len(p_claimed):
+        return ["holds"] * raw, raw
+    holds, fails = holm(p_claimed, alpha), holm(p_opposite, alpha)
+    return ["holds" if h else "fails" if f else "noise" for h, f in zip(holds, fails)], raw
+
+
+def significant_text(outcomes: list[str], raw: int, unit: str, corrected: bool) -> str:
+    """``holds in`` of tests decided by :func:`corrected_outcomes` (``corrected``: not all of them
+    passed uncorrected, so Holm's correction applied): ``"3 of 3 cells significant"``; ``"0 of 18
+    cells significant after Holm's correction (1 uncorrected); 12 significantly against"``."""
+    count, total = outcomes.count("holds"), len(outcomes)
+    text = holds_in_text(count, total, f"{unit} significant")
+    if text and corrected and total > 1:
+        text += " after Holm's correction" + (f" ({raw} uncorrected)" if raw != count else "")
+    return text + against(outcomes)
+
+
 def _groups(frame: pd.DataFrame, cells: list[str]):
     if not cells:
         yield (), frame
@@ -327,15 +375,18 @@ def ordering_claim(id: str, claim: str, runs: pd.DataFrame, factor: str, links: 
     the claimed direction and the mean difference agrees in every cell; ``partly reproduced``
     when every link is significant but some cell's mean disagrees, or when some links are
     significant and none is significant the other way; ``not reproduced`` when any link is
-    significant in the opposite direction (the claim is the conjunction of its links);
+    significant in the opposite direction (the claim is the conjunction of its links); when not
+    every link passes, links hold or are against only after Holm's correction over the links
+    (:func:`corrected_outcomes`);
     ``inconclusive`` otherwise; ``pending`` without pairs. ``holds in`` counts the cells whose mean
     differences all agree (``"cells by mean"``) and, for several links, the links significant each
     way (``"2 of 3 links significant, 1 significantly against"``: "SISA, RecEraser and UltraRE below
     Retrain" with SISA significantly above, or a margin significantly not met).
 
-    ``per_cell``: the test is run in each cell (a cell holds when every link is significant there,
-    fails when one is significant the other way, else is noise) and the cells combine by
-    :func:`cells_verdict` -- for claims the paper makes with a test per setting.
+    ``per_cell``: the test is run in each cell (a cell's p is its links' largest, so it holds when
+    every link is significant there; it fails when one link is significant the other way, with
+    Bonferroni's correction over the links) and the cells, decided by :func:`corrected_outcomes`,
+    combine by :func:`cells_verdict` -- for claims the paper makes with a test per setting.
 
     ``margin``: a link claims a difference larger than ``margin`` ("well below": a > b + margin);
     the tests and the cell means use ``sign * (a - b) - margin``.
@@ -374,36 +425,40 @@ def ordering_claim(id: str, claim: str, runs: pd.DataFrame, factor: str, links: 
     holds_in = holds_in_text(sum(cell_hold), len(cell_hold), "cells by mean")
     parts, p_values = [], []
     if per_cell:
-        outcomes, largest_cell = [], 0
+        cell_up, cell_down, largest_cell = [], [], 0
         for key in keys:
-            link_outcomes = []
+            ups, downs = [], []
             for (a, b), d in diffs.items():
                 part = d[(d[cells] == pd.Series(key, index=cells)).all(axis=1)] if cells else d
                 if len(part) == 0:
                     continue
                 largest_cell = max(largest_cell, len(part))
                 up, down = signed_rank_p(part["diff"])
-                p_values.append(up)
-                link_outcomes.append(_outcome(up, down, alpha))
+                ups.append(up)
+                downs.append(down)
                 parts.append(f"{_label(cells, key)}: {display_name(a)} {relation} {display_name(b)} "
                              f"n = {len(part)}, {format_p(up)}")
-            if link_outcomes:
-                outcomes.append("holds" if all(o == "holds" for o in link_outcomes)
-                                else "fails" if "fails" in link_outcomes else "noise")
+            if ups:  # a cell holds when all its links do; it fails when one is reversed (Bonferroni over links)
+                cell_up.append(max(ups))
+                cell_down.append(min(1.0, min(downs) * len(downs)))
+        p_values = cell_up
+        outcomes, raw = corrected_outcomes(cell_up, cell_down, alpha)
         verdict = cells_verdict(outcomes)
-        holds_in = holds_in_text(outcomes.count("holds"), len(outcomes), "cells significant") + against(outcomes)
+        holds_in = significant_text(outcomes, raw, "cells", raw < len(outcomes))
         if verdict == INCONCLUSIVE:
             holds_in += unreachable(largest_cell, alpha, " per cell")
     else:
-        link_outcomes = []
+        ups, downs = [], []
         for (a, b), d in diffs.items():
             up, down = signed_rank_p(d["diff"])
-            p_values.append(up)
-            link_outcomes.append(_outcome(up, down, alpha))
+            ups.append(up)
+            downs.append(down)
             parts.append(f"{display_name(a)} {relation} {display_name(b)}: n = {len(d)} pairs, mean "
                          f"{display_name(a)} − {display_name(b)} "
                          f"{sign * (d['diff'].mean() + margin):+.4g}, "
                          f"{format_p(up)}" + (f" (opposite direction: {format_p(down)})" if down < alpha else ""))
+        p_values = ups
+        link_outcomes, raw_links = corrected_outcomes(ups, downs, alpha)
         if "fails" in link_outcomes:
             verdict = NOT_REPRODUCED
         elif all(o == "holds" for o in link_outcomes):
@@ -415,9 +470,8 @@ def ordering_claim(id: str, claim: str, runs: pd.DataFrame, factor: str, links: 
         if verdict == INCONCLUSIVE:
             holds_in += unreachable(max(len(d) for d in diffs.values()), alpha)
         if len(link_outcomes) > 1:
-            reversed_links = link_outcomes.count("fails")
-            holds_in += (f"; {link_outcomes.count('holds')} of {len(link_outcomes)} links significant"
-                         + (f", {reversed_links} significantly against" if reversed_links else ""))
+            holds_in += "; " + significant_text(link_outcomes, raw_links, "links",
+                                                         raw_links < len(link_outcomes)).replace("; ", ", ", 1)
     if left_out:
         holds_in += f"; {left_out} pairs not timed together, left out"
     evidence = (note + " " if note else "") + f"{display_name(metric)}; " + "; ".join(parts) + f"; alpha = {alpha}"
@@ -431,52 +485,63 @@ def trend_claim(id: str, claim: str, runs: pd.DataFrame, x: str, metric: str, si
 
     Per cell, Spearman's ρ over the seed-level points (one per run, not means) with a permutation
     p-value (:func:`spearman_permutation`); the cell holds when the claimed-direction p < ``alpha``,
-    fails when the opposite one is, and is noise otherwise; cells combine by :func:`cells_verdict`.
+    fails when the opposite one is, and is noise otherwise -- after Holm's correction over the
+    cells unless every cell holds (:func:`corrected_outcomes`); cells combine by :func:`cells_verdict`.
     ``usable(group) -> (points, note)`` may restrict a cell's points first (timing: one session,
     interleaved levels); a cell left with fewer than 3 levels is noise, and the note says why.
     ``p_value`` is the largest claimed-direction p over the cells."""
-    outcomes, parts, p_values = [], [], []
+    parts, p_values, p_opposites, untested = [], [], [], 0
     for key, group in _groups(runs.dropna(subset=[metric]), cells):
         if group[x].nunique() < 2:
             continue
         points, why = usable(group) if usable else (group, "")
         label = _label(cells, key)
         if points[x].nunique() < 3:
-            outcomes.append("noise")
+            untested += 1
             parts.append(f"{label}: {why or 'fewer than 3 levels'}")
             continue
         rho, up, down = spearman_permutation(points[x], points[metric], n_permutations, seed)
         p_claimed, p_opposite = (up, down) if sign > 0 else (down, up)
         p_values.append(p_claimed)
-        outcomes.append(_outcome(p_claimed, p_opposite, alpha))
+        p_opposites.append(p_opposite)
         parts.append(f"{label}: ρ = {rho:+.2f} over {len(points)} runs, {format_p(p_claimed)}"
                      + (f" ({why})" if why else ""))
+    outcomes, raw = corrected_outcomes(p_values, p_opposites, alpha)
+    corrected = raw < len(p_values)
+    outcomes += ["noise"] * untested  # cells that could not be tested: outside the family that is corrected
     verdict = cells_verdict(outcomes)
     test = "Spearman ρ over seed-level points, one-sided permutation p-value"
     evidence = (note + " " if note else "") + ("; ".join(parts) if parts else "no cell with two levels yet")
-    return claim_row(id, claim, verdict, holds_in_text(outcomes.count("holds"), len(outcomes), "cells significant")
-                     + against(outcomes), max(p_values) if p_values else float("nan"), test,
-                     evidence + f"; alpha = {alpha}")
+    return claim_row(id, claim, verdict, significant_text(outcomes, raw, "cells", corrected),
+                     max(p_values) if p_values else float("nan"), test, evidence + f"; alpha = {alpha}")
 
 
 def band_claim(id: str, claim: str, runs: pd.DataFrame, metric: str, cells: list[str], low: float = -np.inf,
                high: float = np.inf, alpha: float = ALPHA, note: str = "") -> dict:
     """A claim that ``metric`` (seed-level values) lies in ``[low, high]`` in every cell: per cell
     :func:`band_p`; holds when significantly inside (p < ``alpha``), fails when significantly
-    outside, noise otherwise; cells combine by :func:`cells_verdict`. ``holds in`` counts the
+    outside, noise otherwise (after Holm's correction over the cells unless every cell holds, see
+    :func:`corrected_outcomes`; a cell of one run cannot be tested and is noise); cells combine by
+    :func:`cells_verdict`. ``holds in`` counts the
     cells significantly inside (``"cells significant"``); the evidence gives every cell's mean."""
-    outcomes, parts, p_values, single = [], [], [], 0
+    parts, p_values, p_outside, single = [], [], [], 0
     for key, group in _groups(runs.dropna(subset=[metric]), cells):
         values = group[metric].to_numpy(dtype=float)
-        single += len(values) < 2
+        parts.append(f"{_label(cells, key)}: mean {values.mean():.4g} over {len(values)}, "
+                     + (format_p(band_p(values, low, high)[0]) if len(values) > 1 else "no test"))
+        if len(values) < 2:  # no test possible: noise, outside the family that is corrected
+            single += 1
+            continue
         p_in, p_out = band_p(values, low, high)
         p_values.append(p_in)
-        outcomes.append(_outcome(p_in, p_out, alpha))
-        parts.append(f"{_label(cells, key)}: mean {values.mean():.4g} over {len(values)}, {format_p(p_in)}")
+        p_outside.append(p_out)
+    outcomes, raw = corrected_outcomes(p_values, p_outside, alpha)
+    corrected = raw < len(p_values)
+    outcomes += ["noise"] * single
     verdict = cells_verdict(outcomes)
     evidence = (note + " " if note else "") + (f"{display_name(metric)} {band_text(low, high)}; " + "; ".join(parts)
                                                if parts else "no computed cell yet")
-    holds_in = holds_in_text(outcomes.count("holds"), len(outcomes), "cells significant") + against(outcomes)
+    holds_in = significant_text(outcomes, raw, "cells", corrected)
     if single:
         holds_in += f"; {single} with a single run (no test possible)"
     return claim_row(id, claim, verdict, holds_in, max(p_values) if p_values else

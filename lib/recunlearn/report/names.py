@@ -238,7 +238,18 @@ class BookTable(pd.DataFrame):
 
     def _repr_html_(self) -> str:
         return self.to_html(na_rep=MISSING_TEXT, notebook=True, max_rows=None, max_cols=None,
-                            formatters=measured_formatters(self), index=not only_row_numbers(self.index))
+                            formatters={**measured_formatters(self), **yes_no_formatters(self)},
+                            index=not only_row_numbers(self.index))
+
+
+def yes_no_formatters(frame: pd.DataFrame) -> dict:
+    """A formatter for each boolean column of ``frame``: ``yes`` / ``no`` (a reader's words, not
+    Python's ``True`` / ``False``), ``—`` when missing."""
+    def text(value) -> str:
+        return MISSING_TEXT if pd.isna(value) else "yes" if value else "no"
+
+    return {column: text for position, column in enumerate(frame.columns)
+            if pd.api.types.is_bool_dtype(frame.iloc[:, position])}
 
 
 def measured_formatters(frame: pd.DataFrame) -> dict:
