@@ -174,8 +174,7 @@ def test_ordering_claim_in_both_directions_and_within_noise():
     row = ordering_claim("ultrare_ge_receraser_ge_sisa", "UltraRE ≥ RecEraser ≥ SISA", opposite, "method", chain, "y",
                          ["cell"])
     assert row["verdict"] == "not reproduced"       # a chain is a conjunction: UltraRE > RecEraser is reversed
-    assert row["holds in"] == ("0 of 2 cells by mean; 1 of 2 links significant after Holm's correction, "
-                               "1 significantly against")
+    assert row["holds in"] == "0 of 2 cells by mean; 1 of 2 links significant, 1 significantly against"
     beat = ordering_claim("receraser_ultrare_beat_sisa", "RecEraser and UltraRE beat SISA", opposite, "method",
                           [("receraser", "sisa"), ("ultrare", "sisa")], "y", ["cell"])
     assert beat["verdict"] == "reproduced"          # the split claim holds where the chain does not
@@ -207,7 +206,7 @@ def test_band_and_exact_claims():
     runs = pd.DataFrame({"cell": ["a"] * 3 + ["b"] * 3, "ao": [0.80, 0.81, 0.82, 0.60, 0.61, 0.62]})
     row = band_claim("ao_band", "AO in band", runs, "ao", ["cell"], 0.75, 0.95)
     assert row["verdict"] == "partly reproduced"
-    assert row["holds in"] == "1 of 2 cells significant after Holm's correction; 1 significantly against"
+    assert row["holds in"] == "1 of 2 cells significant; 1 significantly against"
     assert band_claim("ao_band", "AO in band", runs[runs["cell"] == "b"], "ao", ["cell"], 0.75,
                       0.95)["verdict"] == "not reproduced"
     single = band_claim("ao_band", "AO in band", runs.iloc[[0, 3]], "ao", ["cell"], 0.75, 0.95)
@@ -245,13 +244,23 @@ def test_one_chance_pass_among_many_cells_is_not_a_partial_reproduction():
     claimed = [0.03] + [0.6] * 5 + [0.999] * 12
     opposite = [0.97] + [0.4] * 5 + [0.001] * 12
     outcomes, raw = corrected_outcomes(claimed, opposite, 0.05)
-    assert raw == 1 and outcomes.count("holds") == 0 and outcomes.count("fails") == 12
+    assert raw.count("holds") == 1 and outcomes.count("holds") == 0 and outcomes.count("fails") == 12
     # every cell significant: the claim is their conjunction, no correction (intersection-union test)
     outcomes, raw = corrected_outcomes([0.04, 0.03, 0.049], [0.96, 0.97, 0.95], 0.05)
-    assert outcomes == ["holds"] * 3 and raw == 3
+    assert outcomes == raw == ["holds"] * 3
     # one strong cell survives the correction, so the claim still holds somewhere
     outcomes, _ = corrected_outcomes([0.001, 0.3, 0.5], [0.999, 0.7, 0.5], 0.05)
     assert outcomes == ["holds", "noise", "noise"]
+
+
+def test_holds_in_names_the_correction_only_where_it_changed_a_count():
+    from recunlearn.report.claims import significant_text
+
+    outcomes, raw = corrected_outcomes([0.03] + [0.999] * 3, [0.97] + [0.04] + [0.001] * 2, 0.05)
+    assert significant_text(outcomes, raw, "cells") == ("0 of 4 cells significant after Holm's correction "
+                                                        "(1 uncorrected); 2 significantly against (3 uncorrected)")
+    outcomes, raw = corrected_outcomes([0.001, 0.5], [0.999, 0.5], 0.05)
+    assert significant_text(outcomes, raw, "cells") == "1 of 2 cells significant"
 
 
 def test_trend_claim_counts_cells_after_the_correction():
@@ -260,7 +269,7 @@ def test_trend_claim_counts_cells_after_the_correction():
     runs = pd.concat([clear.assign(y=clear["y"] * 0.1), flat.assign(cell="b")])
     row = trend_claim("y_falls", "y falls", runs, "x", "y", -1, ["cell"])
     assert row["verdict"] == "partly reproduced"
-    assert row["holds in"] == "1 of 2 cells significant after Holm's correction"
+    assert row["holds in"] == "1 of 2 cells significant"      # the correction changed no count: not mentioned
 
 
 # --- timing: runs timed together -------------------------------------------------------------------

@@ -28,8 +28,8 @@ How a claim is decided (alpha = :data:`~recunlearn.report.verdicts.ALPHA` = 0.05
   passes at alpha the claim is reproduced, with no correction (the claim is their conjunction: an
   intersection-union test). Otherwise the cells (links) that hold, and those significantly against,
   are counted after Holm's correction for the number of tests (:func:`corrected_outcomes`), so that
-  chance passes among many cells do not make a claim *partly reproduced*; ``holds in`` then says
-  so and gives the uncorrected count where it differs;
+  chance passes among many cells do not make a claim *partly reproduced*; where the correction
+  changed a count, ``holds in`` says so and gives the uncorrected count;
 - **exact checks** (:func:`check_claim`: the control run gives AO = 1 exactly): deterministic, no
   noise, all cells must hold.
 - **timing**: times come from runs timed together. A pairwise comparison (the same seed of two
@@ -90,13 +90,6 @@ def cells_verdict(outcomes: Iterable[str | None]) -> str:
     reproduced`` when none holds and one fails, ``inconclusive`` when none holds or fails,
     ``partly reproduced`` otherwise (see :func:`~recunlearn.report.verdicts.combine`)."""
     return combine(_CELL[o] for o in outcomes if o is not None)
-
-
-def against(outcomes: list[str]) -> str:
-    """``"; 3 significantly against"`` when some cells' tests are significant the other way (a trend
-    reversed, a value outside a band), so a *partly reproduced* shows how much fails; else empty."""
-    failing = outcomes.count("fails")
-    return f"; {failing} significantly against" if failing else ""
 
 
 def unreachable(pairs: int, alpha: float, per: str = "") -> str:
@@ -282,9 +275,9 @@ def holm(p_values, alpha: float = ALPHA) -> list[bool]:
     return rejected.tolist()
 
 
-def corrected_outcomes(p_claimed, p_opposite, alpha: float = ALPHA) -> tuple[list[str], int]:
+def corrected_outcomes(p_claimed, p_opposite, alpha: float = ALPHA) -> tuple[list[str], list[str]]:
     """The outcomes (``holds``, ``fails``, ``noise``) of the several tests of one claim (its cells,
-    or its links), and how many pass at ``alpha`` uncorrected.
+    or its links), and the outcomes uncorrected (each test at ``alpha`` alone).
 
     When every test passes at ``alpha`` every outcome is ``holds``: the claim is their conjunction,
     and a conjunction of level-``alpha`` tests is itself a level-``alpha`` test (intersection-union),
@@ -293,22 +286,30 @@ def corrected_outcomes(p_claimed, p_opposite, alpha: float = ALPHA) -> tuple[lis
     at 0.05, one chance pass is more likely than not, and must not make a claim *partly
     reproduced*, nor one chance reversal make it *not reproduced*."""
     p_claimed, p_opposite = list(p_claimed), list(p_opposite)
-    raw = sum(p < alpha for p in p_claimed)
-    if p_claimed and raw == len(p_claimed):
-        return ["holds"] * raw, raw
+    raw = [_outcome(up, down, alpha) for up, down in zip(p_claimed, p_opposite)]
+    if all(o == "holds" for o in raw):
+        return raw, raw
     holds, fails = holm(p_claimed, alpha), holm(p_opposite, alpha)
     return ["holds" if h else "fails" if f else "noise" for h, f in zip(holds, fails)], raw
 
 
-def significant_text(outcomes: list[str], raw: int, unit: str, corrected: bool) -> str:
-    """``holds in`` of tests decided by :func:`corrected_outcomes` (``corrected``: not all of them
-    passed uncorrected, so Holm's correction applied): ``"3 of 3 cells significant"``; ``"0 of 18
-    cells significant after Holm's correction (1 uncorrected); 12 significantly against"``."""
-    count, total = outcomes.count("holds"), len(outcomes)
+def significant_text(outcomes: list[str], raw: list[str], unit: str) -> str:
+    """``holds in`` of tests decided by :func:`corrected_outcomes` (``outcomes``; ``raw``: uncorrected;
+    cells that could not be tested are ``noise`` in both): ``"2 of 3 cells significant; 1
+    significantly against"``, and where the correction changed a count, the counts after it with
+    the uncorrected ones: ``"0 of 18 cells significant after Holm's correction (1 uncorrected); 6
+    significantly against (12 uncorrected)"``."""
+    count, total, failing = outcomes.count("holds"), len(outcomes), outcomes.count("fails")
     text = holds_in_text(count, total, f"{unit} significant")
-    if text and corrected and total > 1:
-        text += " after Holm's correction" + (f" ({raw} uncorrected)" if raw != count else "")
-    return text + against(outcomes)
+    if not text:
+        return text
+    raw_count, raw_failing = raw.count("holds"), raw.count("fails")
+    if (raw_count, raw_failing) != (count, failing):
+        text += " after Holm's correction" + (f" ({raw_count} uncorrected)" if raw_count != count else "")
+    if failing or raw_failing:
+        text += f"; {failing} significantly against" + (f" ({raw_failing} uncorrected)" if raw_failing != failing
+                                                        else "")
+    return text
 
 
 def _groups(frame: pd.DataFrame, cells: list[str]):
@@ -444,7 +445,7 @@ def ordering_claim(id: str, claim: str, runs: pd.DataFrame, factor: str, links: 
         p_values = cell_up
         outcomes, raw = corrected_outcomes(cell_up, cell_down, alpha)
         verdict = cells_verdict(outcomes)
-        holds_in = significant_text(outcomes, raw, "cells", raw < len(outcomes))
+        holds_in = significant_text(outcomes, raw, "cells")
         if verdict == INCONCLUSIVE:
             holds_in += unreachable(largest_cell, alpha, " per cell")
     else:
@@ -470,8 +471,7 @@ def ordering_claim(id: str, claim: str, runs: pd.DataFrame, factor: str, links: 
         if verdict == INCONCLUSIVE:
             holds_in += unreachable(max(len(d) for d in diffs.values()), alpha)
         if len(link_outcomes) > 1:
-            holds_in += "; " + significant_text(link_outcomes, raw_links, "links",
-                                                         raw_links < len(link_outcomes)).replace("; ", ", ", 1)
+            holds_in += "; " + significant_text(link_outcomes, raw_links, "links").replace("; ", ", ", 1)
     if left_out:
         holds_in += f"; {left_out} pairs not timed together, left out"
     evidence = (note + " " if note else "") + f"{display_name(metric)}; " + "; ".join(parts) + f"; alpha = {alpha}"
@@ -507,12 +507,11 @@ def trend_claim(id: str, claim: str, runs: pd.DataFrame, x: str, metric: str, si
         parts.append(f"{label}: ρ = {rho:+.2f} over {len(points)} runs, {format_p(p_claimed)}"
                      + (f" ({why})" if why else ""))
     outcomes, raw = corrected_outcomes(p_values, p_opposites, alpha)
-    corrected = raw < len(p_values)
-    outcomes += ["noise"] * untested  # cells that could not be tested: outside the family that is corrected
+    outcomes, raw = outcomes + ["noise"] * untested, raw + ["noise"] * untested  # outside the corrected family
     verdict = cells_verdict(outcomes)
     test = "Spearman ρ over seed-level points, one-sided permutation p-value"
     evidence = (note + " " if note else "") + ("; ".join(parts) if parts else "no cell with two levels yet")
-    return claim_row(id, claim, verdict, significant_text(outcomes, raw, "cells", corrected),
+    return claim_row(id, claim, verdict, significant_text(outcomes, raw, "cells"),
                      max(p_values) if p_values else float("nan"), test, evidence + f"; alpha = {alpha}")
 
 
@@ -536,12 +535,11 @@ def band_claim(id: str, claim: str, runs: pd.DataFrame, metric: str, cells: list
         p_values.append(p_in)
         p_outside.append(p_out)
     outcomes, raw = corrected_outcomes(p_values, p_outside, alpha)
-    corrected = raw < len(p_values)
-    outcomes += ["noise"] * single
+    outcomes, raw = outcomes + ["noise"] * single, raw + ["noise"] * single  # outside the corrected family
     verdict = cells_verdict(outcomes)
     evidence = (note + " " if note else "") + (f"{display_name(metric)} {band_text(low, high)}; " + "; ".join(parts)
                                                if parts else "no computed cell yet")
-    holds_in = significant_text(outcomes, raw, "cells", corrected)
+    holds_in = significant_text(outcomes, raw, "cells")
     if single:
         holds_in += f"; {single} with a single run (no test possible)"
     return claim_row(id, claim, verdict, holds_in, max(p_values) if p_values else
