@@ -13,6 +13,7 @@ import pytest
 from recunlearn.experiments.casper import CasperGrid
 from recunlearn.experiments.cure4rec_exact import ExactGrid
 from recunlearn.report.claims import claim_row, claims_frame
+from recunlearn.report.verdicts import page_summary, page_verdict
 from recunlearn.report.glance import (coverage_text, difference_text, page_facts, paper_datasets, parameters_table,
                                       pending_text, scale_text, with_page_runs)
 from recunlearn.report.page_check import glue_references, missing_glue, problems
@@ -68,6 +69,18 @@ def test_difference_and_coverage_from_a_comparison():
     assert difference_text(None) == "no paper numbers compared on this page"
 
 
+def test_self_checks_decide_a_page_but_are_counted_apart_from_its_claims():
+    claims = claims_frame([claim_row("a", "A above B", "reproduced", "3 of 3 cells", 0.004),
+                           claim_row("b", "B above C", "pending"),
+                           claim_row("bfs", "scorer equals BFS", "reproduced", "1 of 1 cells", kind="self-check")])
+    assert page_summary(claims) == "claims: 1 reproduced, 1 pending; self-checks: 1 of 1 pass"
+    assert page_verdict(claims) == "partly reproduced (1 of 2 claims pending)"
+    failing = claims_frame([claim_row("bfs", "scorer equals BFS", "not reproduced", kind="self-check")])
+    assert page_verdict(failing) == "not reproduced"       # a failing check of our own code is not hidden
+    with pytest.raises(ValueError, match="kind"):
+        claim_row("x", "x", "reproduced", kind="check")
+
+
 def test_page_facts_publish_claims_as_json_and_parts_verdicts():
     claims = claims_frame([claim_row("a_above_b", "A above B", "reproduced", "3 of 3 cells", 0.004, "Wilcoxon", "e"),
                            claim_row("c", "C", "pending")])
@@ -76,7 +89,8 @@ def test_page_facts_publish_claims_as_json_and_parts_verdicts():
                           "page_difference", "page_claims"}
     published = json.loads(facts["page_claims"])
     assert published[0] == {"id": "a_above_b", "claim": "A above B", "verdict": "reproduced (3 of 3 cells; p = 0.004)",
-                            "holds": "3 of 3 cells", "p_value": "p = 0.004", "test": "Wilcoxon", "evidence": "e"}
+                            "holds": "3 of 3 cells", "p_value": "p = 0.004", "test": "Wilcoxon", "evidence": "e",
+                            "kind": "paper"}
     assert published[1]["verdict"] == "pending" and published[1]["p_value"] == ""
     # pending claims and paper datasets not run are not reproduced yet
     assert facts["page_verdict"] == "partly reproduced (1 of 2 claims pending; 2 paper datasets not run)"

@@ -67,6 +67,23 @@ def test_totals_count_every_claim_by_verdict_pending_included():
     assert totals_text(totals["SRU"]) == "not started"
 
 
+def test_self_checks_are_listed_but_not_counted_and_claims_tested_twice_are_named():
+    checked = CLAIMS + [{**claim("scorer_matches_bfs", "reproduced (1 of 1 cells)", "The scorer equals a BFS"),
+                         "kind": "self-check"}]
+    page = notebook("CASPER Figure 4 — position", {"page_verdict": "reproduced", "page_claims": json.dumps(checked)})
+    again = notebook("CASPER claims — reduced", {"page_verdict": "reproduced", "page_claims": json.dumps(CLAIMS[:1])},
+                     parameters={"MAX_ROWS": 20000, "SEEDS": [0]})
+    entries = [page_entry({"paper": "CASPER", "item": item, "title": "t", "link": f"casper/{item}.ipynb",
+                           "datasets": ("foursquare",), "notebook": nb}) for item, nb in (("f4", page), ("r", again))]
+    total = paper_totals(entries)["CASPER"]
+    assert total["claims"] == 4 and total["distinct"] == 3 and total["checks"] == 1 and total["checks_passed"] == 1
+    assert totals_text(total) == ("4 tests of 3 claims (1 of them at a reduced scale, not the paper's): 2 reproduced, "
+                                  "0 partly reproduced, 1 not reproduced, 0 inconclusive, 1 pending; 2 of 2 pages "
+                                  "rendered; also 1 self-check of our implementation, 1 passing")
+    text = render_scoreboard_from(entries)
+    assert "| Self-check: The scorer equals a BFS (`scorer_matches_bfs`) | **reproduced (1 of 1 cells)** |" in text
+
+
 def test_scoreboard_has_totals_rows_links_and_verdicts():
     text = render_scoreboard_from([page_entry(p) for p in pages()])
     assert text.startswith("# Scoreboard")

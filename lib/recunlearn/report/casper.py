@@ -264,7 +264,7 @@ def figure_4b_claims(stream: Stream, graph: IDAG, root_scores: pd.DataFrame) -> 
 
     The toy stream is our reconstruction of the paper's drawing, built to satisfy what its text
     says, so these check the scorer on that graph -- not a result at the paper's scale."""
-    from .claims import check_claim, claims_frame
+    from .claims import SELF_CHECK, check_claim, claims_frame
 
     scope = ("checks the library's scorer on the reconstructed 12-interaction toy graph (built to satisfy the "
              "paper's text), not a paper-scale result")
@@ -277,7 +277,7 @@ def figure_4b_claims(stream: Stream, graph: IDAG, root_scores: pd.DataFrame) -> 
                     evidence=f"exact check: {scope}; X3 = {int(scores.get('X3', -1))}, highest {int(scores.max())}"),
         check_claim("scorer_matches_bfs", "The bitset scorer equals a breadth-first search from every root",
                     root_scores, [], lambda g: bool((bfs.reindex(scores.index) == scores).all()),
-                    evidence=f"exact check over {len(scores)} roots: {scope}"),
+                    evidence=f"exact check over {len(scores)} roots: {scope}", kind=SELF_CHECK),
     ])
 
 
@@ -509,7 +509,7 @@ def chapter_claims(runs: pd.DataFrame, next_item_tolerance: float = 0.01) -> pd.
       (per model and perturbing selector);
     - ``next_item_barely_moves``: |MRR of M' − MRR of M| < ``next_item_tolerance`` (per model and
       perturbing selector)."""
-    from .claims import check_claim, claims_frame
+    from .claims import SELF_CHECK, check_claim, claims_frame
 
     done = _computed(runs)
     done = done[done["perturbation"] == "loo"]
@@ -521,7 +521,7 @@ def chapter_claims(runs: pd.DataFrame, next_item_tolerance: float = 0.01) -> pd.
 
     return claims_frame([
         check_claim("control_exact", "Control run (no perturbation): AO = Jaccard@10 = 1 exactly", means, ["model"],
-                    control_exact, evidence="exact check: on CPU training is bit-for-bit repeatable"),
+                    control_exact, evidence="exact check: on CPU training is bit-for-bit repeatable", kind=SELF_CHECK),
         ao_band_claim(done, ["model", "selector"]),
         most_stable_claim(done),
         lowest_ao_claim(done, "earliest", ["random", "latest"], ["model"], "earliest_destabilises_most",

@@ -56,7 +56,12 @@ from .names import display_name
 from .verdicts import (ALPHA, INCONCLUSIVE, NOT_REPRODUCED, PARTLY, PENDING, REPRODUCED, VERDICTS,  # noqa: F401
                        combine, page_summary, page_verdict)
 
-CLAIM_COLUMNS = ["id", "claim", "verdict", "holds in", "p_value", "test", "evidence"]
+CLAIM_COLUMNS = ["id", "claim", "verdict", "holds in", "p_value", "test", "evidence", "kind"]
+PAPER_CLAIM, SELF_CHECK = CLAIM_KINDS = ("paper", "self-check")
+"""A claim row's ``kind``: a claim of the paper (or, beyond the papers, our hypothesis), or a check of
+our own implementation or protocol (e.g. "the bitset scorer equals a breadth-first search"). A
+self-check is part of its page's evidence, but the scoreboard does not count it among the paper's
+claims: it says nothing about whether the paper reproduces."""
 N_PERMUTATIONS = 9999
 SESSION_GAP = pd.Timedelta(minutes=10)
 """Two records written further apart than this (with none in between) belong to different sessions."""
@@ -67,17 +72,21 @@ _CELL = {"holds": "pass", "fails": "fail", "noise": "noise"}
 
 
 def claim_row(id: str, claim: str, verdict: str, holds_in: str = "", p_value: float = float("nan"),
-              test: str = "", evidence: str = "") -> dict:
-    """One row of a claims frame (:data:`CLAIM_COLUMNS`)."""
+              test: str = "", evidence: str = "", kind: str = PAPER_CLAIM) -> dict:
+    """One row of a claims frame (:data:`CLAIM_COLUMNS`); ``kind`` from :data:`CLAIM_KINDS`."""
     if verdict not in VERDICTS:
         raise ValueError(f"{verdict!r} is not in the verdict vocabulary {VERDICTS}")
+    if kind not in CLAIM_KINDS:
+        raise ValueError(f"claim kind {kind!r} is not one of {CLAIM_KINDS}")
     return {"id": id, "claim": claim, "verdict": verdict, "holds in": holds_in, "p_value": p_value,
-            "test": test, "evidence": evidence}
+            "test": test, "evidence": evidence, "kind": kind}
 
 
 def claims_frame(rows: Iterable[dict]) -> pd.DataFrame:
-    """Claim rows as a frame with :data:`CLAIM_COLUMNS`; ids must be unique."""
+    """Claim rows as a frame with :data:`CLAIM_COLUMNS` (a row without ``kind`` is a paper claim);
+    ids must be unique."""
     frame = pd.DataFrame(list(rows), columns=CLAIM_COLUMNS)
+    frame["kind"] = frame["kind"].fillna(PAPER_CLAIM)
     duplicated = frame["id"][frame["id"].duplicated()].tolist()
     if duplicated:
         raise ValueError(f"claim ids must be unique per frame; repeated: {duplicated}")
@@ -133,8 +142,10 @@ def show_claims(claims: pd.DataFrame):
     holds, the p-value (one-sided, claimed direction; the largest over the claim's links and cells,
     headed so), and the test with its evidence in full. The
     id (the name the page's text glues) is left out; the cells wrap and align at the top."""
+    kinds = claims["kind"] if "kind" in claims else pd.Series(PAPER_CLAIM, index=claims.index)
     shown = pd.DataFrame({
-        "Claim": claims["claim"], "Verdict": claims["verdict"], "Holds in": claims["holds in"],
+        "Claim": [f"Self-check: {c}" if k == SELF_CHECK else c for c, k in zip(claims["claim"], kinds)],
+        "Verdict": claims["verdict"], "Holds in": claims["holds in"],
         "p (largest)": [format_p(p) if pd.notna(p) else "—" for p in claims["p_value"]],
         "Test and evidence": [f"{t}: {e}" if t and e else t or e for t, e in zip(claims["test"], claims["evidence"])]})
     cell = {"text-align": "left", "vertical-align": "top", "white-space": "normal"}
@@ -164,16 +175,19 @@ def glue_page(claims: pd.DataFrame | None, comparison: pd.DataFrame | None = Non
 
 
 def check_claim(id: str, claim: str, means: pd.DataFrame, cells: list[str],
-                test: Callable[[pd.DataFrame], bool | None], evidence: str = "exact check (no noise)") -> dict:
+                test: Callable[[pd.DataFrame], bool | None], evidence: str = "exact check (no noise)",
+                kind: str = PAPER_CLAIM) -> dict:
     """A deterministic claim: apply ``test`` to the rows of every cell (groups of ``cells``); None
     means not testable. Holds everywhere -> ``reproduced``; nowhere -> ``not reproduced``; in some
     cells -> ``partly reproduced``; no testable cell -> ``pending``. For claims about values with
-    no noise (exact equalities, counts); noisy claims use the tests below."""
+    no noise (exact equalities, counts); noisy claims use the tests below. ``kind``: a paper claim
+    or a :data:`SELF_CHECK` of our implementation."""
     results = [test(group) for _, group in means.groupby(cells)] if cells else [test(means)]
     tested = [bool(r) for r in results if r is not None]
     holds = sum(tested)
     verdict = cells_verdict("holds" if t else "fails" for t in tested)
-    return claim_row(id, claim, verdict, holds_in_text(holds, len(tested), "cells"), test="exact", evidence=evidence)
+    return claim_row(id, claim, verdict, holds_in_text(holds, len(tested), "cells"), test="exact", evidence=evidence,
+                     kind=kind)
 
 
 # --- tests ------------------------------------------------------------------------------------------

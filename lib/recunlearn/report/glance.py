@@ -287,16 +287,19 @@ def difference_text(comparison: pd.DataFrame | None) -> str:
 # --- claims and the page's facts --------------------------------------------------------------------
 
 def claims_json(claims: pd.DataFrame | None) -> str:
-    """The page's claims as a JSON list of ``{id, claim, verdict, holds, p_value, test, evidence}``
-    (``verdict`` as the page shows it), for the scoreboard."""
-    from .claims import claim_text, format_p
+    """The page's claims as a JSON list of ``{id, claim, verdict, holds, p_value, test, evidence,
+    kind}`` (``verdict`` as the page shows it; ``kind``: a paper claim or a self-check), for the
+    scoreboard."""
+    from .claims import PAPER_CLAIM, claim_text, format_p
 
     rows = []
     for _, row in (claims.iterrows() if claims is not None else []):
+        kind = row.get("kind", PAPER_CLAIM)
         rows.append({"id": str(row["id"]), "claim": str(row["claim"]), "verdict": claim_text(row),
                      "holds": str(row["holds in"]),
                      "p_value": format_p(row["p_value"]) if pd.notna(row["p_value"]) else "",
-                     "test": str(row["test"]), "evidence": str(row["evidence"])})
+                     "test": str(row["test"]), "evidence": str(row["evidence"]),
+                     "kind": kind if isinstance(kind, str) else PAPER_CLAIM})
     return json.dumps(rows, ensure_ascii=False)
 
 

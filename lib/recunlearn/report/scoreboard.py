@@ -145,31 +145,56 @@ def page_entry(page: dict) -> dict:
             "pending": pending, "claims": page_claims(glued)}
 
 
+def is_self_check(claim: dict) -> bool:
+    """Whether a published claim is a self-check of our implementation, not a claim of the paper."""
+    return claim.get("kind") == "self-check"
+
+
 def paper_totals(entries: list[dict]) -> dict:
-    """Per paper: pages, pages rendered, claims by verdict word, claims at a reduced scale."""
+    """Per paper: pages, pages rendered, claim tests by verdict word (one per claim and page: a claim
+    tested on two pages, e.g. at a reduced scale and at the paper's, counts twice), the distinct
+    claims among them (by id and statement), tests at a reduced scale, and the self-checks apart (``checks``,
+    ``checks_passed``): they are not claims of the paper."""
     totals = {}
     for entry in entries:
         t = totals.setdefault(entry["paper"], {"pages": 0, "rendered": 0, "claims": 0, "reduced": 0,
-                                               "verdicts": Counter()})
+                                               "verdicts": Counter(), "statements": set(), "checks": 0,
+                                               "checks_passed": 0})
         t["pages"] += 1
         t["rendered"] += entry["rendered"]
         for claim in entry["claims"]:
+            word = _verdict_word(claim["verdict"]) or claim["verdict"]
+            if is_self_check(claim):
+                t["checks"] += 1
+                t["checks_passed"] += word == "reproduced"
+                continue
             t["claims"] += 1
+            t["statements"].add((claim["id"], claim.get("claim") or ""))
             t["reduced"] += entry["reduced"]
-            t["verdicts"][_verdict_word(claim["verdict"]) or claim["verdict"]] += 1
+            t["verdicts"][word] += 1
+    for t in totals.values():
+        t["distinct"] = len(t.pop("statements"))
     return totals
 
 
 def totals_text(total: dict | None) -> str:
     """``"26 claims: 10 reproduced, 4 partly reproduced, 12 not reproduced, 0 inconclusive, 0 pending
-    (10 of 10 pages rendered)"``."""
+    (10 of 10 pages rendered)"``; ``"16 tests of 11 claims (5 of them at a reduced scale, not the
+    paper's): …"`` when claims are tested on several pages; the self-checks after, apart."""
     if total is None or total["rendered"] == 0:
         return "not started"
     counts = ", ".join(f"{total['verdicts'][v]} {v}" for v in VERDICTS)
-    text = f"{total['claims']} claim{'s' if total['claims'] != 1 else ''}"
+    claims, distinct = total["claims"], total.get("distinct", total["claims"])
+    text = (f"{claims} claim{'s' if claims != 1 else ''}" if distinct == claims
+            else f"{claims} tests of {distinct} claim{'s' if distinct != 1 else ''}")
     if total["reduced"]:
-        text += f" ({total['reduced']} of them tested at a reduced scale, not the paper's)"
-    return text + f": {counts}; {total['rendered']} of {total['pages']} pages rendered"
+        text += (f" ({total['reduced']} of them {'tested ' if distinct == claims else ''}at a reduced scale, "
+                 "not the paper's)")
+    text += f": {counts}; {total['rendered']} of {total['pages']} pages rendered"
+    if total.get("checks"):
+        text += (f"; also {total['checks']} self-check{'s' if total['checks'] != 1 else ''} of our implementation, "
+                 f"{total['checks_passed']} passing")
+    return text
 
 
 def _cell(text) -> str:
@@ -189,9 +214,12 @@ def _evidence(claim: dict) -> str:
 
 
 def _statement(claim: dict) -> str:
-    """The claim as a reader reads it, its stable id (what a page glues, ``claim_<id>``) after it."""
+    """The claim as a reader reads it (``Self-check:`` first for a self-check), its stable id (what a
+    page glues, ``claim_<id>``) after it."""
     text = f"`{claim['id']}`"
-    return f"{claim['claim']} ({text})" if claim.get("claim") else f"{text} ({NOT_PUBLISHED})"
+    if not claim.get("claim"):
+        return f"{text} ({NOT_PUBLISHED})"
+    return ("Self-check: " if is_self_check(claim) else "") + f"{claim['claim']} ({text})"
 
 
 def render_scoreboard_from(entries: list[dict]) -> str:
@@ -203,8 +231,10 @@ def render_scoreboard_from(entries: list[dict]) -> str:
              "*inconclusive* (within noise) and *pending* (not computed yet); the [introduction](intro.md) says",
              "how claims are tested and pages judged, and the [status page](status.md) lists the devices, commits",
              "and compute plan behind each page. *Beyond the papers* holds the book's own questions: there a",
-             "claim is our hypothesis, and *reproduced* reads *holds in our runs*.", "",
-             "| paper | claims | " + " | ".join(VERDICTS) + " | pages |",
+             "claim is our hypothesis, and *reproduced* reads *holds in our runs*. A claim tested on two pages",
+             "(say at a reduced scale and at the paper's) counts once per page, as a test; self-checks of our",
+             "own implementation are listed with the claims but not counted among them.", "",
+             "| paper | claim tests | " + " | ".join(VERDICTS) + " | pages |",
              "|---|---|" + "---|" * len(VERDICTS) + "---|"]
     papers = [p for p in PAPERS if any(e["paper"] == p for e in entries)]
     papers += sorted({e["paper"] for e in entries} - set(papers))

@@ -109,20 +109,35 @@ def page_verdict(claims: pd.DataFrame | None, comparison: pd.DataFrame | None = 
     one of the paper's three datasets is never ``reproduced``."""
     cells, said = cell_outcomes(comparison), claim_outcomes(claims)
     verdict = combine(cells + said + ["pending"] * datasets_not_run)
-    notes = [f"{n} of {len(parts)} {unit} pending" for parts, unit in ((cells, "cells"), (said, "claims"))
+    paper_claims = claim_outcomes(_paper_claims(claims))  # self-checks decide too, but are not "claims"
+    notes = [f"{n} of {len(parts)} {unit} pending" for parts, unit in ((cells, "cells"), (paper_claims, "claims"))
              if (n := parts.count("pending"))]
     if datasets_not_run:
         notes.append(f"{datasets_not_run} paper dataset{'s' if datasets_not_run > 1 else ''} not run")
     return f"{verdict} ({'; '.join(notes)})" if notes and verdict != PENDING else verdict
 
 
+def _paper_claims(claims: pd.DataFrame | None) -> pd.DataFrame | None:
+    """The rows of ``claims`` that are the paper's claims, not self-checks (a frame without ``kind``:
+    all of them)."""
+    if claims is None or "kind" not in claims:
+        return claims
+    return claims[claims["kind"].fillna("paper") != "self-check"]
+
+
 def page_summary(claims: pd.DataFrame | None, comparison: pd.DataFrame | None = None) -> str:
-    """One line of counts behind :func:`page_verdict`: claims by verdict and paper cells by outcome
-    (only ``"N pending"`` when no paper cell is computed)."""
+    """One line of counts behind :func:`page_verdict`: the paper's claims by verdict, self-checks of
+    our implementation by whether they pass, and paper cells by outcome (only ``"N pending"`` when no
+    paper cell is computed)."""
     parts = []
-    if claims is not None and len(claims):
-        counts = Counter(base_verdict(v) for v in claims["verdict"])
+    paper = _paper_claims(claims)
+    if paper is not None and len(paper):
+        counts = Counter(base_verdict(v) for v in paper["verdict"])
         parts.append(f"claims: {', '.join(f'{counts[v]} {v}' for v in VERDICTS if counts[v])}")
+    checks = claims[~claims.index.isin(paper.index)] if paper is not None else None
+    if checks is not None and len(checks):
+        passing = sum(base_verdict(v) == REPRODUCED for v in checks["verdict"])
+        parts.append(f"self-checks: {passing} of {len(checks)} pass")
     cells = cell_outcomes(comparison)
     if cells:
         c = Counter(cells)

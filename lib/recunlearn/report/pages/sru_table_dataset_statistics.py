@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 
 from ...experiments.sru import SruStatisticsParams, dataset_statistics
-from ..claims import check_claim, claims_frame
+from ..claims import SELF_CHECK, check_claim, claims_frame
 from ..names import display_name
 from ..plots import degree_ccdf
 from . import Page, validated
@@ -76,7 +76,8 @@ def statistics_claims(ours: pd.DataFrame) -> pd.DataFrame:
 
     return claims_frame([
         check_claim("sru_input_window", "Inputs are the last 10 items on Beauty and the last 20 on Games and Steam "
-                    "(here ML-1M), as the evaluation card states", ours, ["dataset"], window),
+                    "(here ML-1M), as the evaluation card states", ours, ["dataset"], window, kind=SELF_CHECK),
         check_claim("sru_split_whole_sessions", "Train, validation and test parts hold every session once and "
-                    "every prefix -> next-item pair of each session", ours, ["dataset", "scale"], accounted),
+                    "every prefix -> next-item pair of each session", ours, ["dataset", "scale"], accounted,
+                    kind=SELF_CHECK),
     ])
