@@ -395,17 +395,30 @@ def test_fairness_and_sweep_tables_equal_the_notebook_pipeline():
     assert page.claims.set_index("id").loc["eu_a_igf_above_retrain", "verdict"] == "partly reproduced"
 
     values, grid, collected = exact_runs("figure-04-shard-number")
-    page = module("figure-04-shard-number").build(collected=collected, **values)
+    figure_4 = module("figure-04-shard-number")
+    second = figure_4.parallel_grid(grid)
+    assert second.timing == "sequential" and "retrain" not in second.methods and second.selections == grid.selections
+    alone = fake_exact(second)
+    alone.runs["unlearn_seconds"] = 10.0 / alone.runs["n_shards"]  # the slowest shard: smaller with more shards
+    page = figure_4.build(collected=collected, parallel=alone, **values)
     eu = with_retrain_gap(collected.runs)
     eu = eu[eu["method"] != "retrain"]
-    metrics = ["ndcg_untruncated", "unlearn_seconds", "a_igf_gap_abs", "shard_gf"]
+    keys = ["dataset", "model", "method", "selection", "n_shards", "seed"]
+    eu = eu.merge(alone.runs[keys + ["unlearn_seconds"]].rename(columns={"unlearn_seconds": figure_4.PARALLEL}),
+                  on=keys, how="left")
+    metrics = ["ndcg_untruncated", "unlearn_seconds", figure_4.PARALLEL, "a_igf_gap_abs", "shard_gf"]
     expected = eu.groupby(["dataset", "model", "method", "n_shards"])[metrics].agg(["mean", "std"]).round(4)
     pd.testing.assert_frame_equal(page.tables["sweep"], expected)
     claims = page.claims.set_index("id")
     assert claims.loc["ndcg_untruncated_falls", "verdict"] == "reproduced"  # 0.001 less per extra shard
     assert claims.loc["unlearn_seconds_falls", "verdict"] == "inconclusive"  # no record times: nothing timed
-    pd.testing.assert_frame_equal(page.claims, sweep_claims(eu, "n_shards", {
-        "ndcg_untruncated": -1, "unlearn_seconds": -1, "a_igf_gap_abs": +1, "shard_gf": -1}, "the number of shards"))
+    assert claims.loc["unlearn_seconds_parallel_falls", "verdict"] == "inconclusive"  # the same rule applies
+    assert "in parallel" in claims.loc["unlearn_seconds_parallel_falls", "claim"]
+    assert "together in one process" in claims.loc["unlearn_seconds_falls", "claim"]
+    assert len(page.runs) == len(collected.runs) + len(alone.runs)       # both readings' runs are the page's
+    expected_claims = sweep_claims(eu, "n_shards", {"ndcg_untruncated": -1, "unlearn_seconds": -1,
+                                                    "a_igf_gap_abs": +1, "shard_gf": -1}, "the number of shards")
+    pd.testing.assert_frame_equal(page.claims.iloc[:4].drop(columns="claim"), expected_claims.drop(columns="claim"))
 
     values, grid, collected = exact_runs("figure-08-unlearning-ratio")
     page = module("figure-08-unlearning-ratio").build(collected=collected, **values)
