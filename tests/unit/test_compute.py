@@ -507,8 +507,7 @@ def page_configs(page: str, params: dict) -> list:
                             models=tuple(m for m in grid.models if m != "lightgcn") or ("wmf",))
         configs += [c for combiner in COMBINERS for c in base.replace(combiner=combiner).runs()]
     if stem == "figure-04-shard-number":  # parallel_grid: the random users' runs, shards trained alone
-        configs += grid.replace(methods=("sisa", "receraser", "ultrare"), selections=("random",),
-                                timing="sequential").runs()
+        configs += grid.replace(methods=("sisa", "receraser", "ultrare"), timing="sequential").runs()
     if stem == "table-03-unlearning-time":  # stored_scif_times
         configs += [ScifConfig(dataset=d, model=m, selection=s, seed=seed, max_epochs=grid.max_epochs,
                                device=grid.device)
@@ -516,15 +515,30 @@ def page_configs(page: str, params: dict) -> list:
     return configs
 
 
+def notebook_defaults(page: str) -> dict:
+    """The UPPER_SNAKE values a page's notebook sets in its first code cell: what a paper-profile
+    render uses wherever the profile's file does not override them (papermill injects its values after
+    that cell)."""
+    import json
+
+    notebook = json.loads((paths.REPO_ROOT / "notebooks" / f"{page}.ipynb").read_text())
+    first = next(c for c in notebook["cells"] if c["cell_type"] == "code")
+    namespace: dict = {}
+    exec("".join(first["source"]), {}, namespace)
+    return {k: v for k, v in namespace.items() if k.isupper()}
+
+
 def paper_pages() -> list[tuple[str, dict]]:
-    """Every page with runs and its paper-profile parameters, CURE4Rec pages with all of the paper's datasets."""
+    """Every page with runs and its paper-profile parameters (the notebook's defaults, then the profile's
+    values over them), CURE4Rec pages with all of the paper's datasets."""
     pages = []
     for path in sorted(PARAMS.glob("*/*.paper.yml")):
         page = f"{path.parent.name}/{path.name.removesuffix('.paper.yml')}"
-        params = yaml.safe_load(path.read_text())
+        profile = yaml.safe_load(path.read_text())
+        params = {**notebook_defaults(page), **profile}
         if "statistics" in page:
             continue  # dataset statistics: no run records
-        if path.parent.name == "cure4rec" and "DATASETS" in params:
+        if path.parent.name == "cure4rec" and "DATASETS" in profile:  # a page of one dataset keeps it
             params["DATASETS"] = CURE4REC_DATASETS
         pages.append((page, params))
     return pages
