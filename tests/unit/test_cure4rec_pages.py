@@ -397,7 +397,7 @@ def test_fairness_and_sweep_tables_equal_the_notebook_pipeline():
     values, grid, collected = exact_runs("figure-04-shard-number")
     figure_4 = module("figure-04-shard-number")
     second = figure_4.parallel_grid(grid)
-    assert second.timing == "sequential" and "retrain" not in second.methods and second.selections == grid.selections
+    assert second.timing == "alone" and "retrain" not in second.methods and second.selections == grid.selections
     alone = fake_exact(second)
     alone.runs["unlearn_seconds"] = 10.0 / alone.runs["n_shards"]  # the slowest shard: smaller with more shards
     page = figure_4.build(collected=collected, parallel=alone, **values)

@@ -155,8 +155,9 @@ def run_pipeline(monkeypatch, model_cls, shard, deleted, timing="batched"):
     seen = []
     real_train = exact.train_until_converged
 
-    def spy(model, data, *args, **kwargs):
-        seen.append((data.users.clone(), kwargs.get("blocks")))
+    def spy(model, data, *args, **kwargs):  # a shard trained as a model of its own is marked "alone"
+        alone = model.n_blocks == 1 and len(np.unique(shard)) > 1
+        seen.append((data.users.clone(), "alone" if alone else kwargs.get("blocks")))
         return real_train(model, data, *args, **kwargs)
 
     monkeypatch.setattr(exact, "train_until_converged", spy)
@@ -170,17 +171,40 @@ def run_pipeline(monkeypatch, model_cls, shard, deleted, timing="batched"):
 
 
 @pytest.mark.parametrize("model_cls", [WMF, BPR, LightGCN])
-@pytest.mark.parametrize("timing", ["batched", "sequential"])
+@pytest.mark.parametrize("timing", ["batched", "sequential", "alone"])
 def test_unlearned_users_never_reach_retrained_shards(monkeypatch, model_cls, timing):
     shard = np.arange(24) % 4
     deleted = np.array([1, 5, 2])  # shards 1 and 2
     result, seen, n_users = run_pipeline(monkeypatch, model_cls, shard, deleted, timing)
     assert result.affected_shards.tolist() == [1, 2]
-    stage3 = [(users, blocks) for users, blocks in seen if blocks is not None and set(np.atleast_1d(blocks)) <= {1, 2}]
+    stage3 = [(users, blocks) for users, blocks in seen
+              if isinstance(blocks, str) or (blocks is not None and set(np.atleast_1d(blocks)) <= {1, 2})]
     assert stage3, "stage III trained nothing"
-    for users, _blocks in stage3:
+    assert len(stage3) == (1 if timing == "batched" else 2)
+    for users, blocks in stage3:
         assert not np.isin(users.numpy() % n_users, deleted).any()
-    assert result.unaffected_unchanged is True
+        if isinstance(blocks, str):  # a shard alone sees only its own users' rows
+            assert len(np.unique(shard[users.numpy()])) == 1
+    assert result.unaffected_unchanged is True and result.deleted_rows_at_init is True
+    if timing != "batched":
+        assert result.timings["unlearn_seconds"] <= result.timings["unlearn_sum_seconds"]
+
+
+@pytest.mark.parametrize("model_cls", [WMF, BPR, LightGCN])
+def test_a_shard_trained_alone_is_the_shard_trained_inside_the_blocked_model(monkeypatch, model_cls):
+    """``alone`` changes what is timed (no cost of the other K - 1 shards per step), not the model: the
+    retrained shards equal those of ``sequential`` (bit for bit for the pairwise models; WMF's whole-data
+    loss sums in another order)."""
+    shard, deleted = np.arange(24) % 4, np.array([1, 5, 2])
+    inside, _, _ = run_pipeline(monkeypatch, model_cls, shard, deleted, "sequential")
+    alone, _, _ = run_pipeline(monkeypatch, model_cls, shard, deleted, "alone")
+    for block in (1, 2):
+        for (a, rows), (b, _) in zip(inside.model.block_parameters(block), alone.model.block_parameters(block)):
+            if model_cls is WMF:
+                torch.testing.assert_close(a[rows], b[rows], rtol=0, atol=1e-6)
+            else:
+                assert torch.equal(a[rows], b[rows])
+    assert [r.epochs_run for r in inside.stage3] == [r.epochs_run for r in alone.stage3]
 
 
 def test_unaffected_shards_are_bit_identical_before_and_after(monkeypatch):

@@ -4,9 +4,9 @@ methods against the number of shards K (WMF, ML-100K), and the paper's trend cla
 Unlearning time is read two ways. The page's grid (``TIMING``, batched by default) retrains the
 affected shards together in one process: its time is their total work, which hardly changes with K
 when random users touch most shards. SISA's premise is shards retrained in parallel, so the page also
-reads the runs with each affected shard trained alone (the same grid at ``timing="sequential"``,
-without Retrain), whose unlearning time is the slowest affected shard's: the time with one worker per
-shard. Each reading is a claim of its own."""
+reads the runs with each affected shard trained as a model of its own (the same grid at
+``timing="alone"``, without Retrain), whose unlearning time is the slowest affected shard's: the time
+with one worker per shard. Each reading is a claim of its own."""
 
 from __future__ import annotations
 
@@ -29,9 +29,10 @@ PARALLEL = "unlearn_seconds_parallel"
 
 def parallel_grid(grid: ExactGrid) -> ExactGrid | None:
     """The runs behind the parallel reading of unlearning time: ``grid``'s sharded methods with each
-    affected shard trained alone; None when ``grid`` already times them so or has no sharded method."""
+    affected shard trained as a model of its own; None when ``grid`` already times them so or has no
+    sharded method."""
     methods = tuple(m for m in grid.methods if m != "retrain")
-    return grid.replace(methods=methods, timing="sequential") if methods and grid.timing != "sequential" else None
+    return grid.replace(methods=methods, timing="alone") if methods and grid.timing != "alone" else None
 
 
 def build(collected: ExactCollected | None = None, parallel: ExactCollected | None = None, **params) -> Page:
@@ -54,7 +55,7 @@ def build(collected: ExactCollected | None = None, parallel: ExactCollected | No
     claims = sweep_claims(eu, "n_shards", EXPECTED, "the number of shards")
     claims.loc[claims["id"] == "unlearn_seconds_falls", "claim"] += (
         " (the affected shards retrained together in one process)" if grid.timing == "batched"
-        else " (the slowest affected shard, each trained alone)")
+        else " (the slowest affected shard)")
     metrics = list(METRICS)
     if second is not None:
         keys = ["dataset", "model", "method", "selection", "n_shards", "seed"]
@@ -67,7 +68,7 @@ def build(collected: ExactCollected | None = None, parallel: ExactCollected | No
         metrics.insert(2, PARALLEL)
         read = sweep_claims(alone, "n_shards", {"unlearn_seconds": -1}, "the number of shards")
         read["id"] = "unlearn_seconds_parallel_falls"
-        read["claim"] += " (shards retrained in parallel: the slowest affected shard, each trained alone)"
+        read["claim"] += " (shards retrained in parallel: the slowest affected shard, each a model of its own)"
         claims = claims_frame(pd.concat([claims, read], ignore_index=True).to_dict("records"))
     return Page(
         PAGE, grid, runs, pending, None, claims,
