@@ -341,3 +341,41 @@ def test_table_2_with_given_counts(monkeypatch):
     table = shown(page, "comparison", monkeypatch)[0]
     assert table.loc["Foursquare", ("ours", "interactions")] == 192602
     assert table.loc["Foursquare", ("paper", "items")] == 5597
+
+
+# --- Figure 8(b): the growth exponent of CASPER's run time -----------------------------------------
+
+def _timings(exponent: float, noise: float, repeats: int = 20, seed: int = 0) -> pd.DataFrame:
+    """Made-up scaling rows: time = 1e-7 * n^exponent times log-normal noise, per repeat."""
+    rng = np.random.default_rng(seed)
+    sizes = np.array([10_000, 20_000, 40_000, 80_000, 129_310])
+    rows = []
+    for n in sizes:
+        times = 1e-7 * n ** exponent * np.exp(rng.normal(0, noise, repeats))
+        rows.append({"interactions": n, "total_seconds": float(np.median(times)), "repeat_seconds": times.tolist()})
+    return pd.DataFrame(rows)
+
+
+def test_growth_exponent_known_answers_and_its_interval():
+    from recunlearn.report.casper import growth_exponent
+
+    exact = growth_exponent(_timings(1.0, 0.0))
+    assert exact["exponent"] == pytest.approx(1.0, abs=1e-9) and exact["low"] == pytest.approx(exact["high"])
+    quadratic = growth_exponent(_timings(2.0, 0.05))
+    assert quadratic["exponent"] == pytest.approx(2.0, abs=0.05) and quadratic["low"] < 2.0 < quadratic["high"]
+    assert growth_exponent(_timings(1.0, 0.05), seed=3) == growth_exponent(_timings(1.0, 0.05), seed=3)  # seeded
+    medians_only = _timings(1.5, 0.0).drop(columns="repeat_seconds")
+    assert growth_exponent(medians_only)["exponent"] == pytest.approx(1.5)
+    assert growth_exponent(medians_only)["repeats"] == 1
+
+
+@pytest.mark.parametrize("exponent, noise, verdict", [(1.05, 0.05, "reproduced"), (2.0, 0.05, "not reproduced"),
+                                                     (1.2, 0.6, "inconclusive")])
+def test_near_linear_claim_can_pass_fail_and_be_within_noise(exponent, noise, verdict):
+    from recunlearn.report.casper import figure_8_claims, growth_exponent
+
+    runs = pd.DataFrame(columns=["model", "k", "seed", "ao", "status"])
+    claims = figure_8_claims(runs, growth_exponent(_timings(exponent, noise))).set_index("id")
+    assert claims.loc["runtime_near_linear", "verdict"] == verdict
+    assert claims.loc["runtime_near_linear", "holds in"].startswith("b = ")
+    assert figure_8_claims(runs, {}).set_index("id").loc["runtime_near_linear", "verdict"] == "pending"

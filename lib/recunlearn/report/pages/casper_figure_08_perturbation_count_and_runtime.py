@@ -4,7 +4,8 @@ against the number of interactions (b)."""
 from __future__ import annotations
 
 from ...experiments.casper import Collected, Figure8Grid, run_scaling_table
-from ..casper import figure_8_claims, format_value, k_figure, linear_fit, scaling_figure, summarize_rls
+from ..casper import (figure_8_claims, format_value, growth_exponent, k_figure, linear_fit, scaling_figure,
+                      summarize_rls)
 from ..names import display_name
 from . import Page, runs_notice
 from .casper_runs import collect_page, printed, status_counts
@@ -22,7 +23,8 @@ def build(collected: Collected | None = None, **params) -> Page:
     scaling = run_scaling_table(grid.scaling_config())
     summary = summarize_rls(runs, ["model", "k"], RLS)
     fit = linear_fit(scaling["interactions"], scaling["total_seconds"])
-    claims = figure_8_claims(runs, fit)
+    growth = growth_exponent(scaling)
+    claims = figure_8_claims(runs, growth)
 
     ao = summary[summary["metric"] == "ao"].sort_values("k")
     values = {"ao_k1": format_value(ao["mean"].iloc[0] if len(ao) else float("nan")),
@@ -30,13 +32,15 @@ def build(collected: Collected | None = None, **params) -> Page:
               "kmax": int(ao["k"].iloc[-1]) if len(ao) else max(grid.ks),
               "r2": f"{fit['r2']:.3f}", "largest": f"{int(scaling['interactions'].max()):,}",
               "largest_seconds": f"{scaling['total_seconds'].iloc[-1]:.2f}",
-              "us_per_interaction": f"{1e6 * fit['slope']:.2f}"}
+              "us_per_interaction": f"{1e6 * fit['slope']:.2f}", "exponent": f"{growth['exponent']:.2f}",
+              "exponent_interval": f"[{growth['low']:.2f}, {growth['high']:.2f}]",
+              "repeats": str(growth["repeats"])}
     checks = [printed(runs[["model", "k", "seed", "status", "ao", "jaccard"]].round(2)),
               printed(scaling[["raw_rows", "interactions", "nodes", "edges", "roots", "max_score"]])]
     notice = runs_notice("Figure 8(a)", runs, command)
     return Page(
         PAGE, grid, runs, collected.pending, None, claims,
-        tables={"runs": status_counts(runs), "scaling": scaling},
+        tables={"runs": status_counts(runs), "scaling": scaling.drop(columns="repeat_seconds", errors="ignore")},
         figures={"figure_8a": lambda: k_figure(summary, RLS,
                                                "LatentCross, Foursquare: CASPER LOO with k perturbations"),
                  "figure_8b": lambda: scaling_figure(scaling, fit, f"CASPER run time on prefixes of "
