@@ -48,7 +48,9 @@ class UnlearnConfig(TrainingSettings):
     n_shards: int = option(10, min=1, doc="ignored by retrain (one shard)")
     partition_order: str = option("nearest_first", choices=ORDERS, doc="RecEraser's assignment order")
     combiner: str = option("route", choices=COMBINERS)
-    timing: str = option("batched", choices=TIMINGS)
+    timing: str = option("batched", choices=TIMINGS,
+                         doc="batched: the affected shards trained together; sequential: in turn inside the "
+                             "K-shard model; alone: each a model of its own (the slowest is the parallel time)")
 
 
 def pretrained_user_embeddings(config: TrainingSettings) -> np.ndarray:
@@ -220,7 +222,9 @@ class ExactGrid(UnlearningGrid):
     methods: tuple[str, ...] = option(tuple(EXACT_METHODS), choices=tuple(EXACT_METHODS))
     shard_counts: tuple[int, ...] = option((10,), min=1)
     combiner: str = option("route", choices=COMBINERS)
-    timing: str = option("batched", choices=TIMINGS)
+    timing: str = option("batched", choices=TIMINGS,
+                         doc="batched: the affected shards trained together; sequential: in turn inside the "
+                             "K-shard model; alone: each a model of its own (the slowest is the parallel time)")
     compute_missing: bool = option(True, doc="False: show only stored records, list the rest as pending")
 
     def runs(self) -> list[UnlearnConfig]:
