@@ -8,6 +8,10 @@ until all are done, ``--hours`` pass or a SIGINT/SIGTERM asks for a stop.
 ``--device cuda --gpu-minutes M`` keeps, in plan order, the batches whose estimated seconds fit
 together in M minutes (a batch that does not fit is passed over for later, smaller ones) and starts
 no run after M minutes.
+
+Local workers keep CASPER's trained original models in ``<cache>/originals`` (``RECUNLEARN_ORIGINALS``
+when set), so a batch stopped midway does not train its original again when a later session resumes
+it (see :func:`recunlearn.experiments.casper.stored_original_path`).
 """
 
 from __future__ import annotations
@@ -130,6 +134,8 @@ def compute(options: ComputeOptions, out: Callable[[str], None] = print) -> int:
         options.hours * 3600 if options.hours is not None else None)
     deadline = time.time() + limit if limit is not None else None
     stop = StopRequest()
+    before = os.environ.get(paths.ORIGINALS_ENV)
+    os.environ[paths.ORIGINALS_ENV] = before or str(paths.cache_dir() / "originals")  # inherited by local workers
     with stop.on_signals():
         executor = _executor(options, min(workers, len(todo)) if workers else None)
         try:
@@ -139,6 +145,8 @@ def compute(options: ComputeOptions, out: Callable[[str], None] = print) -> int:
             tally = run_batches(todo, executor, status.costs, deadline=deadline, stop=stop, out=out)
         finally:
             executor.close()
+            if before is None:
+                os.environ.pop(paths.ORIGINALS_ENV, None)
     out(_summary(tally))
     return 0 if tally.ok else 1
 

@@ -29,6 +29,7 @@ import dataclasses
 import functools
 import itertools
 import time
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -202,20 +203,83 @@ def original_key(config: CasperConfig) -> tuple:
     return (config.dataset, config.model, config.seed, config.epochs, config.max_rows, config.id_map, config.device)
 
 
+STORED_ORIGINALS = 6
+"""How many trained originals :func:`stored_original_path`'s directory keeps (the most recently used):
+a JODIE original on Foursquare takes about 0.4 GB."""
+
+
+def stored_original_path(config: CasperConfig, stream: Stream) -> Path | None:
+    """Where M of ``config`` is kept between processes, when ``RECUNLEARN_ORIGINALS`` names a directory
+    (else None): a file named by everything M's weights depend on -- :func:`original_key`, the
+    stream, the results version, the fingerprint of the library's computing code, torch's version and
+    thread count -- so a stored M is only ever reused where training it again would give the same
+    weights bit for bit. A compute session stopped in the middle of a batch then does not train the
+    batch's original again when the next session resumes it."""
+    import hashlib
+    import os
+
+    from ..paths import ORIGINALS_ENV
+    from ..provenance import source_fingerprint
+    from .records import results_version
+
+    root = os.environ.get(ORIGINALS_ENV)
+    if not root:
+        return None
+    what = repr((original_key(config), stream.description, len(stream), results_version(config),
+                 source_fingerprint(), torch.__version__, torch.get_num_threads()))
+    return Path(root) / f"{hashlib.sha256(what.encode()).hexdigest()[:24]}.pt"
+
+
+def _load_original(path: Path | None, tracin: bool) -> Original | None:
+    if path is None or not path.is_file():
+        return None
+    try:
+        stored = torch.load(path, weights_only=False)
+    except Exception:  # an unreadable file is trained again and replaced
+        return None
+    if not isinstance(stored, Original) or (tracin and stored.tracin is None):
+        return None
+    path.touch()  # recently used: kept by the pruning below
+    return stored
+
+
+def _store_original(path: Path | None, original: Original) -> None:
+    """Write ``original`` to ``path`` atomically, then keep only the :data:`STORED_ORIGINALS` most
+    recently used files of its directory."""
+    if path is None:
+        return
+    import io
+
+    from ..io import write_bytes_atomic
+
+    buffer = io.BytesIO()
+    torch.save(original, buffer)
+    write_bytes_atomic(path, buffer.getvalue())
+    kept = sorted(path.parent.glob("*.pt"), key=lambda p: p.stat().st_mtime, reverse=True)
+    for old in kept[STORED_ORIGINALS:]:
+        old.unlink(missing_ok=True)
+
+
 def _original(config: CasperConfig, stream: Stream, tracin: bool = False) -> Original:
-    """M of ``config`` (trained once per process and :func:`original_key`); ``tracin``: trained with a
-    TracIn recorder (an M cached without one is trained again, with it: same weights, bit for bit)."""
+    """M of ``config`` (trained once per process and :func:`original_key`, and kept between processes
+    where :func:`stored_original_path` says so); ``tracin``: trained with a TracIn recorder (an M
+    cached without one is trained again, with it: same weights, bit for bit)."""
     key = original_key(config)
     if key not in _ORIGINALS or (tracin and _ORIGINALS[key].tracin is None):
-        seed_everything(config.seed)
-        model = _build(config, stream)
-        initial = copy.deepcopy(model)  # M' starts from exactly these weights
-        recorder = TracInRecorder(stream, config.epochs) if tracin else None
-        seed_everything(config.seed)  # training randomness (dropout) restarts from the seed, as for M'
-        fit = model.fit(stream, checkpoint=recorder)
+        path = stored_original_path(config, stream)
+        entry = _load_original(path, tracin)
+        if entry is None:
+            seed_everything(config.seed)
+            model = _build(config, stream)
+            initial = copy.deepcopy(model)  # M' starts from exactly these weights
+            recorder = TracInRecorder(stream, config.epochs) if tracin else None
+            seed_everything(config.seed)  # training randomness (dropout) restarts from the seed, as for M'
+            fit = model.fit(stream, checkpoint=recorder)
+            entry = Original(model, initial, fit, recorder)
+            _store_original(path, entry)
         if len(_ORIGINALS) >= 32 and key not in _ORIGINALS:  # a few MB each; keep the most recent ones
             _ORIGINALS.pop(next(iter(_ORIGINALS)))
-        _ORIGINALS[key] = Original(model, initial, fit, recorder)
+        _ORIGINALS[key] = entry
     return _ORIGINALS[key]
 
 
