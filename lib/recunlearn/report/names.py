@@ -60,6 +60,7 @@ DISPLAY_NAMES = {
     "epochs_run": "epochs run", "best_epoch": "best epoch", "train_seconds": "training time (s)",
     "validation_seconds": "validation time (s)", "unlearn_sum_seconds": "all affected shards, summed (s)",
     "unlearn_seconds_parallel": "unlearning time, shards in parallel (s)",
+    "unlearn_seconds_together": "unlearning time, shards together (s)",
     "partition_seconds": "partition time (s)", "unlearn_plus_partition_seconds": "unlearning + partition (s)",
     "scif_cg_seconds": "SCIF's CG solve (s)", "paper_seconds": "paper's time (s)",
     "paper_vs_retrain": "paper: time / Retrain's", "ours_vs_retrain": "ours: time / Retrain's",
