@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import textwrap
+
 from pathlib import Path
 
 import matplotlib.pyplot as plt
@@ -108,7 +110,8 @@ def paper_vs_ours_bars(comparison: pd.DataFrame, x: str, metrics: list[str], tit
                label="ours (mean ± std over seeds)")
         ax.scatter(positions, part["paper"], color="#DD8452", marker="D", zorder=3, label="paper")
         ax.set_xticks(list(positions), [display_name(v) for v in part[x]], rotation=0)
-        ax.set(title=display_name(metric), xlabel=display_name(x), ylabel=display_name(metric))
+        # the panel's title names the metric (wrapped to the panel's width); no y label repeats it
+        ax.set(title=textwrap.fill(display_name(metric), 32), xlabel=display_name(x), ylabel="")
         ax.axhline(0, color="black", linewidth=0.6)
         rotate_if_crowded(ax, width=PAGE_WIDTH_IN / min(len(metrics), 3))
     fig.suptitle(title)
@@ -242,7 +245,8 @@ def sweep_lines(frame: pd.DataFrame, x: str, metrics: list[str], hue: str, title
     for ax, metric in zip(axes, metrics):
         sns.lineplot(shown, x=x, y=metric, hue=hue, hue_order=display_order(frame, hue), marker="o",
                      errorbar="sd", ax=ax, legend=ax is axes[0])
-        ax.set(title=display_name(metric), xlabel=display_name(x), ylabel=display_name(metric))
+        # the panel's title names the metric (wrapped to the panel's width); no y label repeats it
+        ax.set(title=textwrap.fill(display_name(metric), 32), xlabel=display_name(x), ylabel="")
         levels = sorted(frame[x].dropna().unique())
         if 0 < len(levels) <= 12:
             ax.set_xticks(levels, [f"{v:g}" for v in levels])  # the swept levels, not 7.5 shards
