@@ -417,6 +417,7 @@ def test_fairness_and_sweep_tables_equal_the_notebook_pipeline():
     assert "in parallel" in claims.loc["unlearn_seconds_parallel_falls", "claim"]
     assert "together in one process" in claims.loc["unlearn_seconds_falls", "claim"]
     assert len(page.runs) == len(collected.runs) + len(alone.runs)       # both readings' runs are the page's
+    assert page.runs.attrs["run_total"] == len(grid.runs()) + len(second.runs())   # and its at-a-glance count
     expected_claims = sweep_claims(eu, "n_shards", {"ndcg_untruncated": -1, "unlearn_seconds": -1,
                                                     "a_igf_gap_abs": +1, "shard_gf": -1}, "the number of shards")
     pd.testing.assert_frame_equal(page.claims.iloc[:4].drop(columns="claim"), expected_claims.drop(columns="claim"))

@@ -15,6 +15,7 @@ import pandas as pd
 from ...experiments.cure4rec_exact import ExactCollected, ExactGrid, collect
 from ..claims import claims_frame
 from ..cure4rec import sweep_claims, with_retrain_gap
+from ..glance import with_page_runs
 from ..plots import sweep_lines
 from . import Page
 from .cure4rec_runs import collect_exact, notices, pending_command, printed, runs_notice, runs_table
@@ -77,7 +78,7 @@ def build(collected: ExactCollected | None = None, parallel: ExactCollected | No
             eu = eu.rename(columns={"unlearn_seconds": TOGETHER})
             metrics = [TOGETHER if m == "unlearn_seconds" else m for m in metrics]
     return Page(
-        PAGE, grid, runs, pending, None, claims,
+        PAGE, grid, with_page_runs(runs, total, pending), pending, None, claims,
         tables={"runs": runs_table(total, pending),
                 "sweep": eu.groupby(["dataset", "model", "method", "n_shards"])[metrics].agg(["mean", "std"]).round(4)},
         figures={"figure": lambda: sweep_lines(
