@@ -412,18 +412,23 @@ def summary_value(summary: pd.DataFrame, **where) -> float:
     return float(part["mean"].iloc[0]) if len(part) else float("nan")
 
 
-def scaling_figure(rows: pd.DataFrame, fit: dict, title: str, save_as: str | None = None):
+def scaling_figure(rows: pd.DataFrame, fit: dict, title: str, save_as: str | None = None,
+                   growth: dict | None = None):
     """CASPER's build + score + select seconds against the number of interactions, with the
-    least-squares line (Figure 8(b))."""
+    least-squares line (Figure 8(b)) and, given ``growth`` (:func:`growth_exponent`), the growth
+    exponent the claim tests in the legend."""
     set_theme()
     fig, ax = plt.subplots(figsize=(7.5, 3.6))
     for column, label in (("total_seconds", "total"), ("score_seconds", "exact scoring (bitset sweep)"),
                           ("build_seconds", "IDAG construction")):
         ax.plot(rows["interactions"], rows[column], marker="o", label=label)
     xs = np.linspace(rows["interactions"].min(), rows["interactions"].max(), 50)
-    ax.plot(xs, fit["intercept"] + fit["slope"] * xs, linestyle=":", color="black",
-            label=f"linear fit of total, R² = {fit['r2']:.3f}")
+    label = f"linear fit of total, R² = {fit['r2']:.3f}"
+    if growth:
+        label += f"\ngrowth exponent b = {growth['exponent']:.2f} [{growth['low']:.2f}, {growth['high']:.2f}]"
+    ax.plot(xs, fit["intercept"] + fit["slope"] * xs, linestyle=":", color="black", label=label)
     ax.set(xlabel="interactions", ylabel="seconds", title=title)
+    ax.xaxis.set_major_formatter(plt.FuncFormatter(lambda v, _: f"{v / 1000:g}k"))  # 20k, not 20000 run together
     ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False)
     fig.tight_layout()
     save(fig, save_as)

@@ -44,5 +44,6 @@ def build(collected: Collected | None = None, **params) -> Page:
         figures={"figure_8a": lambda: k_figure(summary, RLS,
                                                "LatentCross, Foursquare: CASPER LOO with k perturbations"),
                  "figure_8b": lambda: scaling_figure(scaling, fit, f"CASPER run time on prefixes of "
-                                                     f"{display_name(grid.scaling_dataset)} (all of it that exists)")},
+                                                     f"{display_name(grid.scaling_dataset)} (all of it that exists)",
+                                                     growth=growth)},
         values=values, notices={"figure_8a": notice} if notice else {}, checks=checks, claims_command=command)
