@@ -149,8 +149,8 @@ def show_claims(claims: pd.DataFrame):
         "p (largest)": [format_p(p) if pd.notna(p) else "—" for p in claims["p_value"]],
         "Test and evidence": [f"{t}: {e}" if t and e else t or e for t, e in zip(claims["test"], claims["evidence"])]})
     cell = {"text-align": "left", "vertical-align": "top", "white-space": "normal"}
-    widths = [("th.col0, td.col0", "min-width: 12em"),
-              ("th.col4, td.col4", "min-width: 20em; font-size: 0.85em; overflow-wrap: anywhere")]
+    widths = [("th.col0, td.col0", "min-width: 10em"),
+              ("th.col4, td.col4", "min-width: 15em; font-size: 0.85em; overflow-wrap: anywhere")]
     return (shown.style.hide(axis="index").set_properties(**cell)
             .set_table_styles([{"selector": sel, "props": props} for sel, props in widths]))
 
