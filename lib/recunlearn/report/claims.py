@@ -53,15 +53,10 @@ import numpy as np
 import pandas as pd
 
 from .names import display_name
-from .verdicts import (ALPHA, INCONCLUSIVE, NOT_REPRODUCED, PARTLY, PENDING, REPRODUCED, VERDICTS,  # noqa: F401
-                       combine, page_summary, page_verdict)
+from .verdicts import (ALPHA, CLAIM_KINDS, INCONCLUSIVE, NOT_REPRODUCED, PAPER_CLAIM, PARTLY,  # noqa: F401
+                       PENDING, REPRODUCED, SELF_CHECK, VERDICTS, combine, page_summary, page_verdict)
 
 CLAIM_COLUMNS = ["id", "claim", "verdict", "holds in", "p_value", "test", "evidence", "kind"]
-PAPER_CLAIM, SELF_CHECK = CLAIM_KINDS = ("paper", "self-check")
-"""A claim row's ``kind``: a claim of the paper (or, beyond the papers, our hypothesis), or a check of
-our own implementation or protocol (e.g. "the bitset scorer equals a breadth-first search"). A
-self-check is part of its page's evidence, but the scoreboard does not count it among the paper's
-claims: it says nothing about whether the paper reproduces."""
 N_PERMUTATIONS = 9999
 SESSION_GAP = pd.Timedelta(minutes=10)
 """Two records written further apart than this (with none in between) belong to different sessions."""

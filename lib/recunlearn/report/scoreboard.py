@@ -21,7 +21,7 @@ from collections import Counter
 from pathlib import Path
 
 from .glance import display_name, scale_text
-from .verdicts import PENDING, VERDICTS, base_verdict
+from .verdicts import PENDING, SELF_CHECK, VERDICTS, base_verdict
 
 SCOREBOARD = "scoreboard.md"
 SUMMARY = "scoreboard-summary.md"
@@ -147,7 +147,7 @@ def page_entry(page: dict) -> dict:
 
 def is_self_check(claim: dict) -> bool:
     """Whether a published claim is a self-check of our implementation, not a claim of the paper."""
-    return claim.get("kind") == "self-check"
+    return claim.get("kind") == SELF_CHECK
 
 
 def paper_totals(entries: list[dict]) -> dict:

@@ -25,6 +25,12 @@ REPRODUCED, PARTLY, NOT_REPRODUCED, INCONCLUSIVE, PENDING = VERDICTS = (
     "reproduced", "partly reproduced", "not reproduced", "inconclusive", "pending")
 """Every verdict a page, a claim or a set of cells can get."""
 
+PAPER_CLAIM, SELF_CHECK = CLAIM_KINDS = ("paper", "self-check")
+"""A claim row's ``kind``: a claim of the paper (or, beyond the papers, our hypothesis), or a check of
+our own implementation or protocol (e.g. "the bitset scorer equals a breadth-first search"). A
+self-check is part of its page's evidence, but the scoreboard does not count it among the paper's
+claims: it says nothing about whether the paper reproduces."""
+
 ALPHA = 0.05
 """Significance level of every claim test (one-sided, in the claimed direction and in the opposite one)."""
 
@@ -122,7 +128,7 @@ def _paper_claims(claims: pd.DataFrame | None) -> pd.DataFrame | None:
     all of them)."""
     if claims is None or "kind" not in claims:
         return claims
-    return claims[claims["kind"].fillna("paper") != "self-check"]
+    return claims[claims["kind"].fillna(PAPER_CLAIM) != SELF_CHECK]
 
 
 def page_summary(claims: pd.DataFrame | None, comparison: pd.DataFrame | None = None) -> str:

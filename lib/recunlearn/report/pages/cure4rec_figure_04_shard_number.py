@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from ...experiments.cure4rec_exact import ExactCollected, ExactGrid, collect
+from ...experiments.cure4rec_exact import EXACT_KEYS, ExactCollected, ExactGrid, collect
 from ..claims import claims_frame
 from ..cure4rec import sweep_claims, with_retrain_gap
 from ..glance import with_page_runs
@@ -62,7 +62,7 @@ def build(collected: ExactCollected | None = None, parallel: ExactCollected | No
         else " (the slowest affected shard)")
     metrics = list(METRICS)
     if second is not None:
-        keys = ["dataset", "model", "method", "selection", "n_shards", "seed"]
+        keys = EXACT_KEYS  # one run of each reading per key
         alone = parallel.runs
         if len(alone):
             eu = eu.merge(alone[keys + ["unlearn_seconds"]].rename(columns={"unlearn_seconds": PARALLEL}),
