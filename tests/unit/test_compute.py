@@ -205,6 +205,22 @@ def test_a_measured_learn_ratio_between_datasets_replaces_the_ratio_of_rows(know
     assert by_rows.seconds == 50.0  # no Learn records of WMF: the ratio of data rows
 
 
+def test_other_kinds_of_the_same_experiment_measured_on_both_datasets_give_the_ratio_first(known_rows):
+    exact = RUNNERS["cure4rec-exact"][0]
+    learn = [fake_record(_learn(model="lightgcn", dataset=d), cost={"cpu_seconds": c, "wall_seconds": c})
+             for d, c in (("ml-100k", 10.0), ("ml-1m", 400.0))]                      # Learn: x 40
+    both = [fake_record(exact(model="lightgcn", method=m, dataset=d), cost={"cpu_seconds": c, "wall_seconds": c})
+            for m, ratio in (("sisa", 20.0), ("retrain", 30.0), ("receraser", 90.0))
+            for d, c in (("ml-100k", 2.0), ("ml-1m", 2.0 * ratio))]                 # own kinds: x 20, 30, 90
+    only_small = fake_record(exact(model="lightgcn", method="ultrare"), cost={"cpu_seconds": 5.0, "wall_seconds": 5.0})
+    model = CostModel([*learn, *both, only_small])
+    scaled = model.estimate(exact(model="lightgcn", method="ultrare", dataset="ml-1m"))
+    assert (scaled.seconds, scaled.basis) == (150.0, "scaled")  # 5 s x the median of 20, 30, 90
+    assert "3 other kind(s) measured on both" in scaled.source
+    measured = model.estimate(exact(model="lightgcn", method="sisa", dataset="ml-1m"))
+    assert (measured.seconds, measured.basis) == (40.0, "measured")
+
+
 def test_casper_costs_count_the_original_once_per_batch(known_rows):
     trainings = {"train_original_seconds": 10.0, "train_perturbed_seconds": 15.0}
     trained = fake_record(_casper(selector="none", epochs=10, max_rows=1000),

@@ -29,9 +29,11 @@ The estimate of a config is the first that applies: ``measured`` (median over th
 family and point), ``scaled`` (the point of its family with the nearest data rows, times the ratio of
 data rows and, where the experiment has an epoch count, of the config's expected epochs to the median
 epochs reached by that point's records, or its configured epochs where they do not tell; a GPU config
-falls back to CPU records; where the experiment names a reference experiment that measured the same
-model on both datasets, e.g. training the Learn model, the ratio of those measurements replaces the
-ratio of data rows), ``proxy`` (the estimate of a related experiment's config, e.g. the exact run inside an
+falls back to CPU records; for an experiment that names a reference experiment, a measured ratio
+between the two datasets replaces the ratio of data rows: the median over the other kinds of the same
+experiment and model measured on both (e.g. SISA's and Retrain's exact runs of LightGCN on ML-1M and
+ML-100K for UltraRE's), else the reference experiment's measurements of the same model on both, e.g.
+training the Learn model), ``proxy`` (the estimate of a related experiment's config, e.g. the exact run inside an
 exact-MIO run), ``sibling`` (the median of the scaled estimates of the other families of its
 experiment, e.g. another model), ``default`` (:data:`DEFAULT_SECONDS`). Nothing here is typed in by
 hand: every measured number comes from a record.
@@ -337,25 +339,43 @@ class CostModel:
                         f"{len(values)} record(s) on {described}, x {factor:.3g}{target}{unscaled}{note}")
 
     def _measured_ratio(self, family: tuple, target: str | None, source: str | None) -> tuple[float, str] | None:
-        """How much slower the same model is on dataset ``target`` than on ``source`` in the experiment
-        the family's rule scales by (e.g. training the Learn model), when that experiment measured both
-        — the data-size factor that replaces the ratio of data rows (training cost is not linear in rows:
-        LightGCN's propagation grows with the graph)."""
+        """How much slower the same model is on dataset ``target`` than on ``source``, for an experiment
+        whose rule names a reference experiment to scale by — the data-size factor that replaces the
+        ratio of data rows (training cost is not linear in rows: LightGCN's propagation grows with the
+        graph). First the median ratio over the other kinds of the family's own experiment and model
+        that were measured on both datasets (the closest measurement of the same work); else the
+        reference experiment's ratio for the same model (e.g. training the Learn model)."""
         experiment, device, fields = family
         reference = rule_of(experiment).scale_by
         if reference is None or target is None or source is None or target == source:
             return None
         model = dict(fields).get("model")
-        medians = {}
-        for (ref_experiment, ref_device, ref_fields), points in self._table.items():
-            if ref_experiment != reference or ref_device != device or dict(ref_fields).get("model") != model:
-                continue
-            for point, values in points.items():
-                medians.setdefault(point.dataset, []).extend(v[0] for v in values)
-        if target not in medians or source not in medians:
+        own = [ratio for kind, ratio in self._ratios_by_kind(experiment, device, model, target, source).items()
+               if kind != family]
+        if own:
+            ratio = statistics.median(own)
+            return ratio, (f"{experiment} {model}, {len(own)} other kind(s) measured on both: "
+                           f"{target} / {source} x {ratio:.3g}")
+        pooled = self._ratios_by_kind(reference, device, model, target, source, pooled=True)
+        if not pooled:
             return None
-        ratio = statistics.median(medians[target]) / statistics.median(medians[source])
+        ratio = next(iter(pooled.values()))
         return ratio, f"{reference} {model}: {target} / {source} measured x {ratio:.3g}"
+
+    def _ratios_by_kind(self, experiment: str, device: str, model, target: str, source: str,
+                        pooled: bool = False) -> dict[tuple, float]:
+        """``median seconds on target / median seconds on source`` of each family of ``experiment``,
+        ``device`` and ``model`` measured on both datasets; with ``pooled``, one ratio of the medians
+        over all those families' records (keyed by ``experiment``)."""
+        medians: dict[tuple, dict[str, list[float]]] = {}
+        for candidate, points in self._table.items():
+            if candidate[0] != experiment or candidate[1] != device or dict(candidate[2]).get("model") != model:
+                continue
+            key = (experiment,) if pooled else candidate
+            for point, values in points.items():
+                medians.setdefault(key, {}).setdefault(point.dataset, []).extend(v[0] for v in values)
+        return {key: statistics.median(by[target]) / statistics.median(by[source])
+                for key, by in medians.items() if target in by and source in by}
 
     def batch_seconds(self, configs: Iterable[Config]) -> float:
         """Seconds of runs computed one after another in one process (shared work paid once)."""
