@@ -379,3 +379,17 @@ def test_near_linear_claim_can_pass_fail_and_be_within_noise(exponent, noise, ve
     assert claims.loc["runtime_near_linear", "verdict"] == verdict
     assert claims.loc["runtime_near_linear", "holds in"].startswith("b = ")
     assert figure_8_claims(runs, {}).set_index("id").loc["runtime_near_linear", "verdict"] == "pending"
+
+
+def test_fastest_repeats_is_the_lower_envelope_drawn_only_with_every_rows_repeats():
+    from recunlearn.report.casper import fastest_repeats, growth_exponent, linear_fit, scaling_figure
+
+    rows = _timings(1.0, 0.2, seed=5)
+    fastest = fastest_repeats(rows)
+    assert np.array_equal(fastest, [min(r) for r in rows["repeat_seconds"]])
+    assert (fastest <= rows["total_seconds"].to_numpy()).all()
+    assert fastest_repeats(rows.drop(columns="repeat_seconds")) is None
+    parts = rows.assign(score_seconds=rows["total_seconds"] / 2, build_seconds=rows["total_seconds"] / 4)
+    fig = scaling_figure(parts, linear_fit(rows["interactions"], rows["total_seconds"]), "t",
+                         growth=growth_exponent(rows))
+    assert "total, fastest repeat" in [line.get_label() for line in fig.axes[0].get_lines()]
