@@ -108,7 +108,11 @@ def test_chapter_claims_on_a_hand_made_frame():
     assert verdicts["low_mrr_less_stable"] == "reproduced" and verdicts["next_item_barely_moves"] == "reproduced"
     one_seed = chapter_claims(pd.DataFrame(rows)[lambda r: r["seed"] == 0]).set_index("id")
     assert one_seed.loc["control_exact", "verdict"] == "reproduced"          # exact: no noise
-    assert one_seed.loc["earliest_destabilises_most", "verdict"] == "inconclusive"
+    two_pairs = one_seed.loc["earliest_destabilises_most"]                   # 2 models x 1 seed: a paired t-test
+    assert two_pairs["verdict"] == "reproduced" and two_pairs["test"].startswith("one-sided paired t-test")
+    one_model = chapter_claims(pd.DataFrame(rows)[lambda r: (r["seed"] == 0) & (r["model"] == "lstm")])
+    one_model = one_model.set_index("id").loc["earliest_destabilises_most"]
+    assert one_model["verdict"] == "inconclusive" and "1 pair cannot reach p < 0.05" in one_model["holds in"]
 
 
 # --- TracIn and Rev.Adv selectors ---------------------------------------------------------------------

@@ -10,8 +10,8 @@ import pytest
 import itertools
 
 from recunlearn.report.claims import (band_claim, band_p, check_claim, claim_text, claims_frame, corrected_outcomes,
-                                      holm, interleaved, ordering_claim, sessions, signed_rank_p, spearman_permutation,
-                                      timed_together, trend_claim)
+                                      holm, interleaved, ordering_claim, paired_p, paired_t_p, sessions, signed_rank_p,
+                                      spearman_permutation, timed_together, trend_claim)
 from recunlearn.report.compare import cell_tolerance, compare, printed_resolution, verdict, within_text
 from recunlearn.report.verdicts import VERDICTS, base_verdict, combine, page_verdict
 
@@ -181,9 +181,13 @@ def test_ordering_claim_in_both_directions_and_within_noise():
     noisy = _methods({"ultrare": 0.31, "receraser": 0.31, "sisa": 0.31}, scale=0.01)
     row = ordering_claim("u_gt_r", "UltraRE > RecEraser", noisy, "method", [("ultrare", "receraser")], "y", ["cell"])
     assert row["verdict"] == "inconclusive"
-    one_seed = _methods({"ultrare": 0.32, "receraser": 0.31}, seeds=1)
+    one_run = _methods({"ultrare": 0.32, "receraser": 0.31}, seeds=1, cells=("c1",))
+    row = ordering_claim("u_gt_r", "UltraRE > RecEraser", one_run, "method", [("ultrare", "receraser")], "y", ["cell"])
+    assert row["verdict"] == "inconclusive" and row["holds in"] == "1 of 1 cells by mean; 1 pair cannot reach p < 0.05"
+    one_seed = _methods({"ultrare": 0.32, "receraser": 0.31}, seeds=1)   # 2 pairs: a paired t-test decides
     row = ordering_claim("u_gt_r", "UltraRE > RecEraser", one_seed, "method", [("ultrare", "receraser")], "y", ["cell"])
-    assert row["verdict"] == "inconclusive" and row["holds in"] == "2 of 2 cells by mean; 2 pairs cannot reach p < 0.05"
+    assert row["verdict"] == "reproduced" and row["test"].startswith("one-sided paired t-test")
+    assert "n = 2 pairs (paired t)" in row["evidence"]
     assert ordering_claim("x", "x", runs.iloc[:0], "method", [("a", "b")], "y", ["cell"])["verdict"] == "pending"
 
 
@@ -193,13 +197,39 @@ def test_ordering_claim_with_a_margin_and_per_cell():
                           margin=0.05)["verdict"] == "reproduced"
     assert ordering_claim("well_below", "well below", runs, "method", [("learn", "retrain")], "y", ["cell"],
                           margin=0.3)["verdict"] == "not reproduced"
-    few = _methods({"earliest": 0.80, "random": 0.85}, seeds=3)
+    few = _methods({"earliest": 0.80, "random": 0.85}, seeds=3)  # 3 seeds per setting: a signed-rank p >= 1/8
     row = ordering_claim("e", "e", few, "method", [("earliest", "random")], "y", ["cell"], higher=False, per_cell=True)
-    assert row["verdict"] == "inconclusive"          # 3 seeds per setting: smallest one-sided p is 1/8
-    assert row["holds in"].endswith("; 3 pairs per cell cannot reach p < 0.05")
+    assert row["verdict"] == "reproduced" and row["holds in"] == "2 of 2 cells significant"   # the paired t-test
+    assert row["test"].startswith("one-sided paired t-test") and row["test"].endswith("per cell, pairs by seed")
+    row = ordering_claim("e", "e", few, "method", [("random", "earliest")], "y", ["cell"], higher=False, per_cell=True)
+    assert row["verdict"] == "not reproduced"        # three consistent seeds can fail a claim too
+    noisy = _methods({"earliest": 0.80, "random": 0.80}, seeds=3, scale=0.05)
+    row = ordering_claim("e", "e", noisy, "method", [("earliest", "random")], "y", ["cell"], higher=False, per_cell=True)
+    assert row["verdict"] == "inconclusive"
+    single = _methods({"earliest": 0.80, "random": 0.85}, seeds=1)
+    row = ordering_claim("e", "e", single, "method", [("earliest", "random")], "y", ["cell"], higher=False,
+                         per_cell=True)
+    assert row["verdict"] == "inconclusive" and row["holds in"].endswith("; 1 pair per cell cannot reach p < 0.05")
     many = _methods({"earliest": 0.80, "random": 0.85}, seeds=10)
     row = ordering_claim("e", "e", many, "method", [("earliest", "random")], "y", ["cell"], higher=False, per_cell=True)
     assert row["verdict"] == "reproduced" and row["holds in"] == "2 of 2 cells significant"
+
+
+def test_paired_p_uses_the_signed_rank_test_where_it_can_reach_alpha_and_a_t_test_below():
+    from scipy.stats import ttest_1samp
+
+    for d in ([1.0, 2.0, 3.0], [0.3, -0.1, 0.5, 0.2], [-0.02, -0.01]):
+        up, down, test = paired_p(d)
+        assert test == "paired t"                   # 4 or fewer non-zero differences
+        assert up == pytest.approx(ttest_1samp(d, 0.0, alternative="greater").pvalue, rel=1e-12)
+        assert down == pytest.approx(ttest_1samp(d, 0.0, alternative="less").pvalue, rel=1e-12)
+    assert paired_p([1.0, 2.0, 3.0])[0] == pytest.approx(0.0371, abs=1e-4)   # t = 2 / (1 / sqrt 3), 2 df
+    five = [0.5, 1.0, 1.5, 2.0, 2.5]
+    assert paired_p(five) == (*signed_rank_p(five), "signed-rank")
+    assert paired_p(five)[0] == pytest.approx(1 / 32)   # the exact test's smallest one-sided p
+    assert paired_p([0.0, 0.0, 0.0, 0.0, 0.0, 0.2])[2] == "paired t"   # zeros do not count for the signed-rank test
+    assert paired_t_p([0.1]) == (1.0, 1.0) and paired_t_p([0.0, 0.0]) == (1.0, 1.0)
+    assert paired_t_p([0.1, 0.1]) == (0.0, 1.0) and paired_t_p([-0.1, -0.1]) == (1.0, 0.0)   # no spread: exact
 
 
 def test_band_and_exact_claims():

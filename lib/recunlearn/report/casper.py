@@ -382,13 +382,13 @@ def group_table(runs: pd.DataFrame, keys: list[str], metric: str = "jaccard") ->
 
 def position_claims(runs: pd.DataFrame, alpha: float | None = None) -> pd.DataFrame:
     """Figure 4(a)'s claims on the computed runs, tested in every (model, perturbation) setting as the
-    paper does (10 runs each, p < 0.05), with one-sided Wilcoxon signed-rank tests over seeds:
+    paper does (10 runs each, p < 0.05), with one-sided paired tests over seeds
+    (:func:`~recunlearn.report.claims.paired_p`):
 
     - ``earliest_lowest_ao``: Earliest-Random has a lower AO than Random and than Latest-Random;
     - ``random_below_latest``: Random has a lower AO than Latest-Random.
 
-    With n seeds the smallest one-sided p is 1 / 2**n, so fewer than 5 seeds can only give
-    ``inconclusive``."""
+    The signed-rank test needs 5 seeds to reach p < 0.05; with 2 to 4 a paired t-test decides."""
     from .claims import ALPHA, claims_frame, ordering_claim
 
     alpha = ALPHA if alpha is None else alpha
@@ -621,9 +621,10 @@ def casper_vs_baselines(runs: pd.DataFrame, metric: str = "ao") -> pd.DataFrame:
     """The paired tests behind "CASPER beats every baseline": per baseline, CASPER's ``metric`` minus
     the baseline's for the same (perturbation, model, seed), like for like (random replacement item
     for every method), pooled over the (perturbation, model) columns: pairs, mean difference, the
-    one-sided Wilcoxon signed-rank p that CASPER is lower, and in how many columns CASPER's mean is
-    lower."""
-    from .claims import paired_differences, signed_rank_p
+    one-sided p that CASPER is lower (:func:`~recunlearn.report.claims.paired_p`: Wilcoxon
+    signed-rank, a paired t-test for 4 or fewer pairs), the test, and in how many columns CASPER's
+    mean is lower."""
+    from .claims import paired_differences, paired_p
 
     done = _computed(runs)
     like = done[done["replacement"] == "random"]
@@ -633,10 +634,10 @@ def casper_vs_baselines(runs: pd.DataFrame, metric: str = "ao") -> pd.DataFrame:
         if diff.empty:
             continue
         columns = diff.groupby(["perturbation", "model"])["diff"].mean()
-        _, lower = signed_rank_p(diff["diff"].astype(float))
+        _, lower, test = paired_p(diff["diff"].astype(float))
         rows.append({"baseline": METHOD_LABELS[baseline], "pairs": len(diff),
                      f"mean CASPER − baseline ({display_name(metric)})": float(diff["diff"].mean()),
-                     "p (CASPER lower, one-sided)": lower,
+                     "p (CASPER lower, one-sided)": lower, "test": test,
                      "columns CASPER lower": f"{int((columns < 0).sum())} of {len(columns)}"})
     return pd.DataFrame(rows)
 

@@ -12,7 +12,10 @@ How a claim is decided (alpha = :data:`~recunlearn.report.verdicts.ALPHA` = 0.05
 
 - **ordering claims** ("A above B", "A ≥ B ≥ C" as links A > B, B > C): a one-sided Wilcoxon
   signed-rank test over the seed-paired differences A − B, pooled over the cells (or per cell when
-  the paper claims significance per setting). ``reproduced`` when every link is significant in the
+  the paper claims significance per setting); where a test has 2 to 4 pairs, too few for the
+  signed-rank test ever to reach alpha = 0.05 (its smallest one-sided p is 1 / 2**n), a one-sided
+  paired t-test decides instead (:func:`paired_p`), so that three seeds can fail a claim as well as
+  pass it. ``reproduced`` when every link is significant in the
   claimed direction and the means agree in every cell (``partly reproduced`` when they do not in
   some, or when only some links are significant); ``not reproduced`` when a link is significant in
   the opposite direction (a claim of several links is their conjunction); ``inconclusive``
@@ -97,9 +100,9 @@ def cells_verdict(outcomes: Iterable[str | None]) -> str:
 
 
 def unreachable(pairs: int, alpha: float, per: str = "") -> str:
-    """``"; 3 pairs cannot reach p < 0.05"`` when a one-sided signed-rank test over ``pairs`` pairs
-    cannot pass at ``alpha`` whatever the data (its smallest p is 1 / 2**pairs); else empty."""
-    return f"; {pairs} pairs{per} cannot reach p < {alpha:g}" if 0.5 ** pairs >= alpha else ""
+    """``"; 1 pair cannot reach p < 0.05"`` when :func:`paired_p` over ``pairs`` pairs cannot pass
+    at ``alpha`` whatever the data (fewer than 2 pairs: no test); else empty."""
+    return f"; {pairs} pair{'' if pairs == 1 else 's'}{per} cannot reach p < {alpha:g}" if pairs < 2 else ""
 
 
 def holds_in_text(count: int, total: int, unit: str) -> str:
@@ -201,6 +204,54 @@ def signed_rank_p(differences) -> tuple[float, float]:
     up = float(wilcoxon(d, alternative="greater").pvalue)
     down = float(wilcoxon(d, alternative="less").pvalue)
     return up, down
+
+
+SIGNED_RANK, PAIRED_T = "signed-rank", "paired t"
+"""The two paired tests of :func:`paired_p`."""
+
+
+def signed_rank_reaches(pairs: int, alpha: float = ALPHA) -> bool:
+    """Whether a one-sided exact signed-rank test over ``pairs`` non-zero differences can reach
+    p < ``alpha`` at all (its smallest p is 1 / 2**pairs: 5 pairs or more at 0.05)."""
+    return 0.5 ** pairs < alpha
+
+
+def paired_t_p(differences) -> tuple[float, float]:
+    """One-sided p-values of the paired t-test of ``differences`` (zeros kept): (p that their mean
+    is above 0, p that it is below 0). Fewer than two: (1, 1); no spread: decided exactly (p = 0 in
+    the direction of the common value, 1 in the other; all zero: (1, 1))."""
+    from scipy.stats import t as student
+
+    d = np.asarray(differences, dtype=float)
+    d = d[np.isfinite(d)]
+    if len(d) < 2:
+        return 1.0, 1.0
+    mean, sd = d.mean(), d.std(ddof=1)
+    if sd == 0:
+        return (0.0 if mean > 0 else 1.0), (0.0 if mean < 0 else 1.0)
+    t = mean / (sd / np.sqrt(len(d)))
+    return float(student.sf(t, len(d) - 1)), float(student.cdf(t, len(d) - 1))
+
+
+def paired_p(differences, alpha: float = ALPHA) -> tuple[float, float, str]:
+    """One-sided p-values of paired ``differences`` and the test that gave them: the Wilcoxon
+    signed-rank test (:func:`signed_rank_p`) when its non-zero differences are enough for it to
+    reach ``alpha`` (:func:`signed_rank_reaches`), else the paired t-test (:func:`paired_t_p`:
+    2 to 4 pairs at 0.05, which the signed-rank test could never call significant either way)."""
+    d = np.asarray(differences, dtype=float)
+    d = d[np.isfinite(d)]
+    if signed_rank_reaches(int(np.count_nonzero(d)), alpha):
+        return (*signed_rank_p(d), SIGNED_RANK)
+    return (*paired_t_p(d), PAIRED_T)
+
+
+def paired_test_name(used: set[str]) -> str:
+    """The test named in a claim row, given the tests :func:`paired_p` used for its links or cells."""
+    if used == {PAIRED_T}:
+        return "one-sided paired t-test (4 or fewer pairs: too few for the signed-rank test)"
+    if PAIRED_T in used:
+        return "one-sided Wilcoxon signed-rank (a paired t-test where 4 or fewer pairs)"
+    return "one-sided Wilcoxon signed-rank"
 
 
 def _ranks(values: np.ndarray) -> np.ndarray:
@@ -405,16 +456,17 @@ def ordering_claim(id: str, claim: str, runs: pd.DataFrame, factor: str, links: 
     pairs left out are counted in the evidence, and a claim whose pairs are all left out is
     ``inconclusive``.
 
-    ``p_value`` is the largest claimed-direction p over the links (and cells). An inconclusive
-    claim whose pairs are too few for the test ever to pass (n pairs: the smallest one-sided p is
-    1 / 2**n, so 4 or fewer at alpha = 0.05) says so in ``holds in``."""
+    Each test is :func:`paired_p`: the signed-rank test, or a paired t-test where the pairs are
+    too few for the signed-rank test to reach ``alpha`` (marked "paired t" in the evidence and
+    named in ``test``). ``p_value`` is the largest claimed-direction p over the links (and cells).
+    An inconclusive claim with a single pair (no test can pass) says so in ``holds in``."""
     sign = 1.0 if higher else -1.0
     relation = (">" if higher else "<") + (f" (by more than {margin:g})" if margin else "")
     diffs = {link: paired_differences(runs, factor, *link, metric, cells, pair_on, max_apart) for link in links}
     left_out = sum(d.attrs.get("left_out", 0) for d in diffs.values())
     diffs = {link: d.assign(diff=sign * d["diff"].astype(float) - margin) for link, d in diffs.items() if len(d)}
-    test_name = ("one-sided Wilcoxon signed-rank, " + ("per cell" if per_cell else "pooled over cells")
-                 + f", pairs by {' and '.join(pair_on)}")
+    layout = ("per cell" if per_cell else "pooled over cells") + f", pairs by {' and '.join(pair_on)}"
+    test_name = f"{paired_test_name({SIGNED_RANK})}, {layout}"
     if left_out:
         note = (note + " " if note else "") + (f"{left_out} pairs left out: recorded more than "
                                                f"{max_apart.total_seconds() / 60:g} minutes apart.")
@@ -433,7 +485,7 @@ def ordering_claim(id: str, claim: str, runs: pd.DataFrame, factor: str, links: 
         if means:
             cell_hold.append(all(m > 0 for m in means))
     holds_in = holds_in_text(sum(cell_hold), len(cell_hold), "cells by mean")
-    parts, p_values = [], []
+    parts, p_values, tests = [], [], set()
     if per_cell:
         cell_up, cell_down, largest_cell = [], [], 0
         for key in keys:
@@ -443,11 +495,12 @@ def ordering_claim(id: str, claim: str, runs: pd.DataFrame, factor: str, links: 
                 if len(part) == 0:
                     continue
                 largest_cell = max(largest_cell, len(part))
-                up, down = signed_rank_p(part["diff"])
+                up, down, used = paired_p(part["diff"], alpha)
+                tests.add(used)
                 ups.append(up)
                 downs.append(down)
                 parts.append(f"{_label(cells, key)}: {display_name(a)} {relation} {display_name(b)} "
-                             f"n = {len(part)}, {format_p(up)}")
+                             f"n = {len(part)}{_t_mark(used)}, {format_p(up)}")
             if ups:  # a cell holds when all its links do; it fails when one is reversed (Bonferroni over links)
                 cell_up.append(max(ups))
                 cell_down.append(min(1.0, min(downs) * len(downs)))
@@ -460,10 +513,11 @@ def ordering_claim(id: str, claim: str, runs: pd.DataFrame, factor: str, links: 
     else:
         ups, downs = [], []
         for (a, b), d in diffs.items():
-            up, down = signed_rank_p(d["diff"])
+            up, down, used = paired_p(d["diff"], alpha)
+            tests.add(used)
             ups.append(up)
             downs.append(down)
-            parts.append(f"{display_name(a)} {relation} {display_name(b)}: n = {len(d)} pairs, mean "
+            parts.append(f"{display_name(a)} {relation} {display_name(b)}: n = {len(d)} pairs{_t_mark(used)}, mean "
                          f"{display_name(a)} − {display_name(b)} "
                          f"{sign * (d['diff'].mean() + margin):+.4g}, "
                          f"{format_p(up)}" + (f" (opposite direction: {format_p(down)})" if down < alpha else ""))
@@ -484,7 +538,11 @@ def ordering_claim(id: str, claim: str, runs: pd.DataFrame, factor: str, links: 
     if left_out:
         holds_in += f"; {left_out} pairs not timed together, left out"
     evidence = (note + " " if note else "") + f"{display_name(metric)}; " + "; ".join(parts) + f"; alpha = {alpha}"
-    return claim_row(id, claim, verdict, holds_in, max(p_values), test_name, evidence)
+    return claim_row(id, claim, verdict, holds_in, max(p_values), f"{paired_test_name(tests)}, {layout}", evidence)
+
+
+def _t_mark(used: str) -> str:
+    return " (paired t)" if used == PAIRED_T else ""
 
 
 def trend_claim(id: str, claim: str, runs: pd.DataFrame, x: str, metric: str, sign: int, cells: list[str],
