@@ -509,9 +509,11 @@ def page_configs(page: str, params: dict) -> list:
                for method in ("retrain", "sisa", "receraser", "ultrare") for s in grid.selections
                for seed in grid.seeds]
         configs = grid.runs() + mio
-        if stem == "figure-02-05-overview":
-            configs += ExactGrid(datasets=grid.datasets, models=grid.models, selections=grid.selections,
-                                 seeds=grid.seeds, max_epochs=grid.max_epochs, device=grid.device).runs()
+        if stem == "figure-02-05-overview":  # utility, fairness: batched; efficiency: each affected shard alone
+            for timing in ("batched", "alone"):
+                configs += ExactGrid(datasets=grid.datasets, models=grid.models, selections=grid.selections,
+                                     seeds=grid.seeds, max_epochs=grid.max_epochs, device=grid.device,
+                                     timing=timing).runs()
         sweep = grid.damping_sweep_grid()
         variants = [{"damping_rule": "relative", "damping_fraction": f} for f in DAMPING_SWEEP_FRACTIONS]
         variants += [{"damping_rule": "absolute", "damping": 1e-3}]

@@ -356,6 +356,7 @@ def test_pairs_of_times_are_compared_only_when_recorded_together():
     row = ordering_claim("sisa_faster", "SISA faster", apart, "method", [("sisa", "receraser")], "secs", ["cell"],
                          higher=False, max_apart=PAIR_WINDOW)
     assert row["verdict"] == "inconclusive" and "8 pairs left out" in row["evidence"]
+    assert row["holds in"] == "8 pairs not timed together, left out"
 
 
 # --- claim frames: stable, unique ids ------------------------------------------------------------

@@ -471,7 +471,8 @@ def ordering_claim(id: str, claim: str, runs: pd.DataFrame, factor: str, links: 
         note = (note + " " if note else "") + (f"{left_out} pairs left out: recorded more than "
                                                f"{max_apart.total_seconds() / 60:g} minutes apart.")
     if not diffs:
-        return claim_row(id, claim, INCONCLUSIVE if left_out else PENDING, "", test=test_name,
+        return claim_row(id, claim, INCONCLUSIVE if left_out else PENDING,
+                         f"{left_out} pairs not timed together, left out" if left_out else "", test=test_name,
                          evidence=(note + " " if note else "") + ("no pair timed together" if left_out
                                                                   else "no paired runs yet"))
     keys = sorted(set().union(*(set(map(tuple, d[cells].to_numpy())) if cells else {()} for d in diffs.values())))

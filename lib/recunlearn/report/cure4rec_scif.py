@@ -69,7 +69,7 @@ def overview_aspects(scif_runs: pd.DataFrame, exact_runs: pd.DataFrame, selectio
       achieve the highest level of completeness");
     - utility = NDCG@20 (code variant) on the remaining users;
     - efficiency = 1 / unlearning seconds (SCIF: gradient + CG + update; exact methods: the
-      ``cure4rec-exact`` unlearning time, shards in parallel);
+      ``cure4rec-exact`` unlearning time of :func:`with_parallel_times`, shards in parallel);
     - fairness = −|A-IGF − A-IGF of Retrain| (Retrain of the exact runs: 0 for itself).
 
     ``<aspect>_norm`` rescales each aspect to [0, 1] across the methods of one dataset and model
@@ -104,6 +104,19 @@ def overview_aspects(scif_runs: pd.DataFrame, exact_runs: pd.DataFrame, selectio
 
 
 # --- the paper's claims (§5.1-5.2) ------------------------------------------------------------------
+
+def with_parallel_times(exact_runs: pd.DataFrame, parallel_runs: pd.DataFrame) -> pd.DataFrame:
+    """The exact runs of Figures 2 and 5 (``exact_runs``: affected shards trained together, the runs
+    whose utility and fairness Table 2 and Figures 3, 6, 7 show) with each run's ``unlearn_seconds``
+    and ``record`` taken from the run of the same dataset, model, method, unlearning set and seed with
+    each affected shard trained alone (``parallel_runs``: Table 3's runs, the slowest shard's time);
+    a run without that counterpart is left out, its efficiency not computed yet."""
+    keys = ["dataset", "model", "method", "selection", "seed"]
+    if exact_runs.empty or parallel_runs.empty:
+        return exact_runs.iloc[:0]
+    times = parallel_runs[keys + ["unlearn_seconds", "record"]].drop_duplicates(keys)
+    return exact_runs.drop(columns=["unlearn_seconds", "record"], errors="ignore").merge(times, on=keys)
+
 
 def complete_cells(aspects: pd.DataFrame) -> pd.DataFrame:
     """The rows of :func:`overview_aspects` whose (dataset, model) holds every method of the figures

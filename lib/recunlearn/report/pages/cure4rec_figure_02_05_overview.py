@@ -9,7 +9,8 @@ from ...experiments import cure4rec_exact
 from ...experiments.cure4rec import Collected
 from ...experiments.cure4rec_exact import ExactGrid
 from ...experiments.cure4rec_scif import ScifGrid, collect, collect_exact_mio, exact_mio_configs
-from ..cure4rec_scif import ASPECTS, complete_cells, overview_aspects, overview_aspects_by_seed, overview_claims
+from ..cure4rec_scif import (ASPECTS, complete_cells, overview_aspects, overview_aspects_by_seed, overview_claims,
+                             with_parallel_times)
 from ..glance import with_page_runs
 from ..names import display_name, display_names, paper_sorted
 from ..plots import aspect_radar
@@ -21,29 +22,40 @@ RAW = ["mio_accuracy", "ndcg_untruncated", "unlearn_seconds", "a_igf"]
 
 
 def exact_grid(grid: ScifGrid) -> ExactGrid:
-    """The exact-unlearning grid of the overview: the SCIF grid's cells, users routed to their own
-    shard's model, shards trained together (batched timing)."""
+    """The exact-unlearning runs of the overview's utility and fairness: the SCIF grid's cells, users
+    routed to their own shard's model, the affected shards trained together (the runs of Table 2 and
+    Figures 3, 6, 7)."""
     return ExactGrid(datasets=grid.datasets, models=grid.models, selections=grid.selections, seeds=grid.seeds,
                      max_epochs=grid.max_epochs, device=grid.device, combiner="route", timing="batched",
                      compute_missing=grid.compute_missing)
 
 
+def timing_grid(grid: ScifGrid) -> ExactGrid:
+    """The runs of the overview's efficiency: :func:`exact_grid` with each affected shard retrained as a
+    model of its own (the runs of Table 3), whose unlearning time is the slowest affected shard's — the
+    time with the parallel training the paper enables for exact unlearning."""
+    return exact_grid(grid).replace(timing="alone")
+
+
 def build(collected: Collected | None = None, exact: Collected | None = None, exact_mio: Collected | None = None,
-          **params) -> Page:
+          parallel: Collected | None = None, **params) -> Page:
     """The overview page at notebook parameters ``params``: the raw and normalised aspects per dataset
     and method (means over the models whose every method has a record), Figure 5 per dataset and
-    Figure 2 (their mean), and the claims. ``collected``,
-    ``exact`` and ``exact_mio`` replace the collected SCIF runs, exact runs and exact-method MIO runs."""
+    Figure 2 (their mean), and the claims. ``collected``, ``exact``, ``exact_mio`` and ``parallel``
+    replace the collected SCIF runs, exact runs (utility, fairness), exact-method MIO runs and exact
+    runs with each affected shard alone (efficiency)."""
     grid = validated(ScifGrid, params)
-    eu_grid = exact_grid(grid)
+    eu_grid, eu_timing = exact_grid(grid), timing_grid(grid)
     collected = collect(grid) if collected is None else collected
     exact = cure4rec_exact.collect(eu_grid) if exact is None else exact
+    parallel = cure4rec_exact.collect(eu_timing) if parallel is None else parallel
     exact_mio = collect_exact_mio(grid) if exact_mio is None else exact_mio
-    configs = grid.runs() + eu_grid.runs() + exact_mio_configs(grid)
-    pending = pd.concat([c.pending for c in (collected, exact, exact_mio) if len(c.pending)] or [collected.pending],
-                        ignore_index=True)
+    configs = grid.runs() + eu_grid.runs() + eu_timing.runs() + exact_mio_configs(grid)
+    pending = pd.concat([c.pending for c in (collected, exact, parallel, exact_mio) if len(c.pending)]
+                        or [collected.pending], ignore_index=True)
     command = pending_command(PAGE, grid.device, pending, configs)
-    scif_runs, exact_runs, mio_runs = collected.runs, exact.runs, exact_mio.runs
+    scif_runs, mio_runs = collected.runs, exact_mio.runs
+    exact_runs = with_parallel_times(exact.runs, parallel.runs)
 
     aspects = pd.DataFrame()
     if len(scif_runs) and len(exact_runs):
@@ -67,7 +79,8 @@ def build(collected: Collected | None = None, exact: Collected | None = None, ex
         datasets = display_names(paper_sorted("dataset", overview["dataset"]))
         aspect_radar(average, ASPECTS, "method", f"Figure 2: mean over {', '.join(datasets)}")
 
-    counts = f"runs: {len(scif_runs)} SCIF-page rows, {len(exact_runs)} exact, {len(mio_runs)} exact MIO"
+    counts = (f"runs: {len(scif_runs)} SCIF-page rows, {len(exact.runs)} exact, {len(parallel.runs)} exact timed "
+              f"alone, {len(mio_runs)} exact MIO")
     return Page(
         PAGE, grid, with_page_runs(scif_runs, len(configs), pending), pending, None,
         overview_claims(overview_aspects_by_seed(scif_runs, exact_runs, "random", mio_runs)),
