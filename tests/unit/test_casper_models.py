@@ -217,3 +217,27 @@ def test_stored_originals_are_keyed_by_code_and_threads_and_need_a_recorder_for_
     assert casper._load_original(path, tracin=True) is None               # TracIn trains M again, with one
     path.write_bytes(b"not a model")
     assert casper._load_original(path, tracin=False) is None              # unreadable: trained again
+
+
+# --- a trained model is evaluated the same way every time ---------------------------------------------
+
+@pytest.mark.parametrize("model", ["lstm", "tisasrec", "jodie", "latentcross"])
+def test_test_scores_leave_the_trained_model_as_it_was(need_local, model):
+    """JODIE and LatentCross learn online at test time, from a copy of the trained weights and
+    optimiser state. ``Optimizer.load_state_dict`` keeps the tensors it is given, so the online steps
+    updated the trained model's stored Adam moments in place: the second test pass of one model (every
+    run after the first that shares a batch's original M) started from the first pass's end and
+    scored the windows after the first differently. Several test windows, two passes, equal scores."""
+    from recunlearn.models.sequential import SEQUENTIAL_MODELS
+
+    need_local("foursquare", "raw")
+    stream = load_stream("foursquare", max_rows=1500)
+    extra = {"window": 16} if model in ("jodie", "latentcross") else {}  # 46 test rows: 3 windows
+    recommender = SEQUENTIAL_MODELS[model](stream.n_items, generator=torch.Generator().manual_seed(0), epochs=1,
+                                           **extra)
+    recommender.fit(stream)
+    first = [(rows, scores.clone()) for rows, _, scores in recommender.test_scores(stream)]
+    second = [(rows, scores) for rows, _, scores in recommender.test_scores(stream)]
+    assert len(first) > 1 or model in ("lstm", "tisasrec")
+    for (rows_a, a), (rows_b, b) in zip(first, second, strict=True):
+        assert np.array_equal(rows_a, rows_b) and torch.equal(a, b)

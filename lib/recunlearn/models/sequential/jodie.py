@@ -484,10 +484,10 @@ class JODIERecommender:
         """Yield ``(source rows, targets, scores)`` per window of test rows; scores = -squared L2 distance (b, |I|)."""
         test = stream.test_positions
         rows = self._features(stream, test)
-        net = copy.deepcopy(self.net)
+        net = copy.deepcopy(self.net)  # online learning at test time must not change the trained model
         optimizer = self._optimizer(net)
         users, items, state = self.final
-        optimizer.load_state_dict(state)
+        optimizer.load_state_dict(copy.deepcopy(state))  # kept tensors would be updated in place (LatentCross)
         if self.implementation == "fast":
             for plan in self._plans(rows):
                 lo, hi = plan["lo"], plan["hi"]

@@ -420,7 +420,10 @@ class LatentCrossRecommender:
         user, item, context = self._rows(stream, test)
         net = copy.deepcopy(self.net)  # online learning at test time must not change the trained model
         optimizer = self._optimizer(net)
-        optimizer.load_state_dict(self._optimizer_state)
+        # nor its optimiser state: load_state_dict keeps the given tensors (Adam's moments, its step
+        # count) and the online steps would update them in place, so a second test pass would start
+        # from the first one's end
+        optimizer.load_state_dict(copy.deepcopy(self._optimizer_state))
         states = self.final_states
         if self.implementation == "fast":
             for plan in self._plans(user, item, context):
