@@ -579,7 +579,7 @@ def test_overview_claims_on_made_up_runs():
 def test_overview_takes_utility_from_the_batched_runs_and_time_from_the_runs_with_shards_alone():
     from recunlearn.report.cure4rec_scif import with_parallel_times
 
-    keys = {"dataset": "ml-100k", "model": "bpr", "selection": "random"}
+    keys = {"dataset": "ml-100k", "model": "bpr", "selection": "random", "ratio": 5.0, "n_shards": 10}
     batched = pd.DataFrame([{**keys, "method": m, "seed": s, "ndcg_untruncated": 0.2 + s / 100, "a_igf": 0.01,
                              "unlearn_seconds": 50.0, "record": f"b-{m}-{s}"}
                             for m in ("retrain", "sisa") for s in (0, 1)])

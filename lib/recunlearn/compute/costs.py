@@ -350,32 +350,33 @@ class CostModel:
         if reference is None or target is None or source is None or target == source:
             return None
         model = dict(fields).get("model")
-        own = [ratio for kind, ratio in self._ratios_by_kind(experiment, device, model, target, source).items()
-               if kind != family]
-        if own:
-            ratio = statistics.median(own)
-            return ratio, (f"{experiment} {model}, {len(own)} other kind(s) measured on both: "
-                           f"{target} / {source} x {ratio:.3g}")
-        pooled = self._ratios_by_kind(reference, device, model, target, source, pooled=True)
-        if not pooled:
-            return None
-        ratio = next(iter(pooled.values()))
-        return ratio, f"{reference} {model}: {target} / {source} measured x {ratio:.3g}"
 
-    def _ratios_by_kind(self, experiment: str, device: str, model, target: str, source: str,
-                        pooled: bool = False) -> dict[tuple, float]:
-        """``median seconds on target / median seconds on source`` of each family of ``experiment``,
-        ``device`` and ``model`` measured on both datasets; with ``pooled``, one ratio of the medians
-        over all those families' records (keyed by ``experiment``)."""
-        medians: dict[tuple, dict[str, list[float]]] = {}
-        for candidate, points in self._table.items():
-            if candidate[0] != experiment or candidate[1] != device or dict(candidate[2]).get("model") != model:
-                continue
-            key = (experiment,) if pooled else candidate
-            for point, values in points.items():
-                medians.setdefault(key, {}).setdefault(point.dataset, []).extend(v[0] for v in values)
-        return {key: statistics.median(by[target]) / statistics.median(by[source])
-                for key, by in medians.items() if target in by and source in by}
+        def ratio(seconds: dict[str, list[float]]) -> float | None:
+            both = target in seconds and source in seconds
+            return statistics.median(seconds[target]) / statistics.median(seconds[source]) if both else None
+
+        kinds = self._seconds_by_dataset(experiment, device, model)
+        own = [r for kind, seconds in kinds.items() if kind != family and (r := ratio(seconds)) is not None]
+        if own:
+            measured = statistics.median(own)
+            return measured, (f"{experiment} {model}, {len(own)} other kind(s) measured on both: "
+                              f"{target} / {source} x {measured:.3g}")
+        pooled: dict[str, list[float]] = {}
+        for seconds in self._seconds_by_dataset(reference, device, model).values():
+            for dataset, values in seconds.items():
+                pooled.setdefault(dataset, []).extend(values)
+        measured = ratio(pooled)
+        return None if measured is None else (measured, f"{reference} {model}: {target} / {source} measured "
+                                                        f"x {measured:.3g}")
+
+    def _seconds_by_dataset(self, experiment: str, device: str, model) -> dict[tuple, dict[str, list[float]]]:
+        """The measured seconds of every family of ``experiment``, ``device`` and ``model``, by dataset."""
+        out: dict[tuple, dict[str, list[float]]] = {}
+        for family, points in self._table.items():
+            if family[0] == experiment and family[1] == device and dict(family[2]).get("model") == model:
+                for point, values in points.items():
+                    out.setdefault(family, {}).setdefault(point.dataset, []).extend(v[0] for v in values)
+        return out
 
     def batch_seconds(self, configs: Iterable[Config]) -> float:
         """Seconds of runs computed one after another in one process (shared work paid once)."""

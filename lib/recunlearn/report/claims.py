@@ -216,33 +216,17 @@ def signed_rank_reaches(pairs: int, alpha: float = ALPHA) -> bool:
     return 0.5 ** pairs < alpha
 
 
-def paired_t_p(differences) -> tuple[float, float]:
-    """One-sided p-values of the paired t-test of ``differences`` (zeros kept): (p that their mean
-    is above 0, p that it is below 0). Fewer than two: (1, 1); no spread: decided exactly (p = 0 in
-    the direction of the common value, 1 in the other; all zero: (1, 1))."""
-    from scipy.stats import t as student
-
-    d = np.asarray(differences, dtype=float)
-    d = d[np.isfinite(d)]
-    if len(d) < 2:
-        return 1.0, 1.0
-    mean, sd = d.mean(), d.std(ddof=1)
-    if sd == 0:
-        return (0.0 if mean > 0 else 1.0), (0.0 if mean < 0 else 1.0)
-    t = mean / (sd / np.sqrt(len(d)))
-    return float(student.sf(t, len(d) - 1)), float(student.cdf(t, len(d) - 1))
-
-
 def paired_p(differences, alpha: float = ALPHA) -> tuple[float, float, str]:
     """One-sided p-values of paired ``differences`` and the test that gave them: the Wilcoxon
     signed-rank test (:func:`signed_rank_p`) when its non-zero differences are enough for it to
-    reach ``alpha`` (:func:`signed_rank_reaches`), else the paired t-test (:func:`paired_t_p`:
-    2 to 4 pairs at 0.05, which the signed-rank test could never call significant either way)."""
+    reach ``alpha`` (:func:`signed_rank_reaches`), else the one-sided t-tests of the differences'
+    mean against 0 (:func:`band_p` over ``[0, inf)``, zeros kept: 2 to 4 pairs at 0.05, which the
+    signed-rank test could never call significant either way; one pair: (1, 1))."""
     d = np.asarray(differences, dtype=float)
     d = d[np.isfinite(d)]
     if signed_rank_reaches(int(np.count_nonzero(d)), alpha):
         return (*signed_rank_p(d), SIGNED_RANK)
-    return (*paired_t_p(d), PAIRED_T)
+    return (*band_p(d, 0.0, np.inf), PAIRED_T)
 
 
 def paired_test_name(used: set[str]) -> str:

@@ -8,6 +8,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from ..experiments.cure4rec_exact import EXACT_KEYS
 from ..experiments.cure4rec_scif import ScifConfig
 from ..unlearning import EXACT_METHODS
 from .claims import PAIR_WINDOW, band_claim, claims_frame, ordering_claim, paired_differences, record_times
@@ -108,14 +109,13 @@ def overview_aspects(scif_runs: pd.DataFrame, exact_runs: pd.DataFrame, selectio
 def with_parallel_times(exact_runs: pd.DataFrame, parallel_runs: pd.DataFrame) -> pd.DataFrame:
     """The exact runs of Figures 2 and 5 (``exact_runs``: affected shards trained together, the runs
     whose utility and fairness Table 2 and Figures 3, 6, 7 show) with each run's ``unlearn_seconds``
-    and ``record`` taken from the run of the same dataset, model, method, unlearning set and seed with
-    each affected shard trained alone (``parallel_runs``: Table 3's runs, the slowest shard's time);
-    a run without that counterpart is left out, its efficiency not computed yet."""
-    keys = ["dataset", "model", "method", "selection", "seed"]
+    and ``record`` taken from the run of the same cell (:data:`EXACT_KEYS`) with each affected shard
+    trained alone (``parallel_runs``: Table 3's runs, the slowest shard's time); a run without that
+    counterpart is left out, its efficiency not computed yet."""
     if exact_runs.empty or parallel_runs.empty:
         return exact_runs.iloc[:0]
-    times = parallel_runs[keys + ["unlearn_seconds", "record"]].drop_duplicates(keys)
-    return exact_runs.drop(columns=["unlearn_seconds", "record"], errors="ignore").merge(times, on=keys)
+    times = parallel_runs[EXACT_KEYS + ["unlearn_seconds", "record"]].drop_duplicates(EXACT_KEYS)
+    return exact_runs.drop(columns=["unlearn_seconds", "record"], errors="ignore").merge(times, on=EXACT_KEYS)
 
 
 def complete_cells(aspects: pd.DataFrame) -> pd.DataFrame:
