@@ -178,6 +178,8 @@ def fake_page(stem: str, profile: str = "smoke", pending_models=(), **changes) -
         if stem == "table-03-unlearning-time":
             extra["scif"] = pd.DataFrame(columns=["dataset", "model", "method", "selection", "seed",
                                                   "unlearn_seconds", "scif_cg_seconds", "cg_iterations"])
+            extra["scif_runs"] = pd.DataFrame(columns=["dataset", "model", "method", "selection", "seed",
+                                                       "unlearn_seconds", "record"])
         return build(collected=fake_exact(grid, pending_models), **extra, **values)
     if stem == "learn-baselines":
         return build(collected=fake_learn(LearnGrid.from_params(values)), **values)
@@ -187,8 +189,10 @@ def fake_page(stem: str, profile: str = "smoke", pending_models=(), **changes) -
     if stem == "figure-02-05-overview":
         batched = fake_exact(module(stem).exact_grid(grid))
         batched.runs["unlearn_seconds"] = 99.0  # the batched time never reaches the overview: Table 3's runs do
-        return build(collected=fake_scif(grid), exact=batched, parallel=fake_exact(module(stem).timing_grid(grid)),
-                     exact_mio=fake_exact_mio(grid), **values)
+        parallel = fake_exact(module(stem).timing_grid(grid))
+        parallel.runs["created"] = pd.Timestamp("2026-01-01", tz="UTC")  # timed together: speed-ups over Retrain
+        return build(collected=fake_scif(grid), exact=batched, parallel=parallel, exact_mio=fake_exact_mio(grid),
+                     **values)
     sweep = fake_sweep(grid) if grid.damping_sweep_grid() is not None else None
     return build(collected=fake_scif(grid), exact_mio=fake_exact_mio(grid), sweep=sweep, **values)
 
@@ -469,10 +473,15 @@ def test_shard_composition_ranks_shards_and_measures_concentration(monkeypatch):
 
 def test_table_3_times_relative_to_retrain(monkeypatch):
     values, grid, collected = exact_runs("table-03-unlearning-time")
+    from recunlearn.report.cure4rec_scif import with_own_retrain
+
     scif = pd.DataFrame({"dataset": "ml-100k", "model": "wmf", "method": "scif", "selection": "core", "seed": [0, 1],
                          "unlearn_seconds": [4.0, 6.0], "scif_cg_seconds": 3.0, "cg_iterations": 30.0})
-    page = module("table-03-unlearning-time").build(collected=collected, scif=scif, **values)
-    table = time_table(collected.runs, scif, paper_table("cure4rec-table-03"))
+    scif_runs = pd.DataFrame([{"dataset": "ml-100k", "model": "wmf", "selection": "core", "seed": seed, "method": m,
+                               "unlearn_seconds": t, "record": f"scif-{seed}"}
+                              for seed, own in ((0, 2.0), (1, 3.0)) for m, t in (("retrain", own), ("scif", 4.0 + 2 * seed))])
+    page = module("table-03-unlearning-time").build(collected=collected, scif=scif, scif_runs=scif_runs, **values)
+    table = time_table(collected.runs, with_own_retrain(scif, scif_runs), paper_table("cure4rec-table-03"))
     times = shown(page, "times", monkeypatch)[0]
     expected = table[table["dataset"].isin(grid.datasets) & table["unlearn_seconds"].notna()]
     assert set(expected["method"]) == {"retrain", "scif", *EU_METHODS}  # SCIF: its one stored cell
@@ -483,6 +492,11 @@ def test_table_3_times_relative_to_retrain(monkeypatch):
     assert times.loc[("ML-100K", "WMF", "Retrain", "Core"), display_name("paper_vs_retrain")] == 1.0
     scif_times = shown(page, "scif_times", monkeypatch)[0]
     assert scif_times.loc[("ML-100K", "WMF", "Core"), "unlearning time (s)"] == 5.0
+    assert scif_times.loc[("ML-100K", "WMF", "Core"), "speed-up over Retrain"] == 0.5  # 2/4 and 3/6
+    # SCIF against the Retrain of its own runs (2.5 s), not the exact runs' Retrain (10 s) of another session
+    assert times.loc[("ML-100K", "WMF", "SCIF", "Core"), display_name("ours_vs_retrain")] == 2.0
+    claim = page.claims.set_index("id").loc["scif_faster_than_eu"]
+    assert claim["verdict"].startswith("inconclusive")  # two pairs per link (the made-up runs have no record times)
 
 
 def test_learn_values_equal_the_notebook_pipeline(monkeypatch):

@@ -184,7 +184,8 @@ def test_overview_uses_measured_exact_mio_and_normalises_per_model():
                                "a_igf": 0.05, "unlearn_seconds": 10.0},
                               {**base, "method": "scif", "mio_accuracy": 0.70, "ndcg_untruncated": 0.31,
                                "a_igf": 0.06, "unlearn_seconds": 1.0}])
-    exact_runs = pd.DataFrame([{**base, "method": m, "ndcg_untruncated": n, "a_igf": 0.05 + d, "unlearn_seconds": t}
+    exact_runs = pd.DataFrame([{**base, "method": m, "ndcg_untruncated": n, "a_igf": 0.05 + d, "unlearn_seconds": t,
+                                "created": pd.Timestamp("2026-01-01", tz="UTC")}
                                for m, n, d, t in (("retrain", 0.30, 0.0, 10.0), ("sisa", 0.25, 0.02, 2.0))])
     exact_mio = pd.DataFrame([{**base, "method": "sisa", "mio_accuracy": 0.52}])
     aspects = overview_aspects(scif_runs, exact_runs, exact_mio=exact_mio).set_index("method")
@@ -193,6 +194,26 @@ def test_overview_uses_measured_exact_mio_and_normalises_per_model():
     assert aspects.loc["scif", "completeness"] == pytest.approx(0.6)
     assert aspects.loc["retrain", "completeness_norm"] == 1.0 and aspects.loc["scif", "completeness_norm"] == 0.0
     assert aspects.loc["scif", "efficiency_norm"] == 1.0 and aspects.loc["retrain", "fairness"] == 0.0
+    assert aspects["efficiency"].to_dict() == {"retrain": 1.0, "scif": 10.0, "sisa": 5.0}  # speed-ups over Retrain
+
+
+def test_speedups_divide_by_the_retrain_timed_beside_each_run():
+    from recunlearn.report.cure4rec_scif import exact_speedups, scif_speedups
+
+    base = {"dataset": "ml-100k", "model": "bpr", "selection": "random", "ratio": 5.0}
+    at = lambda minutes: pd.Timestamp("2026-01-01", tz="UTC") + pd.Timedelta(minutes=minutes)  # noqa: E731
+    exact = pd.DataFrame([{**base, "method": m, "seed": s, "unlearn_seconds": t, "created": at(c)}
+                          for m, s, t, c in (("retrain", 0, 12.0, 0), ("sisa", 0, 3.0, 10), ("ultrare", 0, 4.0, 31),
+                                             ("retrain", 1, 30.0, 500), ("sisa", 1, 6.0, 490), ("receraser", 2, 1.0, 0))])
+    speedups = exact_speedups(exact).tolist()
+    assert speedups[:2] == [1.0, 4.0] and np.isnan(speedups[2])        # UltraRE: 31 minutes from its Retrain
+    assert speedups[3:5] == [1.0, 5.0] and np.isnan(speedups[5])       # seed 2: no Retrain at all
+    assert exact_speedups(exact.drop(columns="created")).isna().all()  # unknown record times never pair
+    # SCIF: the Retrain of the same record (its own process), whatever the other records' times
+    scif = pd.DataFrame([{**base, "seed": 0, "method": m, "unlearn_seconds": t, "record": r}
+                         for m, t, r in (("learn", np.nan, "a"), ("retrain", 2.0, "a"), ("scif", 8.0, "a"),
+                                         ("retrain", 4.0, "b"), ("scif", 1.0, "b"))])
+    assert scif_speedups(scif).tolist()[1:] == [1.0, 0.25, 1.0, 4.0] and np.isnan(scif_speedups(scif).iloc[0])
 
 
 def test_overview_claims_compare_scif_with_every_eu_method():
@@ -204,14 +225,18 @@ def test_overview_claims_compare_scif_with_every_eu_method():
         norm = dict(zip([f"{a}_norm" for a in ASPECTS], (c, u, e, f)))
         for seed in range(6):
             raw = {a: v + 0.001 * seed for a, v in zip(ASPECTS, (c, u, e, f))}
-            rows.append({"dataset": "ml-100k", "model": "wmf", "method": method, "seed": seed, **raw, **norm,
-                         "created": pd.Timestamp("2026-01-01", tz="UTC")})
+            rows.append({"dataset": "ml-100k", "model": "wmf", "method": method, "seed": seed, **raw, **norm})
     claims = overview_claims(pd.DataFrame(rows))
     assert list(claims["id"]) == ["scif_beats_eu_efficiency", "scif_beats_eu_fairness", "scif_beats_eu_utility",
                                   "eu_more_complete_than_scif"]
     assert list(claims["verdict"]) == ["reproduced", "not reproduced", "reproduced", "reproduced"]
-    untimed = overview_claims(pd.DataFrame(rows).drop(columns="created"))
-    assert untimed["verdict"].iloc[0] == "inconclusive"                      # efficiency: no record times, no pair
+    frame = pd.DataFrame(rows)
+    frame.loc[(frame["method"] == "sisa") & (frame["seed"] < 2), "efficiency"] = np.nan  # no Retrain timed beside
+    untimed = overview_claims(frame).set_index("id").loc["scif_beats_eu_efficiency"]
+    assert "SCIF > SISA: n = 4 pairs" in untimed["evidence"]
+    assert "2 EU runs without a Retrain recorded within 30 minutes of them, left out" in untimed["evidence"]
+    slower = overview_claims(frame.assign(efficiency=np.where(frame["method"] == "scif", 0.1, frame["efficiency"])))
+    assert slower["verdict"].iloc[0] == "not reproduced"                     # a speed-up below every EU method's
 
 
 def test_damping_sweep_grid_and_table():

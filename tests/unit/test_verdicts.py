@@ -401,10 +401,15 @@ def test_cure4rec_exact_claim_frames_have_stable_unique_ids():
     assert utility.loc["core_highest_utility", "verdict"] == "reproduced"
     fairness = fairness_claims(runs)
     assert fairness["id"].is_unique and len(fairness) == 3
-    times = time_claims(runs.assign(created=pd.Timestamp("2026-01-01", tz="UTC"))).set_index("id")
-    assert "scif" not in " ".join(times.index)
+    timed = runs.assign(created=pd.Timestamp("2026-01-01", tz="UTC"))
+    times = time_claims(timed).set_index("id")
     assert times.loc["eu_faster_than_retrain", "verdict"] == "reproduced"
-    untimed = time_claims(runs).set_index("id")     # no record times: no pair qualifies
+    assert times.loc["scif_faster_than_eu", "verdict"] == "pending"           # no SCIF run given
+    cells = timed[timed["method"] == "retrain"][["dataset", "model", "selection", "seed"]]
+    for speedup, verdict in ((0.5, "not reproduced"), (50.0, "reproduced")):  # the EU methods': about 10 / 2
+        scif = time_claims(timed, scif=cells.assign(speedup=speedup)).set_index("id").loc["scif_faster_than_eu"]
+        assert scif["verdict"] == verdict and "speed-up over Retrain" in scif["evidence"]
+    untimed = time_claims(runs, scif=cells.assign(speedup=50.0)).set_index("id")  # no record times: no pair
     assert (untimed["verdict"] == "inconclusive").all()
     sweep = sweep_claims(runs.assign(ratio=runs["seed"] * 5.0), "ratio", {"ndcg_untruncated": -1,
                                                                        "unlearn_seconds": -1}, "the ratio")

@@ -8,7 +8,8 @@ from __future__ import annotations
 import pandas as pd
 
 from ..experiments.cure4rec_exact import UnlearnConfig
-from .claims import PAIR_WINDOW, claims_frame, ordering_claim, record_times, timed_together, trend_claim, with_sessions
+from .claims import (INCONCLUSIVE, PAIR_WINDOW, PENDING, claim_row, claims_frame, ordering_claim, record_times,
+                     timed_together, trend_claim, with_sessions)
 from .compare import compare, printed_resolution, summarize_runs
 from .names import display_name
 
@@ -106,13 +107,46 @@ def active_concentration(composition: pd.DataFrame) -> pd.DataFrame:
     return per_run.groupby(["source", "dataset", "method", "selection"]).mean().reset_index()
 
 
+RETRAIN_BESIDE = ["dataset", "model", "selection", "ratio", "seed"]
+"""What a run shares with the Retrain its speed-up is measured against (:func:`exact_speedups`)."""
+
+
+def exact_speedups(exact_runs: pd.DataFrame, records_dir=None) -> pd.Series:
+    """Each exact run's speed-up over Retrain: the seconds of the Retrain run of the same dataset, model,
+    selection, ratio and seed (:data:`RETRAIN_BESIDE`) over the run's own, only when the two records were
+    written at most :data:`~recunlearn.report.claims.PAIR_WINDOW` (30 minutes) apart (record times as
+    :func:`~recunlearn.report.claims.record_times` finds them, a ``created`` column first); NaN otherwise.
+    Retrain's own speed-up is 1. Both times of a ratio scale alike with the machine's load, so speed-ups
+    of runs made in different sessions can be compared where their seconds cannot."""
+    if exact_runs.empty:
+        return pd.Series(dtype=float, index=exact_runs.index)
+    keys = [k for k in RETRAIN_BESIDE if k in exact_runs]
+    created = record_times(exact_runs, [UnlearnConfig.experiment], records_dir)
+    frame = exact_runs[keys + ["method", "unlearn_seconds"]].assign(created=created)
+    retrain = frame.loc[frame["method"] == "retrain", keys + ["unlearn_seconds", "created"]]
+    retrain = retrain.drop_duplicates(keys).rename(
+        columns={"unlearn_seconds": "retrain_seconds", "created": "retrain_created"})
+    paired = frame.merge(retrain, on=keys, how="left")
+    together = (paired["created"] - paired["retrain_created"]).abs() <= PAIR_WINDOW
+    speedup = (paired["retrain_seconds"] / paired["unlearn_seconds"]).where(together.to_numpy())
+    return pd.Series(speedup.to_numpy(dtype=float), index=exact_runs.index)
+
+
+SPEEDUP_RULE = ("Times are compared as speed-ups over the Retrain timed beside each run: SCIF's against the Retrain "
+                "its own process trained, an EU method's against the Retrain run of the same cell and seed "
+                "recorded at most 30 minutes from it, so that load, which differed between the sessions that "
+                "ran the two grids, cancels.")
+
+
 TIME_COLUMNS = ["unlearn_seconds", "unlearn_sum_seconds", "partition_seconds", "unlearn_plus_partition_seconds"]
 
 
 def time_table(runs: pd.DataFrame, scif: pd.DataFrame, paper: pd.DataFrame) -> pd.DataFrame:
     """The paper's Table 3 (``paper_seconds``) beside our mean times over seeds of the exact runs and
     the stored SCIF runs (``scif``), with each method's time relative to Retrain in the same setting:
-    ``paper_vs_retrain`` and ``ours_vs_retrain`` (slowest shard). One row per paper cell."""
+    ``paper_vs_retrain`` and ``ours_vs_retrain`` (slowest shard; SCIF's against the Retrain of its own
+    runs where ``scif`` has their ``retrain_seconds``, since the two grids ran in different sessions).
+    One row per paper cell."""
     keys = ["dataset", "model", "method", "selection"]
     timed = pd.concat([runs, scif], ignore_index=True) if len(scif) else runs
     ours = timed.groupby(keys)[[c for c in TIME_COLUMNS if c in timed]].mean()
@@ -123,6 +157,12 @@ def time_table(runs: pd.DataFrame, scif: pd.DataFrame, paper: pd.DataFrame) -> p
     retrain = table[table["method"] == "retrain"].set_index(["dataset", "model", "selection"])["unlearn_seconds"]
     table["ours_vs_retrain"] = table["unlearn_seconds"] / table.set_index(["dataset", "model", "selection"]).index.map(
         retrain)
+    if len(scif) and "retrain_seconds" in scif:  # SCIF against the Retrain of its own runs, timed beside it
+        own = scif.groupby(["dataset", "model", "selection"])[["unlearn_seconds", "retrain_seconds"]].mean()
+        own = (own["unlearn_seconds"] / own["retrain_seconds"]).rename("scif_vs_own_retrain").reset_index()
+        table = table.merge(own.assign(method="scif"), on=keys, how="left")
+        table["ours_vs_retrain"] = table.pop("scif_vs_own_retrain").where(table["method"] == "scif",
+                                                                          table["ours_vs_retrain"])
     return table
 
 
@@ -219,7 +259,8 @@ def concentration_claims(composition: pd.DataFrame) -> pd.DataFrame:
     ])
 
 
-def time_claims(runs: pd.DataFrame, metric: str = "unlearn_seconds", records_dir=None) -> pd.DataFrame:
+def time_claims(runs: pd.DataFrame, metric: str = "unlearn_seconds", records_dir=None,
+                scif: pd.DataFrame | None = None) -> pd.DataFrame:
     """CURE4Rec §5.3 on seed-level runs, cells = (dataset, model, selection), a time compared only
     with the same seed's time of another method recorded at most 30 minutes from it
     (:data:`recunlearn.report.claims.PAIR_WINDOW`):
@@ -228,7 +269,12 @@ def time_claims(runs: pd.DataFrame, metric: str = "unlearn_seconds", records_dir
     - ``ultrare_faster_than_receraser``: UltraRE is faster than RecEraser;
     - ``eu_faster_than_retrain``: every EU method is faster than Retrain;
     - ``eu_faster_on_core``: EU methods unlearn core users faster than random or edge users
-      (cells = dataset, model, method)."""
+      (cells = dataset, model, method);
+    - ``scif_faster_than_eu``: SCIF is faster than every EU method, compared as speed-ups over the
+      Retrain timed beside each (``scif``: SCIF's runs with their ``speedup``, see
+      :func:`recunlearn.report.cure4rec_scif.with_own_retrain`; the EU runs' from
+      :func:`exact_speedups`), since the SCIF runs were timed in other sessions; pending without
+      ``scif``."""
     timed = runs.assign(created=record_times(runs, [UnlearnConfig.experiment], records_dir))
     cell, pair = ["dataset", "model", "selection"], ("seed",)
     note = PAIR_TIMING_RULE
@@ -246,4 +292,34 @@ def time_claims(runs: pd.DataFrame, metric: str = "unlearn_seconds", records_dir
         ordering_claim("eu_faster_on_core", "EU methods unlearn core users faster than random or edge users", eu,
                        "selection", [("core", "random"), ("core", "edge")], metric, ["dataset", "model", "method"],
                        higher=False, pair_on=pair, note=note, max_apart=PAIR_WINDOW),
+        speedup_claim("scif_faster_than_eu", "SCIF is faster than every EU method (speed-up over Retrain)",
+                      runs, scif, cell, records_dir),
     ])
+
+
+def speedup_claim(id: str, claim: str, runs: pd.DataFrame, scif: pd.DataFrame | None, cells: list[str],
+                  records_dir=None) -> dict:
+    """SCIF's speed-up over Retrain above every EU method's, seed-paired within ``cells``
+    (:func:`recunlearn.report.claims.ordering_claim` on ``speedup``): the EU runs' speed-ups from
+    :func:`exact_speedups`, SCIF's from ``scif`` (a ``speedup`` column; None: no SCIF run, pending).
+    EU runs without a Retrain timed beside them are left out and counted in the evidence."""
+    eu = runs[runs["method"].isin(EU_METHODS)]
+    eu = eu.assign(speedup=exact_speedups(runs, records_dir)[eu.index])
+    columns = cells + ["method", "seed", "speedup"]
+    frames = [eu[columns]] + ([scif.assign(method="scif")[columns]] if scif is not None and len(scif) else [])
+    return speedup_ordering(id, claim, pd.concat(frames, ignore_index=True), "speedup", cells)
+
+
+def speedup_ordering(id: str, claim: str, frame: pd.DataFrame, metric: str, cells: list[str]) -> dict:
+    """SCIF above every EU method in ``metric`` (a speed-up over Retrain; NaN for an EU run without a
+    Retrain timed beside it), seed-paired within ``cells`` (:func:`~recunlearn.report.claims.ordering_claim`).
+    EU runs without a speed-up are left out and counted; a claim left without pairs by them is
+    *inconclusive*, not pending."""
+    untimed = int((frame["method"].isin(EU_METHODS) & frame[metric].isna()).sum()) if len(frame) else 0
+    note = SPEEDUP_RULE + (f" {untimed} EU runs without a Retrain recorded within 30 minutes of them, left out."
+                           if untimed else "")
+    row = ordering_claim(id, claim, frame, "method", [("scif", m) for m in EU_METHODS], metric, cells, note=note)
+    if untimed and row["verdict"] == PENDING and (frame["method"] == "scif").any():
+        row = claim_row(id, claim, INCONCLUSIVE, f"{untimed} EU runs without a Retrain timed beside them",
+                        test=row["test"], evidence=note)
+    return row

@@ -1,5 +1,6 @@
 """CURE4Rec Table 3: unlearning time of Retrain and the three exact methods beside the paper's seconds
-(compared as time relative to Retrain), SCIF's stored times, and the paper's claims."""
+(compared as time relative to Retrain), SCIF's stored times beside the Retrain of their own runs, and
+the paper's claims."""
 
 from __future__ import annotations
 
@@ -7,8 +8,9 @@ import pandas as pd
 
 from ...experiments.records import pending_reason
 from ...experiments.cure4rec_exact import ExactCollected
-from ...experiments.cure4rec_scif import stored_scif_times
+from ...experiments.cure4rec_scif import ScifGrid, collect, stored_scif_times
 from ..cure4rec import time_claims, time_table
+from ..cure4rec_scif import with_own_retrain
 from ..paper import paper_table
 from ..plots import method_bars
 from . import Notice, Page
@@ -17,19 +19,26 @@ from .cure4rec_runs import (cells_notice, collect_exact, comparison_command, not
 
 PAGE = "cure4rec/table-03-unlearning-time"
 KEYS = ["dataset", "model", "method", "selection"]
-SCIF_SHOWN = ["unlearn_seconds", "scif_cg_seconds", "cg_iterations"]
+SCIF_SHOWN = ["unlearn_seconds", "scif_cg_seconds", "cg_iterations", "retrain_seconds", "speedup"]
 
 
-def build(collected: ExactCollected | None = None, scif: pd.DataFrame | None = None, **params) -> Page:
+def build(collected: ExactCollected | None = None, scif: pd.DataFrame | None = None,
+          scif_runs: pd.DataFrame | None = None, **params) -> Page:
     """The Table 3 page at notebook parameters ``params``: its runs, the paper's seconds beside ours
     (absolute and relative to Retrain), SCIF's times from the stored SCIF runs (``scif``, by default
-    read from the records, never computed), the figures and the paper's claims. ``collected``
-    replaces the collected runs."""
+    read from the records, never computed) with the Retrain of the same runs (``scif_runs``: rows of
+    :func:`recunlearn.experiments.cure4rec_scif.collect`, by default read from the records), the
+    figures and the paper's claims. ``collected`` replaces the collected runs."""
     grid, collected, command = collect_exact(PAGE, params, collected)
     runs, pending, total = collected.runs, collected.pending, len(grid.runs())
     if scif is None:
         scif = stored_scif_times(grid.datasets, grid.models, grid.selections, grid.seeds, grid.max_epochs,
                                  grid.device)
+    if scif_runs is None:
+        scif_runs = collect(ScifGrid(datasets=grid.datasets, models=grid.models, selections=grid.selections,
+                                     seeds=grid.seeds, max_epochs=grid.max_epochs, device=grid.device,
+                                     compute_missing=False)).runs
+    scif = with_own_retrain(scif, scif_runs)
     timed = pd.concat([runs, scif], ignore_index=True) if len(scif) else runs
     table = time_table(runs, scif, paper_table("cure4rec-table-03"))
     shown = table[table["dataset"].isin(grid.datasets) & table["model"].isin(grid.models)]
@@ -38,7 +47,7 @@ def build(collected: ExactCollected | None = None, scif: pd.DataFrame | None = N
     no_scif = Notice("SCIF's times", "no stored SCIF run at this page's settings (SCIF runs are made by the "
                      "Tables 1/5 page, never here)") if not len(scif) else None
     return Page(
-        PAGE, grid, runs, pending, None, time_claims(runs),
+        PAGE, grid, runs, pending, None, time_claims(runs, scif=scif),
         tables={"runs": runs_table(total, pending),
                 "times": shown.set_index(KEYS).round(3),
                 "scif_times": scif.groupby(["dataset", "model", "selection"])[SCIF_SHOWN].mean().round(2)},
