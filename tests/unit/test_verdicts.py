@@ -420,22 +420,26 @@ def test_scif_claims_include_scif_slower_on_core():
     from recunlearn.report.cure4rec_scif import scif_claims
 
     rng = np.random.default_rng(0)
-    t0 = pd.Timestamp("2026-01-01T10:00", tz="UTC")
     rows = []
     for seed in range(6):
         for i, (sel, (learn, retrain, scif, drop, secs)) in enumerate({
                 "core": (0.72, 0.54, 0.58, 0.08, 9.0), "random": (0.72, 0.54, 0.57, 0.03, 6.0),
                 "edge": (0.72, 0.54, 0.60, 0.02, 2.0)}.items()):
+            load = 1.0 if sel == "core" else 3.0   # core timed in a quiet session, the others in a busy one
             for method, mio, ndcg, t in (("learn", learn, 0.32, np.nan), ("retrain", retrain, 0.31, 5.0),
                                          ("scif", scif, 0.32 - drop, secs)):
                 rows.append({"dataset": "ml-100k", "model": "wmf", "method": method, "selection": sel, "seed": seed,
                              "mio_accuracy": mio + rng.normal(scale=0.002), "ndcg_untruncated": ndcg
-                             + rng.normal(scale=0.0005), "unlearn_seconds": t + rng.normal(scale=0.05),
-                             "created": t0 + pd.Timedelta(minutes=3 * (3 * seed + i))})
+                             + rng.normal(scale=0.0005), "unlearn_seconds": (t + rng.normal(scale=0.05)) * load,
+                             "learn_seconds": 4.0 * load})
     claims = scif_claims(pd.DataFrame(rows)).set_index("id")
     assert list(claims.index) == ["mio_well_below_learn", "scif_mio_gap_about_4pc", "scif_worst_on_edge",
                                   "scif_most_utility_loss_on_core", "scif_slower_on_core"]
     assert (claims["verdict"] == "reproduced").all(), claims[["verdict", "evidence"]]
+    # raw seconds would reverse the order (random and edge timed under 3x the load); the Learn yardstick does not
+    assert "SCIF time ÷ its Learn training time" in claims.loc["scif_slower_on_core", "evidence"]
+    untimed = scif_claims(pd.DataFrame(rows).drop(columns="learn_seconds")).set_index("id")
+    assert untimed.loc["scif_slower_on_core", "verdict"] == "pending"   # no record, no Learn time: nothing to compare
 
 
 def test_paper_datasets_not_run_keep_a_page_from_reproduced():

@@ -615,25 +615,37 @@ def record_times(runs: pd.DataFrame, experiments: Iterable[str], records_dir: Pa
     that has it); a ``created`` column already in ``runs`` is used as is. NaT where unknown."""
     if "created" in runs:
         return pd.to_datetime(runs["created"], utc=True)
+    created = record_values(runs, experiments, lambda record: record.get("created"), records_dir)
+    return pd.to_datetime(created.astype(object), utc=True)
+
+
+def record_values(runs: pd.DataFrame, experiments: Iterable[str], read: Callable[[dict], object],
+                  records_dir: Path | None = None) -> pd.Series:
+    """``read(record)`` for each run's record, found by the ``record`` key as
+    ``<records>/<experiment>/<key>.json`` in the record directories (the first of ``experiments``
+    that has it); None where the run has no record or ``read`` finds nothing (a missing key)."""
     if "record" not in runs:
-        return pd.Series(pd.NaT, index=runs.index, dtype="datetime64[ns, UTC]")
+        return pd.Series([None] * len(runs), index=runs.index, dtype=object)
     try:
         from ..experiments.records import read_dirs
         roots = [Path(r) for r in read_dirs(records_dir)]
     except ImportError:  # an older records module: one directory
         from .. import paths
         roots = [Path(records_dir or paths.records_dir())]
-    times = []
+    values = []
     for key in runs["record"]:
-        created = None
+        value = None
         paths_ = [root / experiment / f"{key}.json" for root in roots for experiment in experiments]
         for path in paths_ if isinstance(key, str) else []:
             if path.is_file():
-                # only the time is needed: a lenient parse, so that a record's NaN elsewhere cannot hide it
-                created = json.loads(path.read_text()).get("created")
+                # a lenient parse, so that a record's NaN elsewhere cannot hide the value
+                try:
+                    value = read(json.loads(path.read_text()))
+                except (KeyError, TypeError):
+                    value = None
                 break
-        times.append(created)
-    return pd.to_datetime(pd.Series(times, index=runs.index, dtype=object), utc=True)
+        values.append(value)
+    return pd.Series(values, index=runs.index, dtype=object)
 
 
 def sessions(created: pd.Series, gap: pd.Timedelta = SESSION_GAP) -> pd.Series:

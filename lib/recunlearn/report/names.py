@@ -45,6 +45,7 @@ DISPLAY_NAMES = {
     "ndcg_untruncated": "NDCG@20", "hr_cure4rec": "HR@20", "mio_accuracy": "MIO accuracy", "a_igf": "A-IGF",
     "a_igf_gap": "A-IGF − Retrain's", "a_igf_gap_abs": "|A-IGF − Retrain's|", "shard_gf": "shardGF",
     "unlearn_seconds": "unlearning time (s)", "speedup": "speed-up over Retrain",
+    "scif_per_learn": "SCIF time ÷ its Learn training time",
     "retrain_seconds": "its Retrain (s)", "top_shard_share": "top shard's share of active users",
     "cv": "CV of active users per shard", "ao": "AO (paper's \"RBO\")", "rbo_min": "RBO(0.9)",
     "rbo_ext": "RBO_ext(0.9)", "jaccard": "Jaccard@10", "mrr_original": "MRR of M", "mrr_perturbed": "MRR of M'",
