@@ -184,6 +184,7 @@ def test_ordering_claim_in_both_directions_and_within_noise():
     one_run = _methods({"ultrare": 0.32, "receraser": 0.31}, seeds=1, cells=("c1",))
     row = ordering_claim("u_gt_r", "UltraRE > RecEraser", one_run, "method", [("ultrare", "receraser")], "y", ["cell"])
     assert row["verdict"] == "inconclusive" and row["holds in"] == "1 of 1 cells by mean; 1 pair cannot reach p < 0.05"
+    assert np.isnan(row["p_value"]) and claim_text(row) == f"inconclusive ({row['holds in']})"  # no test, no p shown
     one_seed = _methods({"ultrare": 0.32, "receraser": 0.31}, seeds=1)   # 2 pairs: a paired t-test decides
     row = ordering_claim("u_gt_r", "UltraRE > RecEraser", one_seed, "method", [("ultrare", "receraser")], "y", ["cell"])
     assert row["verdict"] == "reproduced" and row["test"].startswith("one-sided paired t-test")
@@ -210,6 +211,7 @@ def test_ordering_claim_with_a_margin_and_per_cell():
     row = ordering_claim("e", "e", single, "method", [("earliest", "random")], "y", ["cell"], higher=False,
                          per_cell=True)
     assert row["verdict"] == "inconclusive" and row["holds in"].endswith("; 1 pair per cell cannot reach p < 0.05")
+    assert np.isnan(row["p_value"])
     many = _methods({"earliest": 0.80, "random": 0.85}, seeds=10)
     row = ordering_claim("e", "e", many, "method", [("earliest", "random")], "y", ["cell"], higher=False, per_cell=True)
     assert row["verdict"] == "reproduced" and row["holds in"] == "2 of 2 cells significant"

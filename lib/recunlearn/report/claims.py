@@ -523,7 +523,9 @@ def ordering_claim(id: str, claim: str, runs: pd.DataFrame, factor: str, links: 
     if left_out:
         holds_in += f"; {left_out} pairs not timed together, left out"
     evidence = (note + " " if note else "") + f"{display_name(metric)}; " + "; ".join(parts) + f"; alpha = {alpha}"
-    return claim_row(id, claim, verdict, holds_in, max(p_values), f"{paired_test_name(tests)}, {layout}", evidence)
+    largest = largest_cell if per_cell else max(len(d) for d in diffs.values())
+    p_value = max(p_values) if largest >= 2 else float("nan")  # a single pair: no test, so no p to show
+    return claim_row(id, claim, verdict, holds_in, p_value, f"{paired_test_name(tests)}, {layout}", evidence)
 
 
 def _t_mark(used: str) -> str:
