@@ -19,7 +19,7 @@ from .cure4rec_runs import (cells_notice, collect_exact, comparison_command, not
 
 PAGE = "cure4rec/table-03-unlearning-time"
 KEYS = ["dataset", "model", "method", "selection"]
-SCIF_SHOWN = ["unlearn_seconds", "scif_cg_seconds", "cg_iterations", "retrain_seconds", "speedup"]
+SCIF_SHOWN = ["unlearn_seconds", "retrain_seconds", "speedup", "scif_cg_seconds", "cg_iterations"]
 
 
 def build(collected: ExactCollected | None = None, scif: pd.DataFrame | None = None,
@@ -39,7 +39,8 @@ def build(collected: ExactCollected | None = None, scif: pd.DataFrame | None = N
                                      seeds=grid.seeds, max_epochs=grid.max_epochs, device=grid.device,
                                      compute_missing=False)).runs
     scif = with_own_retrain(scif, scif_runs)
-    timed = pd.concat([runs, scif], ignore_index=True) if len(scif) else runs
+    beside = pd.concat([scif.assign(method="retrain", unlearn_seconds=scif["retrain_seconds"]), scif],
+                       ignore_index=True)  # SCIF and the Retrain its own process trained first
     table = time_table(runs, scif, paper_table("cure4rec-table-03"))
     shown = table[table["dataset"].isin(grid.datasets) & table["model"].isin(grid.models)]
     shown = shown[shown["unlearn_seconds"].notna()]
@@ -51,9 +52,9 @@ def build(collected: ExactCollected | None = None, scif: pd.DataFrame | None = N
         tables={"runs": runs_table(total, pending),
                 "times": shown.set_index(KEYS).round(3),
                 "scif_times": scif.groupby(["dataset", "model", "selection"])[SCIF_SHOWN].mean().round(2)},
-        figures={"scif_figure": lambda: method_bars(timed[timed["method"].isin(["retrain", "scif"])],
-                                                    "unlearn_seconds",
-                                                    "Retrain vs SCIF: unlearning time (seconds, CPU)"),
+        figures={"scif_figure": lambda: method_bars(beside, "unlearn_seconds",
+                                                    "Retrain vs SCIF, timed in the same process: unlearning time "
+                                                    "(seconds, CPU)"),
                  "figure": lambda: method_bars(runs, "unlearn_seconds",
                                                "Stage-III time, slowest retrained shard (seconds, CPU)")},
         notices=notices(
