@@ -119,6 +119,11 @@ def test_summary_has_one_line_per_paper_with_a_link_to_the_scoreboard():
     assert lines == ["- **CURE4Rec**: 5 claims: 1 reproduced, 1 partly reproduced, 1 not reproduced, 1 inconclusive, "
                      "1 pending; 2 of 2 pages rendered.", "- **SRU**: not started."]
     assert "(scoreboard.md)" in summary
+    named = [line for line in summary.splitlines() if line.startswith("  - ")]   # the claims, by verdict
+    assert named == ["  - *reproduced*: A is above B ([Table 2](cure4rec/table-02.ipynb)).",
+                     "  - *not reproduced*: A is above B ([Table 2](cure4rec/table-02.ipynb))."]
+    own = render_summary_from([page_entry({**pages()[0], "paper": "Beyond the papers"})])
+    assert "  - *holds in our runs*: A is above B" in own and "  - *does not hold in our runs*: A" in own
 
 
 def test_glued_texts_survive_quotes_escapes_and_pipes():

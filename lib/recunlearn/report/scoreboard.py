@@ -265,12 +265,29 @@ def render_scoreboard_from(entries: list[dict]) -> str:
     return "\n".join(lines) + "\n"
 
 
+SUMMARY_VERDICTS = ("reproduced", "not reproduced")
+"""The verdicts whose claims the introduction's lead names one by one (the others it only counts)."""
+OWN_QUESTION_WORDS = {"reproduced": "holds in our runs", "not reproduced": "does not hold in our runs"}
+"""How those verdicts read for the book's own hypotheses (*Beyond the papers*): nothing to reproduce."""
+
+
 def render_summary_from(entries: list[dict]) -> str:
-    """The introduction's lead: one line per paper from the scoreboard's totals."""
+    """The introduction's lead: one line per paper from the scoreboard's totals, and under it the claims
+    that reproduce and those that do not (:data:`SUMMARY_VERDICTS`), each with a link to its page;
+    self-checks and claims whose statement was not published are left to the scoreboard."""
     totals = paper_totals(entries)
     papers = [p for p in PAPERS if p in totals] + sorted(set(totals) - set(PAPERS))
     lines = ["**What reproduces so far** (the [scoreboard](scoreboard.md) has every claim and page):", ""]
-    lines += [f"- **{paper}**: {totals_text(totals[paper])}." for paper in papers]
+    for paper in papers:
+        lines.append(f"- **{paper}**: {totals_text(totals[paper])}.")
+        claimed = [(e, c) for e in entries if e["paper"] == paper for c in e["claims"]
+                   if c.get("claim") and not is_self_check(c)]
+        for verdict in SUMMARY_VERDICTS:
+            named = [f"{_cell(c['claim'])} ({_link(e)})" for e, c in claimed
+                     if (_verdict_word(c["verdict"]) or c["verdict"]) == verdict]
+            if named:
+                label = OWN_QUESTION_WORDS[verdict] if paper == PAPERS[-1] else verdict
+                lines.append(f"  - *{label}*: " + "; ".join(named) + ".")
     return "\n".join(lines) + "\n"
 
 
