@@ -257,3 +257,19 @@ def test_damping_sweep_grid_and_table():
     assert table["damping rule"].tolist() == ["0.01 x mean eigenvalue", "0.1 x mean eigenvalue", "absolute 0.001"]
     assert table["δ (rule)"].tolist() == ["1.30e-06", "1.30e-05", "1.00e-03"]
     assert table["SCIF MIO"].tolist() == [0.55, 0.6, 0.7]
+
+
+def test_same_retrain_check_compares_the_two_grids_retrain_models():
+    from recunlearn.report.cure4rec_scif import same_retrain_check
+
+    keys = {"dataset": "ml-100k", "selection": "core", "seed": 0}
+    exact = pd.DataFrame([{**keys, "model": m, "method": "retrain", "ndcg_untruncated": v}
+                          for m, v in (("wmf", 0.29), ("bpr", 0.26))] + [{**keys, "model": "wmf", "method": "sisa",
+                                                                          "ndcg_untruncated": 0.2}])
+    scif = pd.DataFrame([{**keys, "model": m, "method": meth, "ndcg_untruncated": v}
+                         for m, meth, v in (("wmf", "retrain", 0.29), ("wmf", "scif", 0.3), ("bpr", "retrain", 0.25))])
+    row = same_retrain_check(exact, scif)
+    assert row["kind"] == "self-check" and row["verdict"] == "partly reproduced"   # BPR's Retrains differ
+    assert row["holds in"] == "1 of 2 cells" and "2 pairs" in row["evidence"]
+    assert same_retrain_check(exact, scif.assign(ndcg_untruncated=[0.29, 0.3, 0.26]))["verdict"] == "reproduced"
+    assert same_retrain_check(exact, scif.drop(columns="ndcg_untruncated"))["verdict"] == "pending"

@@ -11,7 +11,8 @@ import pandas as pd
 from ..experiments.cure4rec_exact import EXACT_KEYS
 from ..experiments.cure4rec_scif import ScifConfig
 from ..unlearning import EXACT_METHODS
-from .claims import band_claim, claims_frame, ordering_claim, paired_differences, record_values
+from .claims import (SELF_CHECK, band_claim, check_claim, claims_frame, ordering_claim, paired_differences,
+                     record_values)
 from .compare import compare, summarize_runs
 from .cure4rec import RETRAIN_BESIDE, exact_speedups, speedup_ordering
 
@@ -140,6 +141,32 @@ def with_own_retrain(scif_times: pd.DataFrame, scif_runs: pd.DataFrame) -> pd.Da
     own = scif[keys].assign(retrain_seconds=own_retrain_seconds(scif_runs)[scif.index]).drop_duplicates(keys)
     out = scif_times.drop(columns=["retrain_seconds", "speedup"], errors="ignore").merge(own, on=keys, how="left")
     return out.assign(speedup=out["retrain_seconds"] / out["unlearn_seconds"])
+
+
+SAME_MODEL_TOLERANCE = 1e-9
+"""Largest |NDCG@20| difference between two Retrains that :func:`same_retrain_check` calls the same model."""
+
+
+def same_retrain_check(exact_runs: pd.DataFrame, scif_runs: pd.DataFrame) -> dict:
+    """Self-check behind the speed-ups (:func:`with_own_retrain`, :func:`~recunlearn.report.cure4rec.exact_speedups`):
+    the Retrain that each SCIF process trains and the exact runs' Retrain of the same dataset, model,
+    unlearning set and seed are the same model (NDCG@20 equal within :data:`SAME_MODEL_TOLERANCE`), so
+    their seconds time the same work. Cells: dataset and model; pending without a pair."""
+    keys = ["dataset", "model", "selection", "seed"]
+    columns = keys + ["method", "ndcg_untruncated"]
+    pairs = pd.DataFrame(columns=keys + ["ndcg_scif", "ndcg_exact"])
+    if all(set(columns) <= set(frame) for frame in (exact_runs, scif_runs)):
+        own = scif_runs.loc[scif_runs["method"] == "retrain", keys + ["ndcg_untruncated"]]
+        exact = exact_runs.loc[exact_runs["method"] == "retrain", keys + ["ndcg_untruncated"]]
+        pairs = own.merge(exact, on=keys, suffixes=("_scif", "_exact")).rename(
+            columns={"ndcg_untruncated_scif": "ndcg_scif", "ndcg_untruncated_exact": "ndcg_exact"})
+    largest = (pairs["ndcg_scif"] - pairs["ndcg_exact"]).abs().max() if len(pairs) else float("nan")
+    return check_claim(
+        "same_retrain_in_both_grids", "SCIF's own Retrain and this page's Retrain are the same model "
+        "(equal NDCG@20), so speed-ups over them compare the same work", pairs, ["dataset", "model"],
+        lambda cell: bool(((cell["ndcg_scif"] - cell["ndcg_exact"]).abs() <= SAME_MODEL_TOLERANCE).all()),
+        evidence=f"{len(pairs)} pairs (dataset, model, unlearning set, seed); largest |difference| {largest:.3g}",
+        kind=SELF_CHECK)
 
 
 def with_parallel_times(exact_runs: pd.DataFrame, parallel_runs: pd.DataFrame) -> pd.DataFrame:

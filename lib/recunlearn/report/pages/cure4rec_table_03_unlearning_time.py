@@ -10,7 +10,8 @@ from ...experiments.records import pending_reason
 from ...experiments.cure4rec_exact import ExactCollected
 from ...experiments.cure4rec_scif import ScifGrid, collect, stored_scif_times
 from ..cure4rec import time_claims, time_table
-from ..cure4rec_scif import with_own_retrain
+from ..claims import claims_frame
+from ..cure4rec_scif import same_retrain_check, with_own_retrain
 from ..paper import paper_table
 from ..plots import method_bars
 from . import Notice, Page
@@ -48,7 +49,9 @@ def build(collected: ExactCollected | None = None, scif: pd.DataFrame | None = N
     no_scif = Notice("SCIF's times", "no stored SCIF run at this page's settings (SCIF runs are made by the "
                      "Tables 1/5 page, never here)") if not len(scif) else None
     return Page(
-        PAGE, grid, runs, pending, None, time_claims(runs, scif=scif),
+        PAGE, grid, runs, pending, None,
+        pd.concat([time_claims(runs, scif=scif), claims_frame([same_retrain_check(runs, scif_runs)])],
+                  ignore_index=True),
         tables={"runs": runs_table(total, pending),
                 "times": shown.set_index(KEYS).round(3),
                 "scif_times": scif.groupby(["dataset", "model", "selection"])[SCIF_SHOWN].mean().round(2)},
