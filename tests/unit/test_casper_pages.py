@@ -393,3 +393,17 @@ def test_fastest_repeats_is_the_lower_envelope_drawn_only_with_every_rows_repeat
     fig = scaling_figure(parts, linear_fit(rows["interactions"], rows["total_seconds"]), "t",
                          growth=growth_exponent(rows))
     assert "total, fastest repeat" in [line.get_label() for line in fig.axes[0].get_lines()]
+
+
+def test_casper_vs_baselines_pairs_by_seed_and_gives_no_p_for_one_pair():
+    from recunlearn.report.casper import casper_vs_baselines
+
+    rows = [{"selector": sel, "replacement": "random", "perturbation": "loo", "model": "lstm", "seed": seed,
+             "ao": ao + 0.001 * seed} for seed in range(3) for sel, ao in (("casper", 0.80), ("random", 0.85))]
+    rows.append({"selector": "tracin", "replacement": "random", "perturbation": "loo", "model": "lstm", "seed": 0,
+                 "ao": 0.9})
+    table = casper_vs_baselines(pd.DataFrame(rows)).set_index("baseline")
+    assert table.loc["Random", "pairs"] == 3 and table.loc["Random", "p (CASPER lower, one-sided)"] < 0.05
+    assert table.loc["Random", "columns CASPER lower"] == "1 of 1"
+    assert table.loc["TracIn", "pairs"] == 1 and np.isnan(table.loc["TracIn", "p (CASPER lower, one-sided)"])
+    assert table.loc["TracIn", "test"] == "none (1 pair)"
