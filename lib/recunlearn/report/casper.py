@@ -179,8 +179,8 @@ def growth_exponent(rows: pd.DataFrame, n_boot: int = 2000, seed: int = 0, level
     log(interactions) over every repeat of every size (``repeat_seconds``; the medians
     ``total_seconds`` when a row has no repeats), and its ``level`` percentile-bootstrap interval
     (repeats resampled within each size, ``n_boot`` times, generator seeded ``seed``)."""
-    per_size = [np.asarray(r if isinstance(r, (list, np.ndarray)) and len(r) else [t], dtype=float)
-                for r, t in zip(rows.get("repeat_seconds", [None] * len(rows)), rows["total_seconds"])]
+    per_size = [r if r is not None else np.array([t], dtype=float)
+                for r, t in zip(repeat_seconds(rows), rows["total_seconds"])]
     logs_n = np.log(rows["interactions"].to_numpy(dtype=float))
     x = np.concatenate([np.full(len(t), n) for t, n in zip(per_size, logs_n)])
 
@@ -196,12 +196,18 @@ def growth_exponent(rows: pd.DataFrame, n_boot: int = 2000, seed: int = 0, level
             "repeats": int(min(len(t) for t in per_size)), "sizes": len(per_size)}
 
 
+def repeat_seconds(rows: pd.DataFrame) -> list[np.ndarray | None]:
+    """Each row's timed repeats (``repeat_seconds``) as an array; None for a row without them."""
+    repeats = rows["repeat_seconds"] if "repeat_seconds" in rows else [None] * len(rows)
+    return [np.asarray(r, dtype=float) if isinstance(r, (list, np.ndarray)) and len(r) else None for r in repeats]
+
+
 def fastest_repeats(rows: pd.DataFrame) -> np.ndarray | None:
     """The fastest of each row's ``repeat_seconds`` (None unless every row has its repeats)."""
-    repeats = rows["repeat_seconds"] if "repeat_seconds" in rows else None
-    if repeats is None or not all(isinstance(r, (list, np.ndarray)) and len(r) for r in repeats):
+    repeats = repeat_seconds(rows)
+    if any(r is None for r in repeats):
         return None
-    return np.array([min(r) for r in repeats], dtype=float)
+    return np.array([r.min() for r in repeats], dtype=float)
 
 
 def linear_fit(x, y) -> dict:
