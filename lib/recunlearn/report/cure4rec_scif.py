@@ -160,21 +160,24 @@ def same_retrain_check(exact_runs: pd.DataFrame, scif_runs: pd.DataFrame) -> dic
         exact = exact_runs.loc[exact_runs["method"] == "retrain", keys + ["ndcg_untruncated"]]
         pairs = own.merge(exact, on=keys, suffixes=("_scif", "_exact")).rename(
             columns={"ndcg_untruncated_scif": "ndcg_scif", "ndcg_untruncated_exact": "ndcg_exact"})
-    largest = (pairs["ndcg_scif"] - pairs["ndcg_exact"]).abs().max() if len(pairs) else float("nan")
+    evidence = (f"{len(pairs)} pairs (dataset, model, unlearning set, seed); largest |difference| "
+                f"{(pairs['ndcg_scif'] - pairs['ndcg_exact']).abs().max():.3g}" if len(pairs)
+                else "no Retrain in both grids yet")
     return check_claim(
         "same_retrain_in_both_grids", "SCIF's own Retrain and this page's Retrain are the same model "
         "(equal NDCG@20), so speed-ups over them compare the same work", pairs, ["dataset", "model"],
         lambda cell: bool(((cell["ndcg_scif"] - cell["ndcg_exact"]).abs() <= SAME_MODEL_TOLERANCE).all()),
-        evidence=f"{len(pairs)} pairs (dataset, model, unlearning set, seed); largest |difference| {largest:.3g}",
+        evidence=evidence,
         kind=SELF_CHECK)
 
 
 def with_parallel_times(exact_runs: pd.DataFrame, parallel_runs: pd.DataFrame) -> pd.DataFrame:
     """The exact runs of Figures 2 and 5 (``exact_runs``: affected shards trained together, the runs
     whose utility and fairness Table 2 and Figures 3, 6, 7 show) with each run's ``unlearn_seconds``
-    and ``record`` (and ``created`` where given) taken from the run of the same cell (:data:`EXACT_KEYS`) with each affected shard
-    trained alone (``parallel_runs``: Table 3's runs, the slowest shard's time); a run without that
-    counterpart is left out, its efficiency not computed yet."""
+    and ``record`` (and ``created`` where given) taken from the run of the same cell
+    (:data:`EXACT_KEYS`) with each affected shard trained alone (``parallel_runs``: Table 3's runs,
+    the slowest shard's time); a run without that counterpart is left out, its efficiency not
+    computed yet."""
     if exact_runs.empty or parallel_runs.empty:
         return exact_runs.iloc[:0]
     taken = ["unlearn_seconds", "record", "created"]
