@@ -524,7 +524,7 @@ def page_configs(page: str, params: dict) -> list:
         base = grid.replace(methods=("receraser", "ultrare"), selections=("random",), seeds=grid.seeds[:1],
                             models=tuple(m for m in grid.models if m != "lightgcn") or ("wmf",))
         configs += [c for combiner in COMBINERS for c in base.replace(combiner=combiner).runs()]
-    if stem == "figure-04-shard-number":  # parallel_grid: each affected shard a model of its own
+    if stem in ("figure-04-shard-number", "figure-08-unlearning-ratio"):  # parallel_grid: shards alone
         configs += grid.replace(methods=("sisa", "receraser", "ultrare"), timing="alone").runs()
     if stem == "table-03-unlearning-time":  # stored_scif_times
         configs += [ScifConfig(dataset=d, model=m, selection=s, seed=seed, max_epochs=grid.max_epochs,

@@ -4,13 +4,15 @@ figures and paper-vs-ours comparisons that are not (fully) computed."""
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any, Iterable, Mapping
 
 import pandas as pd
 
 from ...experiments.config import Config
-from ...experiments.cure4rec_exact import ExactCollected, ExactGrid, collect
+from ...experiments.cure4rec_exact import EXACT_KEYS, ExactCollected, ExactGrid, collect
 from ...experiments.records import record_key
+from ..cure4rec import sweep_claims
 from ..glance import CURE4REC_DATASETS
 from ..names import display_name
 from . import Notice, _names, compute_command, plan_entries, reasons_text, run_command, validated
@@ -50,6 +52,67 @@ def collect_exact(page: str, params: Mapping[str, Any], collected: ExactCollecte
     grid = validated(ExactGrid, params)
     collected = collect(grid) if collected is None else collected
     return grid, collected, pending_command(page, grid.device, collected.pending, grid.runs())
+
+
+PARALLEL = "unlearn_seconds_parallel"
+"""The slowest affected shard's time, each shard trained alone (shards retrained in parallel)."""
+TOGETHER = "unlearn_seconds_together"
+"""The batched time (the affected shards trained together), as a sweep's table and figure name it beside
+:data:`PARALLEL`."""
+
+
+def parallel_grid(grid: ExactGrid) -> ExactGrid | None:
+    """The runs behind the parallel reading of unlearning time: ``grid``'s sharded methods with each
+    affected shard trained as a model of its own; None when ``grid`` already times them so or has no
+    sharded method."""
+    methods = tuple(m for m in grid.methods if m != "retrain")
+    return grid.replace(methods=methods, timing="alone") if methods and grid.timing != "alone" else None
+
+
+@dataclasses.dataclass
+class SweepRuns:
+    """A sweep page's runs: its grid's, plus the parallel reading's (:func:`parallel_grid`) when there is one."""
+
+    grid: ExactGrid
+    collected: ExactCollected
+    parallel: ExactCollected | None
+    runs: pd.DataFrame
+    pending: pd.DataFrame
+    total: int
+    command: str | None
+
+
+def collect_sweep(page: str, params: Mapping[str, Any], collected: ExactCollected | None = None,
+                  parallel: ExactCollected | None = None) -> SweepRuns:
+    """:func:`collect_exact` for a sweep page, with the runs of :func:`parallel_grid` (``parallel``
+    replaces their collection) counted among the page's runs and its pending command."""
+    grid, collected, command = collect_exact(page, params, collected)
+    second = parallel_grid(grid)
+    runs, pending, total = collected.runs, collected.pending, len(grid.runs())
+    if second is not None:
+        parallel = collect(second) if parallel is None else parallel
+        runs = pd.concat([runs, parallel.runs], ignore_index=True)
+        pending = pd.concat([pending, parallel.pending], ignore_index=True)
+        total += len(second.runs())
+        command = pending_command(page, grid.device, pending, grid.runs() + second.runs())
+    return SweepRuns(grid, collected, parallel if second is not None else None, runs, pending, total, command)
+
+
+def parallel_reading(sweep: pd.DataFrame, alone: pd.DataFrame, x: str, label: str
+                     ) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """The parallel reading of unlearning time beside a sweep's batched runs: ``sweep`` with the
+    :data:`PARALLEL` time of the run of the same key (:data:`EXACT_KEYS`) with each affected shard trained
+    alone (``alone``; NaN where none), and the trend claim on those times against ``x``
+    (``unlearn_seconds_parallel_falls``)."""
+    if len(alone):
+        sweep = sweep.merge(alone[EXACT_KEYS + ["unlearn_seconds"]].rename(columns={"unlearn_seconds": PARALLEL}),
+                            on=EXACT_KEYS, how="left")
+    else:
+        sweep = sweep.assign(**{PARALLEL: float("nan")})
+    read = sweep_claims(alone, x, {"unlearn_seconds": -1}, label)
+    read["id"] = "unlearn_seconds_parallel_falls"
+    read["claim"] += " (shards retrained in parallel: the slowest affected shard, each a model of its own)"
+    return sweep, read
 
 
 def runs_table(total: int, pending: pd.DataFrame) -> pd.Series:
