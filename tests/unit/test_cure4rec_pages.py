@@ -597,6 +597,7 @@ def test_overview_claims_on_made_up_runs():
     assert normalised.loc["retrain", "efficiency"] == 0.0 and normalised.loc["sisa", "efficiency"] == 1.0
     assert 0 < normalised.loc["scif", "efficiency"] < 1  # 3 s: slower than the shards (2.1 s), faster than 10 s
     assert page.texts()["models"] == "WMF, BPR, LightGCN"
+    assert page.texts()["retrain_session_ratio"] == "1 to 1 (median 1) over 9 Retrains"  # both Retrains 10 s
     assert page.checks[0] == "runs: 27 SCIF-page rows, 36 exact, 36 exact timed alone, 36 exact MIO"
 
 

@@ -274,3 +274,15 @@ def test_same_retrain_check_compares_the_two_grids_retrain_models():
     assert same_retrain_check(exact, scif.assign(ndcg_untruncated=[0.29, 0.3, 0.26]))["verdict"] == "reproduced"
     untested = same_retrain_check(exact, scif.drop(columns="ndcg_untruncated"))
     assert untested["verdict"] == "pending" and untested["evidence"] == "no Retrain in both grids yet"
+
+
+def test_retrain_session_ratios_divide_the_two_timings_of_one_retrain():
+    from recunlearn.report.cure4rec_scif import retrain_session_ratios
+
+    keys = {"dataset": "ml-100k", "model": "wmf", "selection": "random"}
+    exact = pd.DataFrame([{**keys, "seed": s, "method": m, "unlearn_seconds": t}
+                          for s, m, t in ((0, "retrain", 9.0), (0, "sisa", 1.0), (1, "retrain", 2.0), (2, "retrain", 5.0))])
+    scif = pd.DataFrame([{**keys, "seed": s, "method": m, "unlearn_seconds": t}
+                         for s, m, t in ((0, "retrain", 3.0), (0, "scif", 7.0), (1, "retrain", 4.0))])
+    assert sorted(retrain_session_ratios(exact, scif)) == [0.5, 3.0]   # seed 2: no SCIF run; SISA: not a Retrain
+    assert retrain_session_ratios(exact, scif.iloc[:0]).empty

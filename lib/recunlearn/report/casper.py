@@ -630,7 +630,7 @@ def casper_vs_baselines(runs: pd.DataFrame, metric: str = "ao") -> pd.DataFrame:
     one-sided p that CASPER is lower (:func:`~recunlearn.report.claims.paired_p`: Wilcoxon
     signed-rank, a paired t-test for 4 or fewer pairs; NaN for a single pair, which no test can
     decide), the test, and in how many columns CASPER's mean is lower."""
-    from .claims import paired_differences, paired_p
+    from .claims import paired_differences, paired_p, testable
 
     done = _computed(runs)
     like = done[done["replacement"] == "random"]
@@ -643,8 +643,8 @@ def casper_vs_baselines(runs: pd.DataFrame, metric: str = "ao") -> pd.DataFrame:
         _, lower, test = paired_p(diff["diff"].astype(float))
         rows.append({"baseline": METHOD_LABELS[baseline], "pairs": len(diff),
                      f"mean CASPER − baseline ({display_name(metric)})": float(diff["diff"].mean()),
-                     "p (CASPER lower, one-sided)": lower if len(diff) > 1 else float("nan"),  # one pair: no test
-                     "test": test if len(diff) > 1 else "none (1 pair)",
+                     "p (CASPER lower, one-sided)": lower if testable(len(diff)) else float("nan"),
+                     "test": test if testable(len(diff)) else "none (1 pair)",
                      "columns CASPER lower": f"{int((columns < 0).sum())} of {len(columns)}"})
     return pd.DataFrame(rows)
 

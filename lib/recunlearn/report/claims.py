@@ -99,10 +99,15 @@ def cells_verdict(outcomes: Iterable[str | None]) -> str:
     return combine(_CELL[o] for o in outcomes if o is not None)
 
 
+def testable(pairs: int) -> bool:
+    """Whether :func:`paired_p` over ``pairs`` pairs is a test at all (a single pair is not: no p)."""
+    return pairs >= 2
+
+
 def unreachable(pairs: int, alpha: float, per: str = "") -> str:
     """``"; 1 pair cannot reach p < 0.05"`` when :func:`paired_p` over ``pairs`` pairs cannot pass
-    at ``alpha`` whatever the data (fewer than 2 pairs: no test); else empty."""
-    return f"; {pairs} pair{'' if pairs == 1 else 's'}{per} cannot reach p < {alpha:g}" if pairs < 2 else ""
+    at ``alpha`` whatever the data (not :func:`testable`); else empty."""
+    return "" if testable(pairs) else f"; {pairs} pair{'' if pairs == 1 else 's'}{per} cannot reach p < {alpha:g}"
 
 
 def holds_in_text(count: int, total: int, unit: str) -> str:
@@ -524,7 +529,7 @@ def ordering_claim(id: str, claim: str, runs: pd.DataFrame, factor: str, links: 
         holds_in += f"; {left_out} pairs not timed together, left out"
     evidence = (note + " " if note else "") + f"{display_name(metric)}; " + "; ".join(parts) + f"; alpha = {alpha}"
     largest = largest_cell if per_cell else max(len(d) for d in diffs.values())
-    p_value = max(p_values) if largest >= 2 else float("nan")  # a single pair: no test, so no p to show
+    p_value = max(p_values) if testable(largest) else float("nan")  # a single pair: no p to show
     return claim_row(id, claim, verdict, holds_in, p_value, f"{paired_test_name(tests)}, {layout}", evidence)
 
 

@@ -14,7 +14,7 @@ from ..unlearning import EXACT_METHODS
 from .claims import (SELF_CHECK, band_claim, check_claim, claims_frame, ordering_claim, paired_differences,
                      record_values)
 from .compare import compare, summarize_runs
-from .cure4rec import RETRAIN_BESIDE, exact_speedups, speedup_ordering
+from .cure4rec import EU_METHODS, RETRAIN_BESIDE, exact_speedups, speedup_ordering
 
 
 def damping_sweep_table(sweep: pd.DataFrame) -> pd.DataFrame:
@@ -143,6 +143,19 @@ def with_own_retrain(scif_times: pd.DataFrame, scif_runs: pd.DataFrame) -> pd.Da
     return out.assign(speedup=out["retrain_seconds"] / out["unlearn_seconds"])
 
 
+def retrain_session_ratios(exact_runs: pd.DataFrame, scif_runs: pd.DataFrame) -> pd.Series:
+    """For each dataset, model, unlearning set and seed with both: the exact runs' Retrain seconds over
+    the seconds of the same Retrain in the SCIF run's process (one model, timed in two sessions): how
+    much the sessions' load differed."""
+    keys = ["dataset", "model", "selection", "seed"]
+    if scif_runs.empty or exact_runs.empty:
+        return pd.Series(dtype=float)
+    own = scif_runs.loc[scif_runs["method"] == "retrain", keys + ["unlearn_seconds"]]
+    exact = exact_runs.loc[exact_runs["method"] == "retrain", keys + ["unlearn_seconds"]]
+    both = exact.merge(own, on=keys, suffixes=("_exact", "_scif"))
+    return (both["unlearn_seconds_exact"] / both["unlearn_seconds_scif"]).rename("ratio")
+
+
 SAME_MODEL_TOLERANCE = 1e-9
 """Largest |NDCG@20| difference between two Retrains that :func:`same_retrain_check` calls the same model."""
 
@@ -219,7 +232,7 @@ def overview_claims(aspects: pd.DataFrame) -> pd.DataFrame:
     Efficiency is a speed-up over the Retrain timed beside each run (:func:`overview_aspects`), so a
     SCIF run and an EU run are compared whenever both have one; an EU run without a Retrain recorded
     within 30 minutes of it has none, is left out, and the evidence counts it."""
-    eu = ["sisa", "receraser", "ultrare"]
+    eu = EU_METHODS
     frame = aspects if "seed" in aspects else aspects.assign(seed=0)
     cells = ["dataset", "model"]
     rows = [speedup_ordering("scif_beats_eu_efficiency", "SCIF beats every EU method in efficiency", frame,
