@@ -2,9 +2,10 @@
 
 - ``RECUNLEARN_DATA``: a read-only local data directory looked in first (here ``../shared/data``).
 - ``RECUNLEARN_CACHE``: per-user cache for downloads and derived files (default ``~/.cache/recunlearn``).
-- ``RECUNLEARN_ORIGINALS``: a directory where CASPER runs keep their trained original models between
-  processes (unset: kept in memory only; ``python -m recunlearn compute`` sets it to
-  ``<cache>/originals``), see :func:`recunlearn.experiments.casper.stored_original_path`.
+- ``RECUNLEARN_MODELS``: a directory where runs keep the trained models that several runs share
+  (CASPER's originals, SRU's full-data and shard models) between processes (unset: kept in memory
+  only; ``python -m recunlearn compute`` sets it to ``<cache>/models``), see
+  :mod:`recunlearn.experiments.stored_models`.
 - ``RECUNLEARN_RECORDS``: run-record directory read and written instead of the defaults (see
   :mod:`recunlearn.experiments.records`: by default records are read from the committed
   ``book/_results/records`` and written to a per-process scratch directory).
@@ -19,7 +20,7 @@ REPO_ROOT = Path(__file__).resolve().parents[2]
 DATA_ENV = "RECUNLEARN_DATA"
 CACHE_ENV = "RECUNLEARN_CACHE"
 RECORDS_ENV = "RECUNLEARN_RECORDS"
-ORIGINALS_ENV = "RECUNLEARN_ORIGINALS"
+MODELS_ENV = "RECUNLEARN_MODELS"
 
 
 def local_data_dir() -> Path | None:

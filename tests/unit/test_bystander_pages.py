@@ -46,7 +46,12 @@ def test_q1_page_from_made_up_runs_judges_its_hypotheses():
     who = page.claims.set_index("id").loc["bystanders_who_matters"]  # Retrain only: 3 pairs, a paired t-test
     assert who["verdict"] == "reproduced" and who["test"].startswith("one-sided paired t-test")
     assert claims["bystanders_core_moves_more"] == "pending"
-    assert len(page.tables["table"]) == 5 and "runs" in page.tables["table"]
+    table = page.tables["table"]  # a row per method, the after models side by side
+    assert list(table.index.get_level_values("Method")) == ["Retrain", "SISA"]
+    assert table[("", "runs")].tolist() == [3, 3]
+    assert table.loc[(slice(None),) * 3 + ("Retrain",), ("after re-initialisation only", "Jaccard@10")].iloc[0] \
+        == "0.371 ± 0.001"
+    assert table[("after as many random rows", "Jaccard@10")].tolist()[1] == "—"  # random rows: Retrain only
     assert page.checks[0].splitlines()[0].split() == q1.CHECKED
 
 

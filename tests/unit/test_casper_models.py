@@ -173,16 +173,16 @@ def test_grid_trains_tracin_first_and_skips_multi_row_revadv():
 
 @pytest.mark.parametrize("model", ["lstm", "tisasrec", "jodie", "latentcross"])
 def test_a_stored_original_gives_the_run_its_trained_original_would(need_local, tiny, tmp_path, monkeypatch, model):
-    """A run whose original M is read from ``RECUNLEARN_ORIGINALS`` (as after a compute session stopped
+    """A run whose original M is read from ``RECUNLEARN_MODELS`` (as after a compute session stopped
     midway) writes the same record as the run that trained M, bit for bit (timings aside)."""
     from recunlearn.experiments import casper
 
     need_local("foursquare", "raw")
     config = CasperConfig(selector="random", model=model, **tiny)
     monkeypatch.setattr(casper, "_ORIGINALS", {})
-    monkeypatch.setenv("RECUNLEARN_ORIGINALS", str(tmp_path))
+    monkeypatch.setenv("RECUNLEARN_MODELS", str(tmp_path))
     trained = run_casper(config)
-    stored = list(tmp_path.glob("*.pt"))
+    stored = list(tmp_path.glob("casper-originals/*.pt"))
     assert len(stored) == 1 and stored[0] == casper.stored_original_path(config, load_stream("foursquare", max_rows=1200))
 
     calls = []
@@ -201,16 +201,16 @@ def test_stored_originals_are_keyed_by_code_and_threads_and_need_a_recorder_for_
     need_local("foursquare", "raw")
     stream = load_stream("foursquare", max_rows=1200)
     config = CasperConfig(selector="random", model="latentcross", **tiny)
-    monkeypatch.delenv("RECUNLEARN_ORIGINALS", raising=False)
+    monkeypatch.delenv("RECUNLEARN_MODELS", raising=False)
     assert casper.stored_original_path(config, stream) is None          # unset: kept in memory only
-    monkeypatch.setenv("RECUNLEARN_ORIGINALS", str(tmp_path))
+    monkeypatch.setenv("RECUNLEARN_MODELS", str(tmp_path))
     path = casper.stored_original_path(config, stream)
     assert casper.stored_original_path(config.replace(selector="casper"), stream) == path   # same M
     assert casper.stored_original_path(config.replace(seed=1), stream) != path
     monkeypatch.setattr("recunlearn.provenance.source_fingerprint", lambda: "other code")
     assert casper.stored_original_path(config, stream) != path
     monkeypatch.undo()
-    monkeypatch.setenv("RECUNLEARN_ORIGINALS", str(tmp_path))
+    monkeypatch.setenv("RECUNLEARN_MODELS", str(tmp_path))
     monkeypatch.setattr(casper, "_ORIGINALS", {})
     run_casper(config)                                                     # M stored without a TracIn recorder
     assert casper._load_original(path, tracin=False) is not None

@@ -526,7 +526,7 @@ def page_configs(page: str, params: dict) -> list:
         configs += [c for combiner in COMBINERS for c in base.replace(combiner=combiner).runs()]
     if stem in ("figure-04-shard-number", "figure-08-unlearning-ratio"):  # parallel_grid: shards alone
         configs += grid.replace(methods=("sisa", "receraser", "ultrare"), timing="alone").runs()
-    if stem == "table-03-unlearning-time":  # stored_scif_times
+    if stem == "table-03-unlearning-time":  # its SCIF runs (collect of a ScifGrid)
         configs += [ScifConfig(dataset=d, model=m, selection=s, seed=seed, max_epochs=grid.max_epochs,
                                device=grid.device)
                     for d in grid.datasets for m in grid.models for s in grid.selections for seed in grid.seeds]

@@ -176,10 +176,9 @@ def fake_page(stem: str, profile: str = "smoke", pending_models=(), **changes) -
         grid = ExactGrid.from_params(values)
         extra = {"variants": fake_variants(grid)} if stem == "table-02-eu-utility" else {}
         if stem == "table-03-unlearning-time":
-            extra["scif"] = pd.DataFrame(columns=["dataset", "model", "method", "selection", "seed",
-                                                  "unlearn_seconds", "scif_cg_seconds", "cg_iterations"])
             extra["scif_runs"] = pd.DataFrame(columns=["dataset", "model", "method", "selection", "seed",
-                                                       "unlearn_seconds", "record"])
+                                                       "unlearn_seconds", "scif_cg_seconds", "cg_iterations",
+                                                       "record"])
         return build(collected=fake_exact(grid, pending_models), **extra, **values)
     if stem == "learn-baselines":
         return build(collected=fake_learn(LearnGrid.from_params(values)), **values)
@@ -483,15 +482,17 @@ def test_shard_composition_ranks_shards_and_measures_concentration(monkeypatch):
 
 def test_table_3_times_relative_to_retrain(monkeypatch):
     values, grid, collected = exact_runs("table-03-unlearning-time")
-    from recunlearn.report.cure4rec_scif import with_own_retrain
+    from recunlearn.report.cure4rec_scif import scif_times
 
-    scif = pd.DataFrame({"dataset": "ml-100k", "model": "wmf", "method": "scif", "selection": "core", "seed": [0, 1],
-                         "unlearn_seconds": [4.0, 6.0], "scif_cg_seconds": 3.0, "cg_iterations": 30.0})
     scif_runs = pd.DataFrame([{"dataset": "ml-100k", "model": "wmf", "selection": "core", "seed": seed, "method": m,
-                               "unlearn_seconds": t, "record": f"scif-{seed}"}
+                               "unlearn_seconds": t, "record": f"scif-{seed}",
+                               "scif_cg_seconds": 3.0 if m == "scif" else np.nan,
+                               "cg_iterations": 30.0 if m == "scif" else np.nan}
                               for seed, own in ((0, 2.0), (1, 3.0)) for m, t in (("retrain", own), ("scif", 4.0 + 2 * seed))])
-    page = module("table-03-unlearning-time").build(collected=collected, scif=scif, scif_runs=scif_runs, **values)
-    table = time_table(collected.runs, with_own_retrain(scif, scif_runs), paper_table("cure4rec-table-03"))
+    page = module("table-03-unlearning-time").build(collected=collected, scif_runs=scif_runs, **values)
+    scif = scif_times(scif_runs)
+    assert scif["retrain_seconds"].tolist() == [2.0, 3.0] and scif["speedup"].tolist() == [0.5, 0.5]
+    table = time_table(collected.runs, scif, paper_table("cure4rec-table-03"))
     times = shown(page, "times", monkeypatch)[0]
     expected = table[table["dataset"].isin(grid.datasets) & table["unlearn_seconds"].notna()]
     assert set(expected["method"]) == {"retrain", "scif", *EU_METHODS}  # SCIF: its one stored cell

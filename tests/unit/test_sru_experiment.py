@@ -231,7 +231,7 @@ def test_the_same_config_reruns_to_identical_metrics(runs):
 def _without_times(result: dict) -> dict:
     """A run's payload without what differs between two computations of it (seconds, cache flags)."""
     def keep(key):
-        return not (key.endswith("seconds") or key.endswith("cached"))
+        return not key.endswith(("seconds", "cached", "stored"))
     timing_free = {k: v for k, v in result.items() if k not in ("timings", "shards", "full_model", "aggregator")}
     aggregator = result["aggregator"] and {k: v for k, v in result["aggregator"].items() if keep(k)}
     return {**timing_free, "shards": [{k: v for k, v in s.items() if keep(k)} for s in result["shards"]],
@@ -460,3 +460,67 @@ def test_the_process_cache_computes_once_and_drops_the_oldest_beyond_its_capacit
     cached(cache, "b", 2, compute(2))
     cached(cache, "c", 2, compute(3))
     assert list(cache) == ["b", "c"]  # "a", the oldest, was dropped
+
+
+# --- models kept between processes ------------------------------------------------------------------------
+
+def test_a_run_resumed_in_a_new_process_reuses_the_stored_models_and_trains_only_unfinished_shards(tmp_path,
+                                                                                                   monkeypatch):
+    """As after a compute session stopped in the middle of a run: the full-data model and the shards
+    already trained are read from ``RECUNLEARN_MODELS``, only the missing shard is trained, and the run
+    gives the record of the run that trained everything, bit for bit (timings and cache flags aside)."""
+    data = synthetic_data()
+    monkeypatch.setenv("RECUNLEARN_MODELS", str(tmp_path))
+    recorder = Recorder(exp.train_session_model)
+    monkeypatch.setattr(exp, "train_session_model", recorder)
+    exp._FULL_MODELS.clear()
+    trained = exp.unlearn_sessions(config(method="sru"), data)
+    assert not trained["timings"]["full_model_stored"] and trained["timings"]["shards_stored"] == 0
+    shard_files = sorted((tmp_path / "sru-shards").glob("*.pt"))
+    assert len(shard_files) == 2 and len(list((tmp_path / "sru-full-data").glob("*.pt"))) == 1
+
+    shard_files[0].unlink()                                   # that shard was being trained at the stop
+    exp._FULL_MODELS.clear()
+    exp._SHARD_MODELS.clear()                                 # a new process: nothing in memory
+    recorder.calls = []
+    resumed = exp.unlearn_sessions(config(method="sru"), data)
+    sub_models_trained = [call for call in recorder.calls if not call[0] and call[1] is not None]
+    assert len(sub_models_trained) == 1                       # the missing shard; not the full-data model
+    assert resumed["timings"]["full_model_cached"] and resumed["timings"]["full_model_stored"]
+    assert resumed["timings"]["shards_stored"] == 1 == resumed["timings"]["shards_cached"]
+    assert resumed["timings"]["full_model_cpu_seconds"] == trained["timings"]["full_model_cpu_seconds"]
+    assert _without_times(resumed) == _without_times(trained)
+
+
+def test_stored_models_are_named_by_key_code_and_threads_and_pruned_to_capacity(tmp_path, monkeypatch):
+    from recunlearn.experiments import stored_models
+
+    monkeypatch.delenv("RECUNLEARN_MODELS", raising=False)
+    calls = []
+    train = lambda: calls.append(1) or {"weights": len(calls)}  # noqa: E731
+    assert stored_models.stored_path("kind", ("a",)) is None                 # unset: nothing kept on disk
+    assert stored_models.load_or_train("kind", ("a",), 2, train) == ({"weights": 1}, False)
+    assert stored_models.load_or_train("kind", ("a",), 2, train) == ({"weights": 2}, False)
+
+    monkeypatch.setenv("RECUNLEARN_MODELS", str(tmp_path))
+    path = stored_models.stored_path("kind", ("a",))
+    assert path.parent == tmp_path / "kind" and stored_models.stored_path("kind", ("b",)) != path
+    assert stored_models.stored_path("other", ("a",)).parent == tmp_path / "other"
+    assert stored_models.load_or_train("kind", ("a",), 2, train) == ({"weights": 3}, False)
+    assert stored_models.load_or_train("kind", ("a",), 2, train) == ({"weights": 3}, True)
+    monkeypatch.setattr(torch, "get_num_threads", lambda: 97)
+    assert stored_models.stored_path("kind", ("a",)) != path                 # other threads: other weights
+    monkeypatch.undo()
+    monkeypatch.setenv("RECUNLEARN_MODELS", str(tmp_path))
+    monkeypatch.setattr("recunlearn.provenance.source_fingerprint", lambda: "other code")
+    assert stored_models.stored_path("kind", ("a",)) != path
+    monkeypatch.undo()
+    monkeypatch.setenv("RECUNLEARN_MODELS", str(tmp_path))
+
+    stored_models.load_or_train("kind", ("b",), 2, train)
+    stored_models.load_or_train("kind", ("c",), 2, train)                   # capacity 2: the oldest goes
+    assert not path.exists() and len(list(path.parent.glob("*.pt"))) == 2
+    stored = stored_models.stored_path("kind", ("c",))
+    stored.write_bytes(b"not a model")                                       # unreadable: trained again
+    assert stored_models.load_or_train("kind", ("c",), 2, train)[1] is False
+    assert stored_models.load(stored, usable=lambda value: False) is None    # rejected by the caller

@@ -9,9 +9,9 @@ until all are done, ``--hours`` pass or a SIGINT/SIGTERM asks for a stop.
 together in M minutes (a batch that does not fit is passed over for later, smaller ones) and starts
 no run after M minutes.
 
-Local workers keep CASPER's trained original models in ``<cache>/originals`` (``RECUNLEARN_ORIGINALS``
-when set), so a batch stopped midway does not train its original again when a later session resumes
-it (see :func:`recunlearn.experiments.casper.stored_original_path`).
+Local workers keep the trained models a batch's runs share (CASPER's originals, SRU's full-data and
+shard models) in ``<cache>/models`` (``RECUNLEARN_MODELS`` when set), so a batch stopped midway does
+not train them again when a later session resumes it (see :mod:`recunlearn.experiments.stored_models`).
 """
 
 from __future__ import annotations
@@ -134,8 +134,8 @@ def compute(options: ComputeOptions, out: Callable[[str], None] = print) -> int:
         options.hours * 3600 if options.hours is not None else None)
     deadline = time.time() + limit if limit is not None else None
     stop = StopRequest()
-    before = os.environ.get(paths.ORIGINALS_ENV)
-    os.environ[paths.ORIGINALS_ENV] = before or str(paths.cache_dir() / "originals")  # inherited by local workers
+    before = os.environ.get(paths.MODELS_ENV)
+    os.environ[paths.MODELS_ENV] = before or str(paths.cache_dir() / "models")  # inherited by local workers
     with stop.on_signals():
         executor = _executor(options, min(workers, len(todo)) if workers else None)
         try:
@@ -146,7 +146,7 @@ def compute(options: ComputeOptions, out: Callable[[str], None] = print) -> int:
         finally:
             executor.close()
             if before is None:
-                os.environ.pop(paths.ORIGINALS_ENV, None)
+                os.environ.pop(paths.MODELS_ENV, None)
     out(_summary(tally))
     return 0 if tally.ok else 1
 

@@ -45,7 +45,7 @@ from ..perturb.operations import PERTURBATIONS, REPLACEMENTS, perturb, perturb_r
 from ..perturb.revadv import revadv_attack, revadv_row
 from ..perturb.tracin import TracInRecorder
 from ..seeding import seed_everything
-from . import process_cache
+from . import process_cache, stored_models
 from .config import Config, ConfigError, option, require_device
 from .records import load_record, pending_reason, record_key, register, run_or_load
 
@@ -209,55 +209,19 @@ a JODIE original on Foursquare takes about 0.4 GB."""
 
 
 def stored_original_path(config: CasperConfig, stream: Stream) -> Path | None:
-    """Where M of ``config`` is kept between processes, when ``RECUNLEARN_ORIGINALS`` names a directory
-    (else None): a file named by everything M's weights depend on -- :func:`original_key`, the
-    stream, the results version, the fingerprint of the library's computing code, torch's version and
-    thread count -- so a stored M is only ever reused where training it again would give the same
-    weights bit for bit. A compute session stopped in the middle of a batch then does not train the
-    batch's original again when the next session resumes it."""
-    import hashlib
-    import os
-
-    from ..paths import ORIGINALS_ENV
-    from ..provenance import source_fingerprint
+    """Where M of ``config`` is kept between processes (:mod:`~recunlearn.experiments.stored_models`;
+    None when no directory is set): named by :func:`original_key`, the stream and the results version,
+    besides the code, torch version and threads every stored model is named by."""
     from .records import results_version
 
-    root = os.environ.get(ORIGINALS_ENV)
-    if not root:
-        return None
-    what = repr((original_key(config), stream.description, len(stream), results_version(config),
-                 source_fingerprint(), torch.__version__, torch.get_num_threads()))
-    return Path(root) / f"{hashlib.sha256(what.encode()).hexdigest()[:24]}.pt"
+    return stored_models.stored_path("casper-originals", (original_key(config), stream.description, len(stream),
+                                                          results_version(config)))
 
 
 def _load_original(path: Path | None, tracin: bool) -> Original | None:
-    if path is None or not path.is_file():
-        return None
-    try:
-        stored = torch.load(path, weights_only=False)
-    except Exception:  # an unreadable file is trained again and replaced
-        return None
-    if not isinstance(stored, Original) or (tracin and stored.tracin is None):
-        return None
-    path.touch()  # recently used: kept by the pruning below
-    return stored
-
-
-def _store_original(path: Path | None, original: Original) -> None:
-    """Write ``original`` to ``path`` atomically, then keep only the :data:`STORED_ORIGINALS` most
-    recently used files of its directory."""
-    if path is None:
-        return
-    import io
-
-    from ..io import write_bytes_atomic
-
-    buffer = io.BytesIO()
-    torch.save(original, buffer)
-    write_bytes_atomic(path, buffer.getvalue())
-    kept = sorted(path.parent.glob("*.pt"), key=lambda p: p.stat().st_mtime, reverse=True)
-    for old in kept[STORED_ORIGINALS:]:
-        old.unlink(missing_ok=True)
+    """The stored M at ``path``; None also for one stored without the TracIn recorder ``tracin`` needs."""
+    return stored_models.load(path, lambda stored: isinstance(stored, Original)
+                              and not (tracin and stored.tracin is None))
 
 
 def _original(config: CasperConfig, stream: Stream, tracin: bool = False) -> Original:
@@ -276,7 +240,7 @@ def _original(config: CasperConfig, stream: Stream, tracin: bool = False) -> Ori
             seed_everything(config.seed)  # training randomness (dropout) restarts from the seed, as for M'
             fit = model.fit(stream, checkpoint=recorder)
             entry = Original(model, initial, fit, recorder)
-            _store_original(path, entry)
+            stored_models.store(path, entry, STORED_ORIGINALS)
         if len(_ORIGINALS) >= 32 and key not in _ORIGINALS:  # a few MB each; keep the most recent ones
             _ORIGINALS.pop(next(iter(_ORIGINALS)))
         _ORIGINALS[key] = entry

@@ -192,7 +192,7 @@ SCIF_METRICS = ["ndcg_untruncated", "hr_cure4rec", "mio_accuracy", "a_igf", "mio
 
 SCIF_KEYS = ["dataset", "model", "selection", "ratio", "seed"]
 SCIF_COLUMNS = ["dataset", "model", "method", "selection", "ratio", "seed", "ndcg_untruncated", "hr_cure4rec",
-                "mio_accuracy", "a_igf", "unlearn_seconds", "cg_iterations", "damping", "record"]
+                "mio_accuracy", "a_igf", "unlearn_seconds", "scif_cg_seconds", "cg_iterations", "damping", "record"]
 """Columns of a grid's runs frame when no run has a record."""
 
 
@@ -205,8 +205,8 @@ def collect(grid: ScifGrid, records_dir=None) -> Collected:
     """Every run of ``grid`` (computed first when missing, unless ``grid.compute_missing`` is false):
     ``runs`` has one row per run and method (learn, retrain, scif) with the metrics (``mio_accuracy`` =
     mean over oracle seeds, ``mio_accuracy_std`` their std) and the method's time (``unlearn_seconds``:
-    SCIF gradient + CG + update; Retrain training time; NaN for Learn); ``pending`` the runs without
-    a record."""
+    SCIF gradient + CG + update, of which ``scif_cg_seconds`` the CG solve; Retrain training time; NaN
+    for Learn); ``pending`` the runs without a record."""
     rows, pending = [], []
     for config in grid.runs():
         record = _record(config, grid, records_dir)
@@ -220,6 +220,7 @@ def collect(grid: ScifGrid, records_dir=None) -> Collected:
             rows.append({"dataset": config.dataset, "model": config.model, "method": method,
                          "selection": config.selection, "ratio": config.ratio, "seed": config.seed, **values,
                          "unlearn_seconds": seconds[method],
+                         "scif_cg_seconds": record["timings"]["scif_cg_seconds"] if method == "scif" else np.nan,
                          "cg_iterations": record["scif"]["cg_iterations"] if method == "scif" else np.nan,
                          "damping": record["scif"]["damping"] if method == "scif" else np.nan,
                          "record": record["key"]})
@@ -389,22 +390,3 @@ def collect_exact_mio(grid: ScifGrid, methods=tuple(EXACT_METHODS), records_dir=
 def run_exact_mio_grid(grid: ScifGrid, methods=tuple(EXACT_METHODS), records_dir=None) -> pd.DataFrame:
     """The ``runs`` of :func:`collect_exact_mio`."""
     return collect_exact_mio(grid, methods, records_dir).runs
-
-
-def stored_scif_times(datasets, models, selections, seeds, max_epochs: int = 500, device: str = "cpu",
-                      records_dir=None) -> pd.DataFrame:
-    """SCIF's unlearning time (gradient + CG + update) from the *stored* ``cure4rec-scif`` records
-    of every combination (default SCIF and MIO settings); combinations without a record are left
-    out, never computed. Columns: dataset, model, method (``"scif"``), selection, seed,
-    unlearn_seconds, scif_cg_seconds, cg_iterations."""
-    rows = []
-    for d, m, s, seed in itertools.product(datasets, models, selections, seeds):
-        record = load_record(ScifConfig(dataset=d, model=m, selection=s, seed=seed, max_epochs=max_epochs,
-                                        device=device), records_dir)
-        if record is not None:
-            rows.append({"dataset": d, "model": m, "method": "scif", "selection": s, "seed": seed,
-                         "unlearn_seconds": record["timings"]["scif_seconds"],
-                         "scif_cg_seconds": record["timings"]["scif_cg_seconds"],
-                         "cg_iterations": record["scif"]["cg_iterations"]})
-    return pd.DataFrame(rows, columns=["dataset", "model", "method", "selection", "seed", "unlearn_seconds",
-                                       "scif_cg_seconds", "cg_iterations"])

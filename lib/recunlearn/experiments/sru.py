@@ -16,8 +16,9 @@ One :class:`SruConfig` = one (dataset, model, method, deletion strategy, seed). 
    max_sessions, request_fraction), shared by every method and deletion strategy**. Every record
    stores the set's hash (:func:`request_hash`).
 3. **Full-data model** (:func:`full_data_model`): the base model trained on all training sessions
-   (before any deletion), once per process and data (:func:`full_data_model_key`; cached, like
-   CASPER's originals: the compute plan gives the runs sharing it to one worker). Its final
+   (before any deletion), once per data (:func:`full_data_model_key`; cached in the process and,
+   like CASPER's originals, kept between processes by :mod:`~recunlearn.experiments.stored_models`:
+   the compute plan gives the runs sharing it to one worker). Its final
    hidden states partition the sessions (RecEraser, SRU), its input item embeddings drive CED, and
    queried with the post-deletion sequences it gives ``hit_before_retraining@K``: what plain deletion
    from the data leaves inferable *before* any model is retrained.
@@ -41,7 +42,8 @@ One :class:`SruConfig` = one (dataset, model, method, deletion strategy, seed). 
    shard and stage has its own generator). A sub-model depends only on what it is trained on and
    its generators, not on the method, so runs of one process with the same shard sessions (RecEraser
    and SRU on the similarity partition; in the ablations SISA's average or SRU's aggregator on either
-   partition) train it once (:func:`trained_shard`; the record says which shards came from the
+   partition) train it once (:func:`trained_shard`; kept between processes as the full-data model, so
+   a run stopped midway keeps the shards it finished; the record says which shards came from the
    cache, with the seconds their training took). SRU recomputes each shard's centroid (mean hidden state
    over the shard's prefixes, eval mode). The aggregator (SRU: attention with centroids; RecEraser:
    without; SISA: mean of softmax probabilities, nothing trained) is trained on **all**
@@ -61,8 +63,8 @@ One :class:`SruConfig` = one (dataset, model, method, deletion strategy, seed). 
    Every time is also recorded in CPU seconds of the process (``time.process_time``, the
    ``*_cpu_seconds`` fields), which other processes on the machine inflate far less than wall time:
    ``unlearn_cpu_seconds`` (the same parts as ``unlearn_seconds``) and ``full_model_cpu_seconds``,
-   the full-data model's training, measured in the same process -- in this run, or in an earlier run
-   of the same process that trained it (``full_model_cached``). The efficiency claim compares these
+   the full-data model's training, measured in this run or, where it came from the cache
+   (``full_model_cached``), in the earlier run that trained it. The efficiency claim compares these
    two within each run (:func:`recunlearn.report.sru.efficiency_claim`).
 
 Fields a method ignores are set to their defaults (``n_shards`` to 1 for Retrain; ``centroid``
@@ -94,7 +96,7 @@ from ..unlearning.partition import CENTROIDS, random_partition
 from ..unlearning.sru import (EXTRA_DELETIONS, HIT_KS, TRUNCATIONS, AttentiveAggregator, ShardEnsemble,
                               UnlearningRequests, affected_shards, apply_requests, draw_requests, hit_at_k,
                               session_partition)
-from . import process_cache
+from . import process_cache, stored_models
 from .config import Config, ConfigError, option, require_device
 from .records import collect_records, register
 
@@ -246,6 +248,11 @@ _FULL_MODELS: dict[tuple, tuple] = {}
 _SHARD_MODELS: dict[tuple, tuple] = {}
 """Sub-models of this process (the 32 most recent) by what their training depends on (:func:`trained_shard`)."""
 
+STORED_MODELS = 24
+"""How many full-data models, and how many sub-models, are kept between processes (the most recently
+used; :mod:`~recunlearn.experiments.stored_models`): a run's 8 shards twice over, a GRU4Rec on Games
+about 12 MB each."""
+
 
 def full_data_model_key(config: SruConfig) -> tuple:
     """What a run's full-data model depends on: runs with equal keys share it within a process (the
@@ -255,8 +262,8 @@ def full_data_model_key(config: SruConfig) -> tuple:
 
 
 def full_data_model(data: SessionData, model: str, seed: int, max_epochs: int, device: str = "cpu"):
-    """``(model, info, cached)``: the base model trained on all training sessions of ``data`` (once per
-    process and key); ``info`` holds its training summary, wall seconds and test metrics."""
+    """``(model, info, origin)``: the base model trained on all training sessions of ``data`` (once per
+    key, :func:`_origin` says where); ``info`` holds its training summary, wall seconds and test metrics."""
     def train():
         start = time.perf_counter()
         net = make_session_model(model, data.n_items, data.maxlen, stage_generator(seed, _FULL)).to(device)
@@ -268,8 +275,10 @@ def full_data_model(data: SessionData, model: str, seed: int, max_epochs: int, d
                 "test": test}
         return net, info
 
-    (net, info), cached = process_cache.cached(_FULL_MODELS, (data_fingerprint(data), model, seed, max_epochs, device), 8, train)
-    return net, info, cached
+    key = (data_fingerprint(data), model, seed, max_epochs, device)
+    ((net, info), stored), cached = process_cache.cached(
+        _FULL_MODELS, key, 8, lambda: stored_models.load_or_train("sru-full-data", key, STORED_MODELS, train))
+    return net, info, _origin(cached, stored)
 
 
 def partition_sessions(partition: str, n_shards: int, seed: int, full_model, train: Sessions,
@@ -306,16 +315,23 @@ def _train_shard(config: SruConfig, data: SessionData, sessions: Sessions, shard
 
 def trained_shard(config: SruConfig, data: SessionData, sessions: Sessions, shard: int, stage: int,
                   data_key: str | None = None):
-    """``(net, fit, cached)``: the sub-model of ``shard`` at ``stage`` trained on ``sessions``, once
-    per process and key: the data the trainer validates on (``data_key``, :func:`data_fingerprint`),
+    """``(net, fit, origin)``: the sub-model of ``shard`` at ``stage`` trained on ``sessions``, once
+    per key (:func:`_origin` says where): the data the trainer validates on (``data_key``, :func:`data_fingerprint`),
     the shard's sessions, model, seed, stage, shard, epochs and device -- all a sub-model depends on
     (the method only decides which sessions a shard holds). Sub-models are never changed after
     training (an ensemble freezes them), so a cached one serves every run as if trained there."""
     key = (data_key or data_fingerprint(data), sessions_fingerprint(sessions), config.model, config.seed, stage,
            shard, config.max_epochs, config.device)
-    (net, fit), cached = process_cache.cached(_SHARD_MODELS, key, 32,
-                                 lambda: _train_shard(config, data, sessions, shard, stage))
-    return net, fit, cached
+    ((net, fit), stored), cached = process_cache.cached(
+        _SHARD_MODELS, key, 32, lambda: stored_models.load_or_train(
+            "sru-shards", key, STORED_MODELS, lambda: _train_shard(config, data, sessions, shard, stage)))
+    return net, fit, _origin(cached, stored)
+
+
+def _origin(cached: bool, stored: bool) -> str:
+    """Where a model a run uses was trained: ``trained`` (here), ``process`` (by an earlier run of this
+    process) or ``stored`` (by an earlier process, read from disk): its recorded seconds were measured there."""
+    return "stored" if stored else "process" if cached else "trained"
 
 
 # --- the run --------------------------------------------------------------------------------------------
@@ -332,7 +348,7 @@ def unlearn_sessions(config: SruConfig, data: SessionData, requests: UnlearningR
     (tests). Returns the record's payload."""
     seed_everything(config.seed)
     requests = unlearning_requests(data, config.seed, config.request_fraction) if requests is None else requests
-    full, full_info, cached = full_data_model(data, config.model, config.seed, config.max_epochs, config.device)
+    full, full_info, full_origin = full_data_model(data, config.model, config.seed, config.max_epochs, config.device)
 
     start = time.perf_counter()
     shard_of_session = partition_sessions(config.shard_partition, config.n_shards, config.seed, full, data.train,
@@ -349,8 +365,9 @@ def unlearn_sessions(config: SruConfig, data: SessionData, requests: UnlearningR
         members = np.flatnonzero(shard_of_session == shard)
         redo = shard in retrained
         sessions = (post if redo else data.train).take(members)
-        net, fit, cached_shard = trained_shard(config, data, sessions, shard, _UNLEARN if redo else _LEARN, data_key)
-        entry = {"shard": shard, "retrained": bool(redo), "cached": cached_shard, "sessions": int(len(members)),
+        net, fit, origin = trained_shard(config, data, sessions, shard, _UNLEARN if redo else _LEARN, data_key)
+        entry = {"shard": shard, "retrained": bool(redo), "cached": origin != "trained", "stored": origin == "stored",
+                 "sessions": int(len(members)),
                  "requests": int(np.isin(requests.session, members).sum()), "pairs": sessions.n_pairs(),
                  "train_seconds": fit["train_seconds"], "train_cpu_seconds": fit["train_cpu_seconds"],
                  "epochs_run": fit["epochs_run"], "best_epoch": fit["best_epoch"], "centroid_seconds": 0.0,
@@ -407,8 +424,10 @@ def unlearn_sessions(config: SruConfig, data: SessionData, requests: UnlearningR
         "full_model_seconds": full_info["train_seconds"],
         "full_model_cpu_seconds": full_info["train_cpu_seconds"],
         "full_model_wall_seconds": full_info["wall_seconds"],
-        "full_model_cached": cached,
+        "full_model_cached": full_origin != "trained",
+        "full_model_stored": full_origin == "stored",
         "shards_cached": sum(s["cached"] for s in shards),
+        "shards_stored": sum(s["stored"] for s in shards),
     }
     metrics = {**{k: v for k, v in test.items() if k != "n_pairs"}, **hit_after,
                **{key.replace("hit@", "hit_before_retraining@"): v for key, v in hit_before.items()}}

@@ -22,14 +22,42 @@ import pandas as pd
 
 from .claims import band_claim, claims_frame, ordering_claim, paired_differences, trend_claim
 from .compare import mean_std_table
+from .names import MISSING_TEXT, display_name
 
 METRICS = ["ao", "rbo_min", "jaccard", "share_identical_top_k", "ndcg_untruncated_before", "ndcg_untruncated_after"]
 CELLS = ["dataset", "model", "selection"]
 
 
+SHOWN = [("unlearn", ["jaccard", "ao", "share_identical_top_k"]), ("reinit-only", ["jaccard"]),
+         ("random-rows", ["jaccard"])]
+"""What :func:`bystander_table` shows, per *after* model: the hypotheses' metrics side by side."""
+
+
 def bystander_table(runs: pd.DataFrame) -> pd.DataFrame:
-    """Mean ± std over seeds per dataset, model, method and control, display names, in the papers' order."""
-    return mean_std_table(runs, ["dataset", "model", "selection", "method", "control"], METRICS)
+    """One row per dataset, model, unlearning set and method, display names, in the papers' order: the
+    seeds (``runs``), then mean ± std over seeds of the bystanders' Jaccard@10, AO and share of unchanged
+    top 10 after the method's unlearning, and their Jaccard@10 after each control (re-initialisation
+    only; as many random rows, Retrain only: ``—`` for the other methods). Columns are two-level
+    (*after* model, metric). Every metric of every run (RBO, NDCG@20 before and after) is in the
+    page's runs download."""
+    keys = ["dataset", "model", "selection", "method"]
+    parts = []
+    for control, metrics in SHOWN:
+        part = runs[runs["control"] == control] if len(runs) else runs
+        table = mean_std_table(part, keys, metrics, digits=3)
+        if table.empty:
+            continue
+        if control == "unlearn":
+            parts.append(table[["runs"]].set_axis(pd.MultiIndex.from_tuples([("", "runs")]), axis=1))
+        shown = table.drop(columns="runs")
+        parts.append(shown.set_axis(pd.MultiIndex.from_product([[f"after {display_name(control)}"], shown.columns]),
+                                    axis=1))
+    if not parts:
+        return pd.DataFrame()
+    table = pd.concat(parts, axis=1).reindex(parts[0].index)
+    values = table.columns != ("", "runs")
+    table.loc[:, values] = table.loc[:, values].fillna(MISSING_TEXT)
+    return table
 
 
 def bystander_claims(runs: pd.DataFrame) -> pd.DataFrame:

@@ -272,7 +272,7 @@ def time_claims(runs: pd.DataFrame, metric: str = "unlearn_seconds", records_dir
       (cells = dataset, model, method);
     - ``scif_faster_than_eu``: SCIF is faster than every EU method, compared as speed-ups over the
       Retrain timed beside each (``scif``: SCIF's runs with their ``speedup``, see
-      :func:`recunlearn.report.cure4rec_scif.with_own_retrain`; the EU runs' from
+      :func:`recunlearn.report.cure4rec_scif.scif_times`; the EU runs' from
       :func:`exact_speedups`), since the SCIF runs were timed in other sessions; pending without
       ``scif``."""
     timed = runs.assign(created=record_times(runs, [UnlearnConfig.experiment], records_dir))

@@ -130,17 +130,19 @@ def scif_speedups(scif_runs: pd.DataFrame) -> pd.Series:
     return own_retrain_seconds(scif_runs) / scif_runs["unlearn_seconds"].astype(float)
 
 
-def with_own_retrain(scif_times: pd.DataFrame, scif_runs: pd.DataFrame) -> pd.DataFrame:
-    """SCIF's stored times (one row per dataset, model, selection and seed, see
-    :func:`recunlearn.experiments.cure4rec_scif.stored_scif_times`) with ``retrain_seconds`` (the Retrain
-    of the same run, from ``scif_runs``) and ``speedup`` = retrain_seconds / unlearn_seconds."""
-    keys = ["dataset", "model", "selection", "seed"]
+def scif_times(scif_runs: pd.DataFrame) -> pd.DataFrame:
+    """SCIF's rows of the SCIF runs (one per dataset, model, unlearning set and seed: ``unlearn_seconds``
+    = gradient + CG + update, ``scif_cg_seconds``, ``cg_iterations``) with ``retrain_seconds``, the
+    Retrain its own process trained first (:func:`own_retrain_seconds`), and ``speedup`` =
+    retrain_seconds / unlearn_seconds."""
+    keys = ["dataset", "model", "method", "selection", "seed"]
+    shown = keys + ["unlearn_seconds", "scif_cg_seconds", "cg_iterations", "retrain_seconds", "speedup"]
     if scif_runs.empty or "method" not in scif_runs:
-        return scif_times.assign(retrain_seconds=np.nan, speedup=np.nan)
+        return pd.DataFrame(columns=shown)
     scif = scif_runs[scif_runs["method"] == "scif"]
-    own = scif[keys].assign(retrain_seconds=own_retrain_seconds(scif_runs)[scif.index]).drop_duplicates(keys)
-    out = scif_times.drop(columns=["retrain_seconds", "speedup"], errors="ignore").merge(own, on=keys, how="left")
-    return out.assign(speedup=out["retrain_seconds"] / out["unlearn_seconds"])
+    out = scif.reindex(columns=keys + ["unlearn_seconds", "scif_cg_seconds", "cg_iterations"]).assign(
+        retrain_seconds=own_retrain_seconds(scif_runs)[scif.index])
+    return out.assign(speedup=out["retrain_seconds"] / out["unlearn_seconds"].astype(float)).reset_index(drop=True)
 
 
 def retrain_session_ratios(exact_runs: pd.DataFrame, scif_runs: pd.DataFrame) -> pd.Series:
@@ -161,7 +163,7 @@ SAME_MODEL_TOLERANCE = 1e-9
 
 
 def same_retrain_check(exact_runs: pd.DataFrame, scif_runs: pd.DataFrame) -> dict:
-    """Self-check behind the speed-ups (:func:`with_own_retrain`, :func:`~recunlearn.report.cure4rec.exact_speedups`):
+    """Self-check behind the speed-ups (:func:`scif_times`, :func:`~recunlearn.report.cure4rec.exact_speedups`):
     the Retrain that each SCIF process trains and the exact runs' Retrain of the same dataset, model,
     unlearning set and seed are the same model (NDCG@20 equal within :data:`SAME_MODEL_TOLERANCE`), so
     their seconds time the same work. Cells: dataset and model; pending without a pair."""

@@ -487,7 +487,8 @@ class JODIERecommender:
         net = copy.deepcopy(self.net)  # online learning at test time must not change the trained model
         optimizer = self._optimizer(net)
         users, items, state = self.final
-        optimizer.load_state_dict(copy.deepcopy(state))  # kept tensors would be updated in place (LatentCross)
+        # a copy: the online steps would update the kept tensors in place (as in LatentCross.test_scores)
+        optimizer.load_state_dict(copy.deepcopy(state))
         if self.implementation == "fast":
             for plan in self._plans(rows):
                 lo, hi = plan["lo"], plan["hi"]

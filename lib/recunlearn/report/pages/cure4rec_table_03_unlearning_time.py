@@ -8,10 +8,10 @@ import pandas as pd
 
 from ...experiments.records import pending_reason
 from ...experiments.cure4rec_exact import ExactCollected
-from ...experiments.cure4rec_scif import ScifGrid, collect, stored_scif_times
+from ...experiments.cure4rec_scif import ScifGrid, collect
 from ..cure4rec import time_claims, time_table
 from ..claims import claims_frame
-from ..cure4rec_scif import same_retrain_check, with_own_retrain
+from ..cure4rec_scif import same_retrain_check, scif_times
 from ..paper import paper_table
 from ..plots import method_bars
 from . import Notice, Page
@@ -23,23 +23,19 @@ KEYS = ["dataset", "model", "method", "selection"]
 SCIF_SHOWN = ["unlearn_seconds", "retrain_seconds", "speedup", "scif_cg_seconds", "cg_iterations"]
 
 
-def build(collected: ExactCollected | None = None, scif: pd.DataFrame | None = None,
-          scif_runs: pd.DataFrame | None = None, **params) -> Page:
+def build(collected: ExactCollected | None = None, scif_runs: pd.DataFrame | None = None, **params) -> Page:
     """The Table 3 page at notebook parameters ``params``: its runs, the paper's seconds beside ours
-    (absolute and relative to Retrain), SCIF's times from the stored SCIF runs (``scif``, by default
-    read from the records, never computed) with the Retrain of the same runs (``scif_runs``: rows of
-    :func:`recunlearn.experiments.cure4rec_scif.collect`, by default read from the records), the
-    figures and the paper's claims. ``collected`` replaces the collected runs."""
+    (absolute and relative to Retrain), SCIF's times with the Retrain its own process trained
+    (:func:`~recunlearn.report.cure4rec_scif.scif_times`) from the stored SCIF runs (``scif_runs``:
+    rows of :func:`recunlearn.experiments.cure4rec_scif.collect`, by default read from the records,
+    never computed), the figures and the paper's claims. ``collected`` replaces the collected runs."""
     grid, collected, command = collect_exact(PAGE, params, collected)
     runs, pending, total = collected.runs, collected.pending, len(grid.runs())
-    if scif is None:
-        scif = stored_scif_times(grid.datasets, grid.models, grid.selections, grid.seeds, grid.max_epochs,
-                                 grid.device)
     if scif_runs is None:
         scif_runs = collect(ScifGrid(datasets=grid.datasets, models=grid.models, selections=grid.selections,
                                      seeds=grid.seeds, max_epochs=grid.max_epochs, device=grid.device,
                                      compute_missing=False)).runs
-    scif = with_own_retrain(scif, scif_runs)
+    scif = scif_times(scif_runs)
     beside = pd.concat([scif.assign(method="retrain", unlearn_seconds=scif["retrain_seconds"]), scif],
                        ignore_index=True)  # SCIF and the Retrain its own process trained first
     table = time_table(runs, scif, paper_table("cure4rec-table-03"))
