@@ -15,8 +15,8 @@ from recunlearn.experiments.config import ConfigError
 from recunlearn.experiments.sru import RUN_KEYS, SruConfig
 from recunlearn.report.pages import EMPTY_COUNT, Notice
 from recunlearn.report.sru import (HIT_RANDOM, PAGE_GRIDS, ablation_claims, effectiveness_table, efficiency_claim,
-                                   efficiency_table, extra_deletion_points, overview_table, page_grid_class,
-                                   partition_table, share_of_retrain, shard_count_table, sru_claims,
+                                   efficiency_table, extra_deletion_claim, extra_deletion_points, overview_table,
+                                   page_grid_class, partition_table, share_of_retrain, shard_count_table, sru_claims,
                                    unlearning_share_of_full_training)
 
 PARAMS = paths.REPO_ROOT / "notebooks" / "params" / "sru"
@@ -129,6 +129,27 @@ def test_without_runs_every_claim_is_pending_and_every_table_is_empty():
 def test_extra_deletion_curves_start_at_the_run_without_extra_deletion():
     points = extra_deletion_points(fake_runs(seeds=[0]))
     assert sorted(points[points["extra_deletion"] == "ced"]["n_extra"]) == [0, 1, 2, 4]
+
+
+def test_the_extra_deletion_claim_can_hold_and_fail_with_one_seed_per_cell():
+    """The paper-scale sweep has one seed and n in {1, 3}: three levels per strategy, where a Spearman
+    trend could never reach p < 0.05 (its smallest p is 1/6). Pooled steps of n over three models and
+    three strategies decide it either way."""
+    rows, rng = [], np.random.default_rng(2)
+    for model in ("gru4rec", "sasrec", "bert4rec"):
+        rows.append({**run_row("sru", 0, rng), "model": model})
+        for way in ("ced", "ned", "red"):
+            for n in (1, 3):
+                rows.append({**run_row("sru", 0, rng, way, n, **{"hit@10": 0.3 - 0.05 * n + 0.01 * rng.random()}),
+                             "model": model})
+    falls = pd.DataFrame(rows)
+    falls.loc[falls["extra_deletion"] == "none", "hit@10"] = 0.32
+    claim = extra_deletion_claim(falls)
+    assert claim["verdict"] == "reproduced", claim
+    assert "3 extra < 1 extra: n = 9 pairs" in claim["evidence"]
+    assert "1 extra < 0 extra: n = 9 pairs" in claim["evidence"]
+    rises = falls.assign(**{"hit@10": np.where(falls["extra_deletion"] == "none", 0.0, 0.5 - falls["hit@10"])})
+    assert extra_deletion_claim(rises)["verdict"] == "not reproduced"
 
 
 def test_shares_of_retrain_pair_seeds():
