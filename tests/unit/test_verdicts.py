@@ -11,7 +11,7 @@ import itertools
 
 from recunlearn.report.claims import (band_claim, band_p, check_claim, claim_text, claims_frame, corrected_outcomes,
                                       holm, interleaved, ordering_claim, paired_p, sessions, signed_rank_p,
-                                      spearman_permutation, timed_together, trend_claim)
+                                      smallest_spearman_p, spearman_permutation, timed_together, trend_claim)
 from recunlearn.report.compare import cell_tolerance, compare, printed_resolution, verdict, within_text
 from recunlearn.report.verdicts import VERDICTS, base_verdict, combine, page_verdict
 
@@ -142,6 +142,21 @@ def _sweep(values_by_level, seeds=3, rng=None):
             jitter = 0.0 if rng is None else rng.normal(scale=0.05)
             rows.append({"cell": "a", "x": level, "seed": seed, "y": value + jitter})
     return pd.DataFrame(rows)
+
+
+def test_the_smallest_spearman_p_is_that_of_a_perfect_order_and_says_when_a_trend_cannot_be_decided():
+    assert smallest_spearman_p([0, 1, 3]) == pytest.approx(1 / 6)
+    assert smallest_spearman_p([0, 1, 3]) == pytest.approx(spearman_permutation([0, 1, 3], [3.0, 2.0, 1.0])[2])
+    assert smallest_spearman_p([1, 1, 2, 2]) == pytest.approx(2 * 2 / 24)     # ties among levels: 4 of 24 orders
+    assert smallest_spearman_p(np.repeat([2, 4, 8, 16], 3)) == pytest.approx(1 / 10000)  # Monte Carlo floor
+    assert smallest_spearman_p([5, 5, 5]) == 1.0
+    three = pd.DataFrame({"cell": "a", "n": [0, 1, 3], "hit": [0.3, 0.2, 0.1]})
+    claim = trend_claim("t", "falls", three, "n", "hit", -1, ["cell"])
+    assert claim["verdict"] == "inconclusive" and "cannot reach p < 0.05: the smallest p is 0.167" in claim["evidence"]
+    nine = pd.DataFrame({"cell": "a", "n": np.repeat([0, 1, 3], 3), "hit": 0.3 - 0.05 * np.repeat([0, 1, 3], 3)
+                         + np.tile([0.001, 0.002, 0.003], 3)})
+    decided = trend_claim("t", "falls", nine, "n", "hit", -1, ["cell"])
+    assert decided["verdict"] == "reproduced" and "cannot reach" not in decided["evidence"]
 
 
 def test_trend_claim_significant_noise_and_opposite():

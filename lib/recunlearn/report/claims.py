@@ -277,6 +277,21 @@ def spearman_permutation(x, y, n_permutations: int = N_PERMUTATIONS, seed: int =
     return rho, float(up), float(down)
 
 
+def smallest_spearman_p(x, n_permutations: int = N_PERMUTATIONS) -> float:
+    """The smallest one-sided p-value :func:`spearman_permutation` can give for points at levels ``x``
+    (whatever the values): the chance that a random reassignment of distinct values orders them as
+    perfectly as the levels allow, prod(m_i!) / n! for levels of multiplicity m_i (1/6 for three
+    points at three levels), no smaller than the Monte Carlo floor 1 / (1 + ``n_permutations``)
+    beyond 7 points."""
+    x = np.asarray(x, dtype=float)
+    x = x[np.isfinite(x)]
+    if len(x) < 3 or np.ptp(x) == 0:
+        return 1.0
+    _, counts = np.unique(x, return_counts=True)
+    exact = math.exp(sum(math.lgamma(m + 1) for m in counts) - math.lgamma(len(x) + 1))
+    return exact if math.factorial(len(x)) <= 5040 else max(exact, 1.0 / (1 + n_permutations))
+
+
 def band_p(values, low: float = -np.inf, high: float = np.inf) -> tuple[float, float]:
     """Whether the mean of ``values`` (seed-level) lies inside ``[low, high]``: ``(p_inside,
     p_outside)``. ``p_inside`` is the larger of the one-sided t-test p-values of mean > low and
@@ -547,7 +562,9 @@ def trend_claim(id: str, claim: str, runs: pd.DataFrame, x: str, metric: str, si
     fails when the opposite one is, and is noise otherwise -- after Holm's correction over the
     cells unless every cell holds (:func:`corrected_outcomes`); cells combine by :func:`cells_verdict`.
     ``usable(group) -> (points, note)`` may restrict a cell's points first (timing: one session,
-    interleaved levels); a cell left with fewer than 3 levels is noise, and the note says why.
+    interleaved levels); a cell left with fewer than 3 levels is noise, and the note says why. A cell
+    whose points could not reach ``alpha`` even perfectly ordered (:func:`smallest_spearman_p`) says
+    so in the evidence: its claim cannot be decided with these runs.
     ``p_value`` is the largest claimed-direction p over the cells."""
     parts, p_values, p_opposites, untested = [], [], [], 0
     for key, group in _groups(runs.dropna(subset=[metric]), cells):
@@ -563,8 +580,11 @@ def trend_claim(id: str, claim: str, runs: pd.DataFrame, x: str, metric: str, si
         p_claimed, p_opposite = (up, down) if sign > 0 else (down, up)
         p_values.append(p_claimed)
         p_opposites.append(p_opposite)
+        floor = smallest_spearman_p(points[x], n_permutations)
         parts.append(f"{label}: ρ = {rho:+.2f} over {len(points)} runs, {format_p(p_claimed)}"
-                     + (f" ({why})" if why else ""))
+                     + (f" ({why})" if why else "")
+                     + (f" ({len(points)} runs at these levels cannot reach p < {alpha:g}: the smallest p is "
+                        f"{floor:.3g})" if floor >= alpha else ""))
     outcomes, raw = corrected_outcomes(p_values, p_opposites, alpha)
     outcomes, raw = outcomes + ["noise"] * untested, raw + ["noise"] * untested  # outside the corrected family
     verdict = cells_verdict(outcomes)
