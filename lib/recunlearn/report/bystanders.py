@@ -28,30 +28,32 @@ METRICS = ["ao", "rbo_min", "jaccard", "share_identical_top_k", "ndcg_untruncate
 CELLS = ["dataset", "model", "selection"]
 
 
-SHOWN = [("unlearn", ["jaccard", "ao", "share_identical_top_k"]), ("reinit-only", ["jaccard"]),
-         ("random-rows", ["jaccard"])]
-"""What :func:`bystander_table` shows, per *after* model: the hypotheses' metrics side by side."""
+SHOWN = [("jaccard", ["unlearn", "reinit-only", "random-rows"]), ("ao", ["unlearn"]),
+         ("share_identical_top_k", ["unlearn"])]
+"""What :func:`bystander_table` shows: each metric after the *after* models named (the controls'
+Jaccard@10 beside the unlearning's, the contrast the hypotheses test)."""
+AFTER_SHORT = {"unlearn": "unlearning", "reinit-only": "re-init. only", "random-rows": "random rows"}
 
 
 def bystander_table(runs: pd.DataFrame) -> pd.DataFrame:
     """One row per dataset, model, unlearning set and method, display names, in the papers' order: the
-    seeds (``runs``), then mean ± std over seeds of the bystanders' Jaccard@10, AO and share of unchanged
-    top 10 after the method's unlearning, and their Jaccard@10 after each control (re-initialisation
-    only; as many random rows, Retrain only: ``—`` for the other methods). Columns are two-level
-    (*after* model, metric). Every metric of every run (RBO, NDCG@20 before and after) is in the
-    page's runs download."""
+    seeds (``runs``), then mean ± std over seeds of the bystanders' Jaccard@10 after the method's
+    unlearning and after each control (re-initialisation only; as many random rows, Retrain only:
+    ``—`` for the other methods), and their AO and share of unchanged top 10 after the unlearning.
+    Columns are two-level (metric, *after* model). Every metric of every run (RBO, NDCG@20 before and
+    after) is in the page's runs download."""
     keys = ["dataset", "model", "selection", "method"]
     parts = []
-    for control, metrics in SHOWN:
-        part = runs[runs["control"] == control] if len(runs) else runs
-        table = mean_std_table(part, keys, metrics, digits=3)
-        if table.empty:
-            continue
-        if control == "unlearn":
-            parts.append(table[["runs"]].set_axis(pd.MultiIndex.from_tuples([("", "runs")]), axis=1))
-        shown = table.drop(columns="runs")
-        parts.append(shown.set_axis(pd.MultiIndex.from_product([[f"after {display_name(control)}"], shown.columns]),
-                                    axis=1))
+    for metric, controls in SHOWN:
+        for control in controls:
+            part = runs[runs["control"] == control] if len(runs) else runs
+            table = mean_std_table(part, keys, [metric], digits=3)
+            if table.empty:
+                continue
+            if not parts:
+                parts.append(table[["runs"]].set_axis(pd.MultiIndex.from_tuples([("", "runs")]), axis=1))
+            parts.append(table.drop(columns="runs").set_axis(
+                pd.MultiIndex.from_tuples([(display_name(metric), AFTER_SHORT[control])]), axis=1))
     if not parts:
         return pd.DataFrame()
     table = pd.concat(parts, axis=1).reindex(parts[0].index)
