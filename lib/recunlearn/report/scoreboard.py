@@ -222,6 +222,10 @@ def _statement(claim: dict) -> str:
     return ("Self-check: " if is_self_check(claim) else "") + f"{claim['claim']} ({text})"
 
 
+FULL_WIDTH, END_FULL_WIDTH = ":::{div} full-width", ":::"
+"""The fence around a wide table: the theme lays it over the page's margin as well."""
+
+
 def render_scoreboard_from(entries: list[dict]) -> str:
     """Markdown of the scoreboard for :func:`page_entry` results."""
     totals = paper_totals(entries)
@@ -247,7 +251,7 @@ def render_scoreboard_from(entries: list[dict]) -> str:
         lines += ["", f"## {paper}", "", f"**{totals_text(totals[paper])}.**"]
         if not any(e["rendered"] for e in part):
             continue
-        lines += ["", "### Pages", "",
+        lines += ["", "### Pages", "", FULL_WIDTH,
                   "| item | page verdict | scale computed | coverage of the paper; difference from it "
                   "| pending, and why |",
                   "|---|---|---|---|---|"]
@@ -256,12 +260,14 @@ def render_scoreboard_from(entries: list[dict]) -> str:
             coverage = _cell(e["coverage"]) + (f"<br>{_cell(e['difference'])}" if e["difference"] else "")
             lines.append(f"| {_link(e)}<br>{_cell(e['title'])} | {verdict} | {_cell(e['scale'])} | {coverage} | "
                          f"{_cell(e['pending'])} |")
+        lines.append(END_FULL_WIDTH)
         claimed = [(e, c) for e in part for c in e["claims"]]
         if claimed:
-            lines += ["", "### Claims", "", "| item | claim | verdict | evidence |", "|---|---|---|---|"]
+            lines += ["", "### Claims", "", FULL_WIDTH, "| item | claim | verdict | evidence |", "|---|---|---|---|"]
             for e, c in claimed:
                 lines.append(f"| {_link(e)} | {_cell(_statement(c))} | **{_cell(c['verdict'])}** | "
                              f"{_cell(_evidence(c))} |")
+            lines.append(END_FULL_WIDTH)
     return "\n".join(lines) + "\n"
 
 

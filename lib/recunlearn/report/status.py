@@ -9,7 +9,7 @@ from ..compute.summary import page_text
 from ..io import write_bytes_atomic
 from .names import display_name, display_names
 from .notebooks import BOOK_DIR
-from .scoreboard import glued_texts, reduced_scale, write_scoreboard
+from .scoreboard import END_FULL_WIDTH, FULL_WIDTH, glued_texts, reduced_scale, write_scoreboard
 
 
 @dataclasses.dataclass(frozen=True)
@@ -227,7 +227,7 @@ def render_status_page() -> str:
     listed = {row["commit"] for row in commits}
     rows = [(item, item_status(item, listed)) for item in ITEMS]
     for paper in dict.fromkeys(item.paper for item in ITEMS):
-        lines += ["", f"## {paper}", "", "| item | verdict | computed | pending, and how to compute it |",
+        lines += ["", f"## {paper}", "", FULL_WIDTH, "| item | verdict | computed | pending, and how to compute it |",
                   "|---|---|---|---|"]
         for item, s in rows:
             if item.paper != paper:
@@ -236,6 +236,7 @@ def render_status_page() -> str:
             link = f"[{named}]({s['page']}.ipynb)" if s["page"] else named
             left = "; ".join(t for t in (s["pending"], page_text(plan, item.notebook) if item.notebook else "") if t)
             lines.append(f"| {link} | {s['verdict']} | {s['status']} | {left or 'nothing'} |")
+        lines.append(END_FULL_WIDTH)
     lines += ["", "## Records behind each page", "",
               "The device of the run records a page reads and the commits that made them (the number of records",
               "of each commit in brackets when there are several); a page without trained models names the",
