@@ -464,8 +464,9 @@ def test_the_process_cache_computes_once_and_drops_the_oldest_beyond_its_capacit
 
 # --- models kept between processes ------------------------------------------------------------------------
 
+@pytest.mark.parametrize("model", ["gru4rec", "sasrec"])
 def test_a_run_resumed_in_a_new_process_reuses_the_stored_models_and_trains_only_unfinished_shards(tmp_path,
-                                                                                                   monkeypatch):
+                                                                                                   monkeypatch, model):
     """As after a compute session stopped in the middle of a run: the full-data model and the shards
     already trained are read from ``RECUNLEARN_MODELS``, only the missing shard is trained, and the run
     gives the record of the run that trained everything, bit for bit (timings and cache flags aside)."""
@@ -474,7 +475,7 @@ def test_a_run_resumed_in_a_new_process_reuses_the_stored_models_and_trains_only
     recorder = Recorder(exp.train_session_model)
     monkeypatch.setattr(exp, "train_session_model", recorder)
     exp._FULL_MODELS.clear()
-    trained = exp.unlearn_sessions(config(method="sru"), data)
+    trained = exp.unlearn_sessions(config(method="sru", model=model), data)
     assert not trained["timings"]["full_model_stored"] and trained["timings"]["shards_stored"] == 0
     shard_files = sorted((tmp_path / "sru-shards").glob("*.pt"))
     assert len(shard_files) == 2 and len(list((tmp_path / "sru-full-data").glob("*.pt"))) == 1
@@ -483,7 +484,7 @@ def test_a_run_resumed_in_a_new_process_reuses_the_stored_models_and_trains_only
     exp._FULL_MODELS.clear()
     exp._SHARD_MODELS.clear()                                 # a new process: nothing in memory
     recorder.calls = []
-    resumed = exp.unlearn_sessions(config(method="sru"), data)
+    resumed = exp.unlearn_sessions(config(method="sru", model=model), data)
     sub_models_trained = [call for call in recorder.calls if not call[0] and call[1] is not None]
     assert len(sub_models_trained) == 1                       # the missing shard; not the full-data model
     assert resumed["timings"]["full_model_cached"] and resumed["timings"]["full_model_stored"]
