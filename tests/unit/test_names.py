@@ -172,3 +172,17 @@ def test_a_book_table_shows_every_row_a_dash_for_a_missing_number_and_counts_wit
     reordered = BookTable(frame.head(3).iloc[[2, 0, 1]])                 # rows sorted for the reader
     assert "<th>2</th>" not in reordered._repr_html_()
     assert "<th>5</th>" in BookTable(frame.head(2).set_axis([5, 0]))._repr_html_()   # not positions: shown
+
+
+def test_a_table_wider_than_the_text_column_is_marked_wide():
+    from recunlearn.report.names import WIDE_TABLE_CHARACTERS, text_width
+
+    narrow = BookTable(pd.DataFrame({"ao": [0.7866, 1.0]}, index=pd.Index(["Retrain", "SISA"], name="Method")))
+    assert text_width(narrow) < WIDE_TABLE_CHARACTERS and 'class="dataframe"' in narrow._repr_html_()
+    wide = BookTable(pd.DataFrame({f"metric number {i}": ["0.7866 ± 0.0123"] for i in range(6)}))
+    assert text_width(wide) > WIDE_TABLE_CHARACTERS and 'class="dataframe wide"' in wide._repr_html_()
+    # two-level headers count their longest level; formatters count what is shown, not the raw float
+    frame = pd.DataFrame([[0.123456789]], columns=pd.MultiIndex.from_tuples([("Jaccard@10", "unlearning")]))
+    assert text_width(frame, index=False) == len("0.123456789") + 2
+    assert text_width(frame, {frame.columns[0]: "{:.2f}".format}, index=False) == len("Jaccard@10") + 2
+

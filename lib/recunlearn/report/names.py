@@ -230,20 +230,47 @@ def labelled(frame: pd.DataFrame) -> pd.DataFrame:
     return out
 
 
+WIDE_TABLE_CHARACTERS = 70
+"""A table whose text is wider than this (:func:`text_width`) is marked ``wide``: the book's style
+sheet lays its cell over the page's margin too (the text column holds about 70 characters of a table)."""
+
+
 class BookTable(pd.DataFrame):
     """A labelled frame as a page shows it in HTML: every row (never pandas' ``...`` in the middle of a
     table), a missing number as ``—``, whole-number columns (counts, seeds, sizes) without decimals and
     with thousands separators, measured numbers to a column's precision (:func:`measured_formatters`),
-    and no row numbers where the index is only that. Otherwise a plain DataFrame."""
+    no row numbers where the index is only that, and the class ``wide`` on a table wider than
+    :data:`WIDE_TABLE_CHARACTERS`. Otherwise a plain DataFrame."""
 
     @property
     def _constructor(self):
         return BookTable
 
     def _repr_html_(self) -> str:
+        formatters = {**measured_formatters(self), **yes_no_formatters(self)}
+        index = not only_row_numbers(self.index)
+        wide = text_width(self, formatters, index) > WIDE_TABLE_CHARACTERS
         return self.to_html(na_rep=MISSING_TEXT, notebook=True, max_rows=None, max_cols=None,
-                            formatters={**measured_formatters(self), **yes_no_formatters(self)},
-                            index=not only_row_numbers(self.index))
+                            formatters=formatters, index=index, classes=["wide"] if wide else None)
+
+
+def text_width(frame: pd.DataFrame, formatters: dict | None = None, index: bool = True) -> int:
+    """Rough width of ``frame`` as a table, in characters: each index level and column as wide as its
+    longest label or value (values through ``formatters`` where given), two characters of padding each."""
+    formatters = formatters or {}
+
+    def widest(labels, values) -> int:
+        return max([len(str(label)) for label in labels] + [len(str(value)) for value in values] + [0])
+
+    width = 0
+    if index:
+        for level, name in enumerate(frame.index.names):
+            width += widest([name or ""], frame.index.get_level_values(level)) + 2
+    for position, column in enumerate(frame.columns):
+        values = frame.iloc[:, position]
+        shown = map(formatters[column], values) if column in formatters else values
+        width += widest(column if isinstance(column, tuple) else [column], shown) + 2
+    return width
 
 
 def yes_no_formatters(frame: pd.DataFrame) -> dict:
