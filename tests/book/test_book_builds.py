@@ -11,6 +11,8 @@ def test_book_builds_without_warnings(built_book):
     for page in ["book/intro.html", "book/scoreboard.html", "book/status.html",
                  "book/cure4rec/table-04-dataset-statistics.html", "book/cure4rec/learn-baselines.html"]:
         assert (html / page).is_file(), f"missing {page}"
+    intro = (html / "book/intro.html").read_text()             # the scoreboard's picture on the first page
+    assert 'alt="Claim tests by verdict, per paper"' in intro and (html / "_images/scoreboard.svg").is_file()
     for page in html.rglob("*.html"):  # the book reads offline: no script from a CDN (MathJax is served locally)
         assert "https://cdn" not in page.read_text(), f"{page} loads a script from a CDN"
 

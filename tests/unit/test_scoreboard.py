@@ -159,6 +159,26 @@ def test_book_pages_merge_items_of_one_notebook_and_write_both_files(tmp_path):
     assert "[Table 1, Table 5](cure4rec/table-01.ipynb)" in (tmp_path / "scoreboard.md").read_text()
     assert "- **SRU**: not started." in (tmp_path / "scoreboard-summary.md").read_text()
     assert render_scoreboard(tmp_path, items) == (tmp_path / "scoreboard.md").read_text()
+    figure = (tmp_path / "scoreboard.svg").read_bytes()          # the introduction's picture, byte-stable
+    assert figure.startswith(b"<?xml")
+    write_scoreboard(tmp_path, items)
+    assert (tmp_path / "scoreboard.svg").read_bytes() == figure
+    assert "![Claim tests by verdict, per paper](scoreboard.svg)" in (tmp_path / "scoreboard-summary.md").read_text()
+
+
+def test_the_scoreboard_figure_has_a_bar_per_paper_split_by_verdict():
+    from recunlearn.report.scoreboard import scoreboard_figure
+
+    entries = [page_entry(p) for p in pages()]
+    figure = scoreboard_figure(entries)
+    ax = figure.axes[0]
+    assert [t.get_text() for t in ax.get_yticklabels()] == ["CURE4Rec (5)", "SRU (0)"]
+    widths = {}
+    for patch in ax.patches:
+        row = round(patch.get_y() + patch.get_height() / 2)
+        widths[row] = widths.get(row, 0) + patch.get_width()
+    assert widths == {0: 5, 1: 0}                                  # one test per verdict in the made-up pages
+    assert [t.get_text() for t in ax.texts] == ["1"] * 5
 
 
 def test_status_rows_name_datasets_and_models_as_a_reader_reads_them(tmp_path, monkeypatch):

@@ -326,3 +326,46 @@ def aspect_radar(frame: pd.DataFrame, aspects: list[str], series: str, title: st
     ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.12), ncol=min(len(table), 4), frameon=False)
     fig.tight_layout()
     return fig
+
+
+VERDICT_COLOURS = {"reproduced": "#2e7d32", "partly reproduced": "#9ccc65", "not reproduced": "#c62828",
+                   "inconclusive": "#9e9e9e", "pending": "#90caf9"}
+"""One colour per verdict (:data:`~recunlearn.report.verdicts.VERDICTS`): green to red, grey within
+noise, pale blue for what is not computed yet."""
+
+
+def verdict_bars(counts: dict[str, dict], title: str):
+    """One horizontal bar per row of ``counts`` (a label -> ``{verdict: count}``, top to bottom), split
+    by verdict in the order of :data:`VERDICT_COLOURS`, each part wide enough labelled with its count;
+    the verdicts in a legend below."""
+    set_theme()
+    labels = list(counts)
+    fig, ax = plt.subplots(figsize=(7.0, 0.5 * len(labels) + 1.5))
+    left = [0.0] * len(labels)
+    for verdict, colour in VERDICT_COLOURS.items():
+        widths = [float(counts[label].get(verdict, 0)) for label in labels]
+        ax.barh(labels, widths, left=left, color=colour, label=verdict, height=0.6)
+        for row, (start, width) in enumerate(zip(left, widths)):
+            if width >= 1:
+                ax.text(start + width / 2, row, f"{width:g}", ha="center", va="center", fontsize=10,
+                        color="white" if verdict in ("reproduced", "not reproduced") else "black")
+        left = [a + b for a, b in zip(left, widths)]
+    ax.invert_yaxis()
+    ax.set_xlabel("claim tests")
+    ax.grid(axis="y", visible=False)
+    ax.set_title(title)
+    ax.legend(loc="upper center", bbox_to_anchor=(0.4, -0.38 if len(labels) < 4 else -0.28),
+              ncol=len(VERDICT_COLOURS), frameon=False, fontsize=9, handlelength=1.2, columnspacing=1.0)
+    fig.tight_layout()
+    return fig
+
+
+def svg_bytes(fig) -> bytes:
+    """``fig`` as SVG bytes that do not change between runs of the same figure (no date, fixed ids)."""
+    import io
+
+    buffer = io.BytesIO()
+    with plt.rc_context({"svg.hashsalt": "recunlearn", "svg.fonttype": "path"}):
+        fig.savefig(buffer, format="svg", metadata={"Date": None}, bbox_inches="tight")
+    plt.close(fig)
+    return buffer.getvalue()

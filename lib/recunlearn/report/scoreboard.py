@@ -25,6 +25,7 @@ from .verdicts import PENDING, SELF_CHECK, VERDICTS, base_verdict
 
 SCOREBOARD = "scoreboard.md"
 SUMMARY = "scoreboard-summary.md"
+FIGURE = "scoreboard.svg"
 PAPERS = ("CURE4Rec", "CASPER", "SRU", "Beyond the papers")
 NOT_PUBLISHED = "statement not published"
 _LEGACY_CLAIM = re.compile(r"^claims?_(?P<id>.+)$")
@@ -283,7 +284,10 @@ def render_summary_from(entries: list[dict]) -> str:
     self-checks and claims whose statement was not published are left to the scoreboard."""
     totals = paper_totals(entries)
     papers = [p for p in PAPERS if p in totals] + sorted(set(totals) - set(PAPERS))
-    lines = ["**What reproduces so far** (the [scoreboard](scoreboard.md) has every claim and page):", ""]
+    lines = ["**What reproduces so far** (the [scoreboard](scoreboard.md) has every claim and page):", "",
+             f"![Claim tests by verdict, per paper]({FIGURE})", "",
+             "*Claim tests by verdict; self-checks of our implementation are not counted. Beyond the papers "
+             "holds the book's own hypotheses, where reproduced reads holds in our runs.*", ""]
     for paper in papers:
         lines.append(f"- **{paper}**: {totals_text(totals[paper])}.")
         claimed = [(e, c) for e in entries if e["paper"] == paper for c in e["claims"]
@@ -328,12 +332,25 @@ def render_scoreboard(book_dir: Path | None = None, items=None) -> str:
     return render_scoreboard_from([page_entry(p) for p in book_pages(book_dir, items)])
 
 
+def scoreboard_figure(entries: list[dict]):
+    """The introduction's picture of the scoreboard: one bar per paper, its claim tests by verdict."""
+    from .plots import verdict_bars
+
+    totals = paper_totals(entries)
+    papers = [p for p in PAPERS if p in totals] + sorted(set(totals) - set(PAPERS))
+    counts = {f"{paper} ({totals[paper]['claims']})": totals[paper]["verdicts"] for paper in papers}
+    return verdict_bars(counts, "Claim tests by verdict (in brackets: tests per paper)")
+
+
 def write_scoreboard(book_dir: Path | None = None, items=None) -> None:
-    """Write ``scoreboard.md`` and the introduction's ``scoreboard-summary.md`` into ``book_dir``."""
+    """Write ``scoreboard.md``, the introduction's ``scoreboard-summary.md`` and its figure
+    (``scoreboard.svg``) into ``book_dir``."""
     from ..io import write_bytes_atomic
     from .notebooks import BOOK_DIR
+    from .plots import svg_bytes
 
     book_dir = Path(book_dir or BOOK_DIR)
     entries = [page_entry(p) for p in book_pages(book_dir, items)]
     write_bytes_atomic(book_dir / SCOREBOARD, render_scoreboard_from(entries).encode())
     write_bytes_atomic(book_dir / SUMMARY, render_summary_from(entries).encode())
+    write_bytes_atomic(book_dir / FIGURE, svg_bytes(scoreboard_figure(entries)))
