@@ -145,17 +145,24 @@ def scif_times(scif_runs: pd.DataFrame) -> pd.DataFrame:
     return out.assign(speedup=out["retrain_seconds"] / out["unlearn_seconds"].astype(float)).reset_index(drop=True)
 
 
-def retrain_session_ratios(exact_runs: pd.DataFrame, scif_runs: pd.DataFrame) -> pd.Series:
-    """For each dataset, model, unlearning set and seed with both: the exact runs' Retrain seconds over
-    the seconds of the same Retrain in the SCIF run's process (one model, timed in two sessions): how
-    much the sessions' load differed."""
+def retrain_pairs(exact_runs: pd.DataFrame, scif_runs: pd.DataFrame, column: str) -> pd.DataFrame:
+    """The Retrain each SCIF process trains beside the exact runs' Retrain of the same dataset, model,
+    unlearning set and seed: those keys and ``column`` of each, as ``<column>_exact`` and
+    ``<column>_scif``; empty (with those columns) where either side has no such Retrain."""
     keys = ["dataset", "model", "selection", "seed"]
-    if scif_runs.empty or exact_runs.empty:
-        return pd.Series(dtype=float)
-    own = scif_runs.loc[scif_runs["method"] == "retrain", keys + ["unlearn_seconds"]]
-    exact = exact_runs.loc[exact_runs["method"] == "retrain", keys + ["unlearn_seconds"]]
-    both = exact.merge(own, on=keys, suffixes=("_exact", "_scif"))
-    return (both["unlearn_seconds_exact"] / both["unlearn_seconds_scif"]).rename("ratio")
+    out = keys + [f"{column}_exact", f"{column}_scif"]
+    if not all(set(keys + ["method", column]) <= set(frame) for frame in (exact_runs, scif_runs)):
+        return pd.DataFrame(columns=out)
+    exact, own = (frame.loc[frame["method"] == "retrain", keys + [column]] for frame in (exact_runs, scif_runs))
+    return exact.merge(own, on=keys, suffixes=("_exact", "_scif"))[out]
+
+
+def retrain_session_ratios(exact_runs: pd.DataFrame, scif_runs: pd.DataFrame) -> pd.Series:
+    """For each of :func:`retrain_pairs`: the exact runs' Retrain seconds over the seconds of the same
+    Retrain in the SCIF run's process (one model, timed in two sessions): how much the sessions' load
+    differed."""
+    both = retrain_pairs(exact_runs, scif_runs, "unlearn_seconds")
+    return (both["unlearn_seconds_exact"].astype(float) / both["unlearn_seconds_scif"].astype(float)).rename("ratio")
 
 
 SAME_MODEL_TOLERANCE = 1e-9
@@ -167,14 +174,8 @@ def same_retrain_check(exact_runs: pd.DataFrame, scif_runs: pd.DataFrame) -> dic
     the Retrain that each SCIF process trains and the exact runs' Retrain of the same dataset, model,
     unlearning set and seed are the same model (NDCG@20 equal within :data:`SAME_MODEL_TOLERANCE`), so
     their seconds time the same work. Cells: dataset and model; pending without a pair."""
-    keys = ["dataset", "model", "selection", "seed"]
-    columns = keys + ["method", "ndcg_untruncated"]
-    pairs = pd.DataFrame(columns=keys + ["ndcg_scif", "ndcg_exact"])
-    if all(set(columns) <= set(frame) for frame in (exact_runs, scif_runs)):
-        own = scif_runs.loc[scif_runs["method"] == "retrain", keys + ["ndcg_untruncated"]]
-        exact = exact_runs.loc[exact_runs["method"] == "retrain", keys + ["ndcg_untruncated"]]
-        pairs = own.merge(exact, on=keys, suffixes=("_scif", "_exact")).rename(
-            columns={"ndcg_untruncated_scif": "ndcg_scif", "ndcg_untruncated_exact": "ndcg_exact"})
+    pairs = retrain_pairs(exact_runs, scif_runs, "ndcg_untruncated").rename(
+        columns={"ndcg_untruncated_scif": "ndcg_scif", "ndcg_untruncated_exact": "ndcg_exact"})
     evidence = (f"{len(pairs)} pairs (dataset, model, unlearning set, seed); largest |difference| "
                 f"{(pairs['ndcg_scif'] - pairs['ndcg_exact']).abs().max():.3g}" if len(pairs)
                 else "no Retrain in both grids yet")

@@ -312,9 +312,8 @@ def extra_deletion_claim(runs: pd.DataFrame) -> dict:
     strategy: with one seed per cell (the paper-scale sweep) and three levels of n its smallest
     p-value is 1/6, so the claim could never hold or fail."""
     points = extra_deletion_points(_ensure(runs, NEEDED))
-    levels = sorted(int(n) for n in points["n_extra"].dropna().unique()) if len(points) else []
-    labelled = points.assign(extra_items=[f"{int(n)} extra" for n in points["n_extra"]]) if len(points) else \
-        points.assign(extra_items=pd.Series(dtype=object))
+    levels = sorted({int(n) for n in points["n_extra"]})
+    labelled = points.assign(extra_items=[f"{int(n)} extra" for n in points["n_extra"]])
     links = [(f"{more} extra", f"{fewer} extra") for fewer, more in zip(levels, levels[1:])]
     return ordering_claim("sru_extra_deletion_lowers_hit",
                           "Extra deletion (CED, NED, RED) lowers HIT@10 as more items are deleted",
