@@ -12,10 +12,11 @@ import pytest
 import yaml
 
 from recunlearn import paths
-from recunlearn.experiments.casper import RUN_KEYS, RUN_METRICS, CasperGrid, Collected, Figure8Grid
+from recunlearn.experiments.casper import RUN_KEYS, RUN_METRICS, CasperGrid, Collected
 from recunlearn.experiments.config import ConfigError
 from recunlearn.experiments.records import record_key
-from recunlearn.report.casper import (group_table, label_pending, summarize_rls, summary_value, table3_view)
+from recunlearn.report.casper import (group_table, label_pending, page_grid_class, summarize_rls, summary_value,
+                                     table3_view)
 from recunlearn.report.compare import compare, paper_vs_ours_table
 from recunlearn.report.names import display_name, labelled
 from recunlearn.report.pages import EMPTY_COUNT, Notice, Page, notebook_parameters, published_claims, validated
@@ -74,7 +75,7 @@ def fake_collected(grid: CasperGrid, pending: dict[str, str] | None = None) -> C
 
 def fake_page(stem: str, pending: dict[str, str] | None = None, **changes) -> Page:
     values = params(stem, **changes)
-    grid = validated(Figure8Grid if stem.startswith("figure-08") else CasperGrid, values)
+    grid = validated(page_grid_class(stem), values)
     return builder(stem)(collected=fake_collected(grid, pending), **values)
 
 
@@ -238,12 +239,13 @@ def test_figure_5_6_counts_and_tables(monkeypatch):
 def test_claims_reduced_scale_table_matches_the_notebook_pipeline(monkeypatch):
     page = fake_page("claims-reduced-scale-cpu", SEEDS=[0, 1, 2])
     keys = ["dataset", "model", "selector", "perturbation", "replacement"]
-    summary = summarize_rls(page.runs, keys, ["ao", "rbo_min", "jaccard", "mrr_original", "mrr_perturbed"])
+    single = page.runs[page.runs["k"] == 1]
+    summary = summarize_rls(single, keys, ["ao", "rbo_min", "jaccard", "mrr_original", "mrr_perturbed"])
     paper = paper_table("casper-table-03")
     comparison = label_pending(compare(summary, paper[keys + ["metric", "value", "resolution"]], keys))
     comparison = comparison[comparison["model"].isin(page.grid.models)
                             & comparison["selector"].isin(page.grid.selectors)
-                            & comparison["perturbation"].isin(page.grid.perturbations)]
+                            & comparison["perturbation"].isin(["loo", "replace"])]
     pd.testing.assert_frame_equal(shown(page, "table_3a", monkeypatch)[0], labelled(table3_view(comparison)))
     pd.testing.assert_frame_equal(shown(page, "rbo", monkeypatch)[0], labelled(table3_view(comparison, "rbo_min")))
     texts = page.texts()
@@ -251,6 +253,30 @@ def test_claims_reduced_scale_table_matches_the_notebook_pipeline(monkeypatch):
     assert texts["scale"] == ("the first 2,000 rows of Foursquare, 1 epochs, seeds 0, 1, 2, models LSTM, LatentCross, "
                               "on cpu")
     assert texts["claim_control_exact"].startswith("reproduced")
+    # Table 3 (b): replacement rows, CASPER with each replacement item; no insertion (not in the grid)
+    view = shown(page, "table_3a", monkeypatch)[0]
+    assert {p for p, _ in view.index} == {"LOO", "replacement"}
+    assert ("replacement", "CASPER (unpopular)") in view.index
+    # Figure 8(a)'s sweep on every model: the made-up AO falls by 0.01 per extra interaction
+    sweep = shown(page, "k_sweep", monkeypatch)[0]
+    assert len(sweep) == 2 * 3 and sweep.loc[("LatentCross", "3"), display_name("ao")] == "0.8010 ± 0.0010"
+    assert texts["claim_ao_falls_with_k"].startswith("reproduced")
+    # Table 3's claims read the runs of one interaction only: CASPER at k = 3 is not a fourth CASPER
+    assert texts["claim_casper_lowest_ao"].startswith("reproduced")
+    assert texts["claim_unpopular_strongest_replacement"].startswith("inconclusive")  # the same made-up AO
+    assert set(page.claims["id"]) >= {"casper_destabilises_most", "casper_lower_variance", "casper_strongest_unbounded",
+                                      "revadv_earliest_beats_random", "ao_falls_with_k"}
+
+
+def test_the_reduced_scale_grid_adds_casper_deletion_sweep_to_the_one_interaction_runs():
+    values = params("claims-reduced-scale-cpu", "paper")
+    grid = validated(page_grid_class("claims-reduced-scale-cpu"), values)
+    runs = grid.runs()
+    assert len(runs) == len(set(runs)) == 4 * 3 * (1 + 7 * 2 + 1 + 3 + 7)  # control, 7 baselines x 2, CASPER, k 2..8
+    assert {c.k for c in runs if c.selector != "casper" or c.perturbation != "loo"} == {1}
+    assert sorted({c.k for c in runs if c.selector == "casper" and c.perturbation == "loo"}) == list(range(1, 9))
+    with pytest.raises(ConfigError, match="CASPER_KS"):
+        validated(page_grid_class("claims-reduced-scale-cpu"), {**values, "CASPER_KS": [0]})
 
 
 @pytest.mark.parametrize("stem", DATA_PAGES)

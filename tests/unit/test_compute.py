@@ -475,7 +475,7 @@ CURE4REC_DATASETS = ["ml-100k", "ml-1m", "adm"]
 
 def page_configs(page: str, params: dict) -> list:
     """The configs a page reads at ``params``, expanded the way its notebook does (on CPU)."""
-    from recunlearn.experiments.casper import CasperGrid, Figure8Grid
+    from recunlearn.experiments.casper import Figure8Grid
     from recunlearn.experiments.cure4rec import LearnGrid
     from recunlearn.experiments.cure4rec_exact import COMBINERS, ExactGrid
     from recunlearn.experiments.cure4rec_scif import (DAMPING_SWEEP_FRACTIONS, ExactMioConfig, ScifConfig,
@@ -497,7 +497,9 @@ def page_configs(page: str, params: dict) -> list:
         grid = Figure8Grid.from_params(params)
         return grid.runs() + [grid.scaling_config()]
     if paper == "casper":
-        return CasperGrid.from_params(params).runs()
+        from recunlearn.report.casper import page_grid_class
+
+        return page_grid_class(stem).from_params(params).runs()
     if stem == "learn-baselines":
         return LearnGrid.from_params(params).runs()
     if stem in ("table-01-05-scif-completeness", "figure-02-05-overview"):

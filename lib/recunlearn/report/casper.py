@@ -3,13 +3,17 @@ drawing, RLS bar charts, claim checks."""
 
 from __future__ import annotations
 
+import dataclasses
+
 import matplotlib.pyplot as plt
+from matplotlib.ticker import MaxNLocator
 import numpy as np
 import pandas as pd
 import seaborn as sns
 
 from ..data.sequences import DATASET_LABELS, Stream
-from ..experiments.casper import MODELS
+from ..experiments.casper import MODELS, CasperGrid, Figure8Grid
+from ..experiments.config import option
 from ..experiments.records import PENDING_CPU
 from ..models.sequential import SEQUENTIAL_MODELS
 from ..perturb.idag import IDAG, build_idag, cascade_scores
@@ -455,23 +459,33 @@ def scaling_figure(rows: pd.DataFrame, fit: dict, title: str, save_as: str | Non
     return fig
 
 
-def k_figure(summary: pd.DataFrame, metrics: list[str], title: str):
+def k_figure(summary: pd.DataFrame, metrics: list[str], title: str, by: str | None = None):
     """Mean ± std over seeds of each RLS metric against the number of perturbations k (Figure 8(a)),
-    the value axis zoomed to the data (range in its label), the legend to the right of the plot."""
+    one line per metric, or per metric and value of the column ``by`` (e.g. ``model``; the papers'
+    order); the value axis zoomed to the data (range in its label), the legend right of the plot."""
     set_theme()
     fig, ax = plt.subplots(figsize=(7.5, 3.6))
     values = []
+    groups = paper_sorted(by, summary[by].dropna()) if by else [None]
     for metric in metrics:
-        part = summary[summary["metric"] == metric].sort_values("k")
-        if len(part):
-            ax.errorbar(part["k"], part["mean"], yerr=part["std"], marker="o", capsize=3,
-                        label=RLS_LABELS.get(metric, display_name(metric)))
+        for group in groups:
+            part = summary[summary["metric"] == metric]
+            part = (part[part[by] == group] if by else part).sort_values("k")
+            if not len(part):
+                continue
+            label = RLS_LABELS.get(metric, display_name(metric))
+            if group is not None:
+                label = display_name(group) if len(metrics) == 1 else f"{label}, {display_name(group)}"
+            ax.errorbar(part["k"], part["mean"], yerr=part["std"], marker="o", capsize=3, label=label)
             values += list(part["mean"] - part["std"].fillna(0)) + list(part["mean"] + part["std"].fillna(0))
     ax.set(xlabel="number of perturbed interactions k", title=title)
+    ax.xaxis.set_major_locator(MaxNLocator(integer=True))
     if values:
         low, high = zoomed_limits(np.nanmin(values), np.nanmax(values))
         ax.set_ylim(low, high)
-        ax.set_ylabel(f"similarity to the unperturbed lists\n({range_text(low, high)})")
+        what = RLS_LABELS.get(metrics[0], display_name(metrics[0])) if by and len(metrics) == 1 else \
+            "similarity to the unperturbed lists"
+        ax.set_ylabel(f"{what}\n({range_text(low, high)})")
         ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False)
     else:
         ax.text(0.5, 0.5, "pending", ha="center", va="center", transform=ax.transAxes)
@@ -595,7 +609,7 @@ def figure_8_claims(runs: pd.DataFrame, growth: dict, near: tuple[float, float] 
       ``near``. ``reproduced`` when its bootstrap interval lies inside, ``not reproduced`` when the
       interval lies wholly outside, ``inconclusive`` when it straddles an end (the timing noise
       cannot tell); ``pending`` without sizes to fit."""
-    from .claims import claim_row, claims_frame, trend_claim
+    from .claims import claim_row, claims_frame
 
     done = _computed(runs)
     low, high = near
@@ -611,11 +625,16 @@ def figure_8_claims(runs: pd.DataFrame, growth: dict, near: tuple[float, float] 
         timing = claim_row("runtime_near_linear", claim, verdict, f"b = {b:.2f}, {interval}", test=test,
                            evidence=f"b = {b:.3f}, {interval} over {growth['sizes']} sizes x {growth['repeats']} "
                                     f"repeats timed in one run, sizes interleaved; near-linear: b in [{low:g}, {high:g}]")
-    return claims_frame([
-        trend_claim("ao_falls_with_k", "AO falls as more interactions are perturbed (k)", done, "k", "ao", -1,
-                    ["model"]),
-        timing,
-    ])
+    return claims_frame([k_trend_claim(done), timing])
+
+
+def k_trend_claim(runs: pd.DataFrame) -> dict:
+    """``ao_falls_with_k``: AO falls as the number k of perturbed interactions grows, per model (a trend
+    over the computed seed-level runs of ``runs``, which hold one selector's sweep over k)."""
+    from .claims import trend_claim
+
+    return trend_claim("ao_falls_with_k", "AO falls as more interactions are perturbed (k)", _computed(runs), "k",
+                       "ao", -1, ["model"])
 
 
 def present_baselines(runs: pd.DataFrame) -> list[str]:
@@ -794,3 +813,51 @@ def casper_lowest_per_group_claim(runs: pd.DataFrame, metric: str = "jaccard", c
     return ordering_claim(id, f"CASPER gives the lowest {display_name(metric)} in every MRR group", groups_long(
         done, ["selector", *cells], metric), "selector", [("casper", o) for o in others], metric,
         ["group", *cells], higher=False)
+
+
+# --- the reduced-scale page: its grid and its claims -------------------------------------------------
+
+@dataclasses.dataclass(frozen=True)
+class ReducedScaleGrid(CasperGrid):
+    """The reduced-scale claims page: every selector of ``selectors`` on every perturbation of
+    ``perturbations`` (one perturbed interaction: ``ks``, normally 1), as the Table 3 page lays them
+    out, and CASPER's deletion (LOO) at each number of perturbed interactions of ``casper_ks`` (Figure
+    8(a)'s sweep, on every model of ``models``)."""
+
+    casper_ks: tuple[int, ...] = option((1,), min=1, doc="k of CASPER's deletion sweep (Figure 8(a))")
+
+    def runs(self):
+        plain = CasperGrid(**{f.name: getattr(self, f.name) for f in dataclasses.fields(CasperGrid)})
+        sweep = dataclasses.replace(plain, selectors=("casper",), perturbations=("loo",), ks=self.casper_ks)
+        return list(dict.fromkeys(CasperGrid.runs(plain) + CasperGrid.runs(sweep)))  # k = 1 listed once
+
+
+PAGE_GRIDS = {"claims-reduced-scale-cpu": ReducedScaleGrid, "figure-08-perturbation-count-and-runtime": Figure8Grid}
+"""The grid class of each CASPER page whose runs are not one :class:`CasperGrid` (its notebook's parameters)."""
+
+
+def page_grid_class(stem: str) -> type[CasperGrid]:
+    """The grid class whose runs are those the CASPER page ``stem`` reads (:class:`CasperGrid` unless
+    :data:`PAGE_GRIDS` names another)."""
+    return PAGE_GRIDS.get(stem, CasperGrid)
+
+
+def one_interaction(runs: pd.DataFrame) -> pd.DataFrame:
+    """The runs that perturb one interaction (k = 1): the rows Table 3 and the chapter's claims read."""
+    return runs[runs["k"] == 1] if "k" in runs else runs
+
+
+def casper_k_sweep(runs: pd.DataFrame) -> pd.DataFrame:
+    """CASPER's deletion runs at every k (Figure 8(a)'s sweep)."""
+    return runs[(runs["selector"] == "casper") & (runs["perturbation"] == "loo")]
+
+
+def reduced_scale_claims(runs: pd.DataFrame) -> pd.DataFrame:
+    """Every CASPER claim the reduced-scale page can test on its runs: the chapter's deletion claims
+    (:func:`chapter_claims`) and Table 3's (:func:`table3_claims`) on the runs perturbing one
+    interaction, and ``ao_falls_with_k`` (:func:`k_trend_claim`) on CASPER's deletion sweep over k."""
+    from .claims import claims_frame
+
+    single = one_interaction(runs)
+    rows = pd.concat([chapter_claims(single), table3_claims(single)], ignore_index=True).to_dict("records")
+    return claims_frame(rows + [k_trend_claim(casper_k_sweep(runs))])

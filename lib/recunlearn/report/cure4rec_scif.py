@@ -235,15 +235,14 @@ def overview_claims(aspects: pd.DataFrame) -> pd.DataFrame:
     Efficiency is a speed-up over the Retrain timed beside each run (:func:`overview_aspects`), so a
     SCIF run and an EU run are compared whenever both have one; an EU run without a Retrain recorded
     within 30 minutes of it has none, is left out, and the evidence counts it."""
-    eu = EU_METHODS
     frame = aspects if "seed" in aspects else aspects.assign(seed=0)
     cells = ["dataset", "model"]
     rows = [speedup_ordering("scif_beats_eu_efficiency", "SCIF beats every EU method in efficiency", frame,
                              "efficiency", cells)]
     rows += [ordering_claim(f"scif_beats_eu_{aspect}", f"SCIF beats every EU method in {aspect}", frame, "method",
-                            [("scif", m) for m in eu], aspect, cells) for aspect in ["fairness", "utility"]]
+                            [("scif", m) for m in EU_METHODS], aspect, cells) for aspect in ["fairness", "utility"]]
     rows.append(ordering_claim("eu_more_complete_than_scif", "EU methods are more complete than SCIF", frame, "method",
-                               [(m, "scif") for m in eu], "completeness", cells))
+                               [(m, "scif") for m in EU_METHODS], "completeness", cells))
     return claims_frame(rows)
 
 

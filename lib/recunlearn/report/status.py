@@ -56,7 +56,7 @@ ITEMS = [
               "casper/figure-03-random-loo-datasets", CASPER, 5),
     PaperItem("CASPER", "Figures 5, 6", "LatentCross: methods across datasets; stability by MRR group",
               "casper/figure-05-06-latentcross-datasets", CASPER, 5),
-    PaperItem("CASPER", "Claims of §5, §7.2-7.3 (not a paper item)", "The chapter's claims at a CPU-sized scale",
+    PaperItem("CASPER", "Claims of §5, §7.2-7.4 (not a paper item)", "The chapter's claims at a CPU-sized scale",
               "casper/claims-reduced-scale-cpu", ("foursquare",), 5),
     PaperItem("CASPER", "Figure 7", "LatentCross: stability by MRR group for every method",
               "casper/figure-07-mrr-groups", ("foursquare",), 13),

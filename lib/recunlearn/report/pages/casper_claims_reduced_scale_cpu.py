@@ -1,11 +1,13 @@
 """CASPER claims at a CPU-sized scale (not a paper item): the chapter's qualitative claims on a prefix
-of one dataset with a few epochs, the paper's full-scale Table 3(a) values beside ours for orientation."""
+of one dataset with a few epochs -- deletion and replacement with every selector, and CASPER's
+deletion of k = 1..8 interactions -- the paper's full-scale Table 3 values beside ours for orientation."""
 
 from __future__ import annotations
 
-from ...experiments.casper import CasperGrid, Collected
-from ..casper import chapter_claims, group_table, label_pending, rls_bars, summarize_rls, table3_view
-from ..compare import compare
+from ...experiments.casper import Collected
+from ..casper import (ReducedScaleGrid, casper_k_sweep, group_table, k_figure, label_pending, one_interaction,
+                      reduced_scale_claims, rls_bars, summarize_rls, table3_view)
+from ..compare import compare, mean_std_table
 from ..names import display_names
 from ..paper import paper_table
 from . import Page, cells_notice, computed_cells, runs_notice
@@ -18,41 +20,54 @@ RLS = ["ao", "rbo_min", "jaccard"]
 
 def build(collected: Collected | None = None, **params) -> Page:
     """The reduced-scale claims page at notebook parameters ``params``: its runs, our values beside the
-    paper's Table 3(a) (for orientation, not for a verdict), the chapter's claims and the glued values."""
-    grid, collected, command = collect_page(PAGE, CasperGrid, params, collected)
+    paper's Table 3 (for orientation, not for a verdict), CASPER's sweep over k, the claims and the
+    glued values."""
+    grid, collected, command = collect_page(PAGE, ReducedScaleGrid, params, collected)
     runs = collected.runs
-    summary = summarize_rls(runs, KEYS, RLS + ["mrr_original", "mrr_perturbed"])
+    single, sweep = one_interaction(runs), casper_k_sweep(runs)
+    summary = summarize_rls(single, KEYS, RLS + ["mrr_original", "mrr_perturbed"])
     paper = paper_table("casper-table-03")
     comparison = label_pending(compare(summary, paper[KEYS + ["metric", "value", "resolution"]], KEYS))
     comparison = comparison[comparison["model"].isin(grid.models) & comparison["selector"].isin(grid.selectors)
-                            & comparison["perturbation"].isin(grid.perturbations)]
-    claims = chapter_claims(runs)
+                            & comparison["perturbation"].isin(grid.perturbations)
+                            & (comparison["replacement"].isin(grid.replacements)
+                               | (comparison["perturbation"] == "loo"))]
+    claims = reduced_scale_claims(runs)
 
     perturbed_ao = summary[(summary["metric"] == "ao") & (summary["selector"] != "none")]["mean"]
     paper_ao = comparison[(comparison["metric"] == "ao") & comparison["paper"].notna()]["paper"]
     rows = f"the first {grid.max_rows:,} rows" if grid.max_rows else "all rows"
     values = {"ao_range": f"{perturbed_ao.min():.3f}-{perturbed_ao.max():.3f}" if len(perturbed_ao) else "not run",
               "paper_ao_range": f"{paper_ao.min():.2f}-{paper_ao.max():.2f}" if len(paper_ao) else "none",
+              "k_max": str(max(grid.casper_ks)),
               "scale": f"{rows} of {', '.join(display_names(grid.datasets))}, {grid.epochs} epochs, seeds "
                        f"{', '.join(map(str, grid.seeds))}, models {', '.join(display_names(grid.models))}, "
                        f"on {grid.device}"}
     computed = runs[runs["status"] == "computed"]
-    checks = [printed(computed[["model", "selector", "seed", "ao", "rbo_min", "jaccard", "mrr_original",
-                                "mrr_perturbed"]].round(2))]
+    checks = [printed(computed[["model", "selector", "perturbation", "replacement", "k", "seed", "ao", "rbo_min",
+                                "jaccard", "mrr_original", "mrr_perturbed"]].round(2))]
     rows_title = f"first {grid.max_rows:,} rows" if grid.max_rows else "all rows"
-    notices = {"table_3a": cells_notice("Our AO beside Table 3(a)", comparison[comparison["metric"] == "ao"],
-                                        command),
-               "rbo": runs_notice("RBO(0.9)", runs, command), "jaccard": runs_notice("Jaccard@10", runs, command),
-               "figure": runs_notice("The figure", runs, command),
-               "groups": runs_notice("Jaccard@10 by MRR group", runs, command)}
+    done_sweep = sweep[sweep["status"] == "computed"]
+    sweep_summary = summarize_rls(sweep, ["model", "k"], ["ao"])
+    notices = {"table_3a": cells_notice("Our AO beside Table 3", comparison[comparison["metric"] == "ao"], command),
+               "rbo": runs_notice("RBO(0.9)", single, command), "jaccard": runs_notice("Jaccard@10", single, command),
+               "figure": runs_notice("The figure", single, command),
+               "groups": runs_notice("Jaccard@10 by MRR group", single, command),
+               "k_sweep": runs_notice("CASPER's sweep over k", sweep, command),
+               "k_figure": runs_notice("The sweep's figure", sweep, command)}
+    deletion = summary[(summary["metric"].isin(RLS)) & (summary["perturbation"] == "loo")]
     return Page(
         PAGE, grid, runs, collected.pending, None, claims,
         tables={"runs": status_counts(runs), "table_3a": table3_view(computed_cells(comparison)),
                 "rbo": table3_view(comparison, "rbo_min"), "jaccard": table3_view(comparison, "jaccard"),
-                "groups": group_table(runs, ["model", "selector"], "jaccard").round(3)},
-        figures={"figure": lambda: rls_bars(summary[summary["metric"].isin(RLS)], x="selector", hue="model",
-                                            metrics=RLS, title=f"Foursquare, {rows_title}, {grid.epochs} epochs: "
-                                                               "M vs M' after one deletion")},
+                "groups": group_table(single[single["perturbation"] == "loo"], ["model", "selector"],
+                                      "jaccard").round(3),
+                "k_sweep": mean_std_table(done_sweep, ["model", "k"], RLS)},
+        figures={"figure": lambda: rls_bars(deletion, x="selector", hue="model", metrics=RLS,
+                                            title=f"Foursquare, {rows_title}, {grid.epochs} epochs: "
+                                                  "M vs M' after one deletion"),
+                 "k_figure": lambda: k_figure(sweep_summary, ["ao"], f"Foursquare, {rows_title}, {grid.epochs} "
+                                              "epochs: CASPER deletes k interactions", by="model")},
         values=values,
         notices={name: notice for name, notice in notices.items() if notice is not None},
         checks=checks, claims_command=command)
