@@ -276,8 +276,28 @@ def test_the_method_comparison_counts_only_its_own_runs_when_extra_deletions_are
     half = computed[computed["seed"] != 0].copy()  # a comparison run pending too: counted among its own runs
     half.attrs["pending"] = [c.to_dict() for c in grid.runs() if c.extra_deletion != "none" or c.seed == 0]
     notice = builder(stem)(runs=half, **params(stem, "paper")).notice("overview")
-    n_comparison = int((~extra).sum())
+    comparison = ~extra & (runs["partition"] == "own") & ((runs["n_shards"] == grid.n_shards)
+                                                          | (runs["method"] == "retrain"))
+    n_comparison = int(comparison.sum())  # the ablation's runs (other partitions, other K) are not the comparison's
+    assert n_comparison == 3 * 4 < int((~extra).sum())
     assert notice.partial and f"{n_comparison // 3} of {n_comparison} runs" in notice.why
+
+
+def test_the_overview_reads_the_ablation_at_its_scale_and_keeps_it_out_of_the_comparison():
+    stem = "claims-abstract"
+    grid = page_grid_class(stem).from_params(params(stem, "paper"))
+    ablation = grid.ablation()
+    assert ablation is not None and set(ablation.runs()) <= set(grid.runs())
+    assert {c.n_shards for c in grid.runs() if c.method == "sru" and c.extra_deletion == "none"} == {2, 4, 8, 16}
+    page = builder(stem)(runs=page_runs(stem, True, "paper"), **params(stem, "paper"))
+    assert {"sru_similarity_partition_helps", "sru_centroid_attention_helps", "sru_more_shards_faster",
+            "sru_more_shards_less_accurate"} <= set(page.claims["id"])
+    overview = page.tables["overview"]
+    assert len(overview) == 4  # one row per method: SRU at other K and the swapped partitions are not in it
+    no_ablation = {**params(stem, "paper"), "ABLATION_PARTITIONS": None, "ABLATION_SHARD_COUNTS": None}
+    assert page_grid_class(stem).from_params(no_ablation).ablation() is None
+    with pytest.raises(ConfigError, match="ABLATION_PARTITIONS"):
+        page_grid_class(stem).from_params({**no_ablation, "ABLATION_PARTITIONS": ["shuffled"]})
 
 
 @pytest.mark.parametrize("stem", sorted(PAGE_GRIDS))

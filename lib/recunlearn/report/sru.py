@@ -32,7 +32,7 @@ import numpy as np
 import pandas as pd
 
 from ..experiments.config import option
-from ..experiments.sru import OWN_PARTITION, SruGrid
+from ..experiments.sru import OWN_PARTITION, PARTITIONS, SruGrid
 from ..unlearning.sru import HIT_KS, N_NEGATIVES
 from .claims import band_claim, claims_frame, ordering_claim, trend_claim
 from .compare import format_mean_std, mean_std_table
@@ -396,7 +396,42 @@ class SruAblationGrid(SruGrid):
         return list(dict.fromkeys(listed))
 
 
-PAGE_GRIDS = {"claims-abstract": SruPageGrid, "recommendation-accuracy": SruGrid, "unlearning-efficiency": SruGrid,
+@dataclasses.dataclass(frozen=True)
+class SruOverviewGrid(SruPageGrid):
+    """The overview page: :class:`SruPageGrid`'s runs (the method comparison and the extra-deletion
+    sweep) and, when ``ablation_partitions`` or ``ablation_shard_counts`` is given, the ablation
+    page's runs at the same scale (:class:`SruAblationGrid`: every sharded method of ``methods`` on
+    each of ``ablation_partitions`` at ``n_shards`` shards, SRU at each of ``ablation_shard_counts``)."""
+
+    ablation_partitions: tuple[str, ...] | None = option(None, choices=(*PARTITIONS, None),
+                                                         doc="partitions of the ablation; None: no partition ablation")
+    ablation_shard_counts: tuple[int, ...] | None = option(None, min=1,
+                                                           doc="K of the ablation's shard-count sweep (SRU); None: none")
+
+    def ablation(self) -> SruAblationGrid | None:
+        """The ablation part of the grid, or None without one."""
+        if not (self.ablation_partitions or self.ablation_shard_counts):
+            return None
+        plain = {f.name: getattr(self, f.name) for f in dataclasses.fields(SruGrid)}
+        return SruAblationGrid(**{**plain, "methods": tuple(m for m in self.methods if m != "retrain") or ("sru",),
+                                  "partitions": self.ablation_partitions or ("own",), "extra_deletions": ("none",),
+                                  "n_extras": (0,), "shard_counts": self.ablation_shard_counts or ()})
+
+    def runs(self):
+        ablation = self.ablation()
+        return list(dict.fromkeys(SruPageGrid.runs(self) + (ablation.runs() if ablation else [])))
+
+
+def comparison_runs(runs: pd.DataFrame, n_shards: int) -> pd.DataFrame:
+    """The runs of the method comparison and the extra-deletion sweep among a page's runs: each method on
+    its own partition, at ``n_shards`` shards (Retrain: one model); the ablation's other runs left out."""
+    if runs.empty:
+        return runs
+    keep = (_column(runs, "partition", "own") == "own") & ((runs["n_shards"] == n_shards) | (runs["method"] == "retrain"))
+    return runs[keep]
+
+
+PAGE_GRIDS = {"claims-abstract": SruOverviewGrid, "recommendation-accuracy": SruGrid, "unlearning-efficiency": SruGrid,
               "unlearning-effectiveness": SruPageGrid, "ablations": SruAblationGrid}
 """The grid class of each SRU page with runs (its notebook's parameters)."""
 

@@ -8,27 +8,37 @@ import pandas as pd
 
 from ..plots import sweep_lines
 from ..sru import ablation_claims, ablation_points, partition_table, shard_count_table
-from . import Page
+from . import Notice, Page
 from .cure4rec_runs import notices, runs_notice, runs_table
 from .sru_runs import collect_page, computed_text, sweep_notice
 
 PAGE = "sru/ablations"
 
 
+def ablation_items(runs: pd.DataFrame, n_shards: int, total: int, pending: pd.DataFrame,
+                   command: str | None) -> tuple[dict, dict, dict[str, Notice | None]]:
+    """``(tables, figures, notices)`` of the ablation on a page's ``runs`` (``total`` runs listed, ``pending``
+    without a record): NDCG@10 of every aggregation on random and similarity shards at ``n_shards``, SRU
+    by number of shards (table and curves). Shared by this page and the overview at its scale."""
+    points = ablation_points(runs)
+    sweep = points[(points["method"] == "sru") & (points["shards"] == "similarity")] if len(points) else points
+    tables = {"partitions": partition_table(runs, n_shards), "shard_counts": shard_count_table(runs)}
+    figures = {"shard_count_figure": lambda: sweep_lines(sweep, "n_shards", ["ndcg@10", "unlearn_seconds", "hit@10"],
+                                                         "model", "SRU against the number of shards K")}
+    shown = {"partitions": runs_notice("Partition × aggregation", total, pending, command),
+             "shard_counts": runs_notice("The shard-count sweep", total, pending, command),
+             "shard_count_figure": sweep_notice("The shard-count curves", sweep, "n_shards", total, pending, command)}
+    return tables, figures, shown
+
+
 def build(runs: pd.DataFrame | None = None, **params) -> Page:
     """The ablation page at notebook parameters ``params`` (``runs`` replaces the collected runs)."""
     grid, runs, pending, command = collect_page(PAGE, params, runs)
     total = len(grid.runs())
-    points = ablation_points(runs)
-    sweep = points[(points["method"] == "sru") & (points["shards"] == "similarity")] if len(points) else points
+    tables, figures, shown = ablation_items(runs, grid.n_shards, total, pending, command)
     return Page(
         PAGE, grid, runs, pending, None, ablation_claims(runs, grid.n_shards),
-        tables={"runs": runs_table(total, pending), "partitions": partition_table(runs, grid.n_shards),
-                "shard_counts": shard_count_table(runs)},
-        figures={"figure": lambda: sweep_lines(sweep, "n_shards", ["ndcg@10", "unlearn_seconds", "hit@10"], "model",
-                                               "SRU against the number of shards K")},
+        tables={"runs": runs_table(total, pending), **tables}, figures={"figure": figures["shard_count_figure"]},
         notices=notices(runs=runs_notice("The runs of this page", total, pending, command),
-                        partitions=runs_notice("Partition × aggregation", total, pending, command),
-                        shard_counts=runs_notice("The shard-count sweep", total, pending, command),
-                        figure=sweep_notice("The shard-count curves", sweep, "n_shards", total, pending, command)),
+                        **{("figure" if k == "shard_count_figure" else k): v for k, v in shown.items()}),
         checks=[computed_text(runs, total)], claims_command=command)
