@@ -405,6 +405,29 @@ def test_failed_runs_are_reported_and_the_others_go_on(tmp_path):
     assert "RuntimeError: asked to fail" in lines[0]
 
 
+def test_reduced_scale_runs_keep_their_stored_models_apart_from_the_paper_scale_ones(tmp_path, monkeypatch):
+    """A run on a prefix of its data stores its shared models in a subfolder, so that cheap models never
+    push the paper-scale ones (tens of CPU-minutes each) out of a kind's most recently used files."""
+    from recunlearn.compute import executors
+    from recunlearn.experiments.casper import CasperConfig
+    from recunlearn.experiments.sru import SruConfig
+
+    base = str(tmp_path / "models")
+    assert executors.models_dir(CasperConfig(epochs=50), base) == base
+    assert executors.models_dir(SruConfig(), base) == base
+    assert executors.models_dir(CasperConfig(max_rows=20000), base) == str(tmp_path / "models" / "reduced-scale")
+    assert executors.models_dir(SruConfig(max_sessions=5000), base) == str(tmp_path / "models" / "reduced-scale")
+    assert executors.models_dir(SruConfig(max_sessions=5000), None) is None
+    seen = []
+    monkeypatch.setattr("recunlearn.experiments.records.run_or_load",
+                        lambda config, *a, **k: seen.append(os.environ.get(paths.MODELS_ENV)))
+    monkeypatch.setenv(paths.MODELS_ENV, base)
+    for config in (CasperConfig(max_rows=20000), CasperConfig()):
+        assert executors.compute_run(config, tmp_path / "records")[0] == "computed"
+        assert os.environ[paths.MODELS_ENV] == base  # set around the run only
+    assert seen == [str(tmp_path / "models" / "reduced-scale"), base]
+
+
 # --- running: the command with local worker processes --------------------------------------------------------
 
 def test_compute_writes_each_record_and_resumes_where_it_stopped(tmp_path):

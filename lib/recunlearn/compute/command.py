@@ -11,7 +11,9 @@ no run after M minutes.
 
 Local workers keep the trained models a batch's runs share (CASPER's originals, SRU's full-data and
 shard models) in ``<cache>/models`` (``RECUNLEARN_MODELS`` when set), so a batch stopped midway does
-not train them again when a later session resumes it (see :mod:`recunlearn.experiments.stored_models`).
+not train them again when a later session resumes it (see :mod:`recunlearn.experiments.stored_models`);
+runs on a prefix of their data keep theirs in its ``reduced-scale`` subfolder
+(:func:`~recunlearn.compute.executors.models_dir`).
 """
 
 from __future__ import annotations

@@ -69,18 +69,42 @@ def prepare_worker_process() -> None:
         _prepared = True
 
 
+REDUCED_SCALE_MODELS = "reduced-scale"
+"""The subfolder of the stored-models directory that keeps the models of runs on a prefix of their data."""
+
+
+def models_dir(config, base: str | None) -> str | None:
+    """Where the run of ``config`` keeps the models its batch shares (``RECUNLEARN_MODELS``): ``base``,
+    or its :data:`REDUCED_SCALE_MODELS` subfolder for a run on a prefix of its data (``max_rows`` or
+    ``max_sessions`` set). Each kind of stored model keeps its most recently used files only, and a
+    reduced-scale model (seconds to train again) must not push out a paper-scale one (tens of
+    CPU-minutes). None when ``base`` is None (no models stored)."""
+    if base is None:
+        return None
+    reduced = any(getattr(config, name, None) is not None for name in ("max_rows", "max_sessions"))
+    return str(Path(base) / REDUCED_SCALE_MODELS) if reduced else base
+
+
 def compute_run(config, records_dir: Path) -> tuple[str, float, str]:
     """(status, seconds, error) of making ``config``'s record in ``records_dir``: loaded when a done
-    record is there, else computed and written by ``run_or_load``; an exception is a failed run."""
+    record is there, else computed and written by ``run_or_load`` with its stored models in
+    :func:`models_dir`; an exception is a failed run."""
     from ..experiments.records import record_key, run_or_load
+    from ..paths import MODELS_ENV
 
     start = time.perf_counter()
+    base = os.environ.get(MODELS_ENV)
     try:
         if is_done(read_record(Path(records_dir) / config.experiment / f"{record_key(config)}.json")):
             return "loaded", time.perf_counter() - start, ""
+        if base is not None:
+            os.environ[MODELS_ENV] = models_dir(config, base)
         run_or_load(config, Path(records_dir), recompute=True)
     except Exception as exc:  # noqa: BLE001 - a failed run is reported, the others go on
         return "failed", time.perf_counter() - start, f"{type(exc).__name__}: {exc}"
+    finally:
+        if base is not None:
+            os.environ[MODELS_ENV] = base
     return "computed", time.perf_counter() - start, ""
 
 
