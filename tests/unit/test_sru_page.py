@@ -292,8 +292,9 @@ def test_the_overview_reads_the_ablation_at_its_scale_and_keeps_it_out_of_the_co
     page = builder(stem)(runs=page_runs(stem, True, "paper"), **params(stem, "paper"))
     assert {"sru_similarity_partition_helps", "sru_centroid_attention_helps", "sru_more_shards_faster",
             "sru_more_shards_less_accurate"} <= set(page.claims["id"])
-    overview = page.tables["overview"]
-    assert len(overview) == 4  # one row per method: SRU at other K and the swapped partitions are not in it
+    overview = page.tables["overview"]  # a column per method, a row per measure
+    assert list(overview.columns) == ["Retrain", "SISA", "RecEraser", "SRU"]
+    assert (overview.xs("runs", level=-1) == "3").all(axis=None)  # SRU at other K, swapped partitions: not in it
     no_ablation = {**params(stem, "paper"), "ABLATION_PARTITIONS": None, "ABLATION_SHARD_COUNTS": None}
     assert page_grid_class(stem).from_params(no_ablation).ablation() is None
     with pytest.raises(ConfigError, match="ABLATION_PARTITIONS"):

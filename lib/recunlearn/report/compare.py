@@ -141,17 +141,20 @@ def format_mean_std(mean: float, std: float, digits: int = 4, pending: str = "pe
     return f"{format_number(mean, digits)} ± {format_number(abs(std) if pd.notna(std) else 0.0, digits)}"
 
 
-def mean_std_table(runs: pd.DataFrame, keys: list[str], metrics: list[str], digits: int = 4) -> pd.DataFrame:
+def mean_std_table(runs: pd.DataFrame, keys: list[str], metrics: list[str], digits: int | dict[str, int] = 4
+                   ) -> pd.DataFrame:
     """One row per ``keys``: ``mean ± std`` over seeds of each of ``metrics`` (those present; ``—`` where
     the mean is undefined; ``(1 run)`` for a single value) with a ``runs`` count (seeds, times the
     unlearning sets or selectors a row pools), display names, in the papers' order; empty when there
-    is no run or no such metric."""
+    is no run or no such metric. ``digits``: decimals, for every metric or by metric (4 where a
+    mapping names none)."""
     metrics = [m for m in metrics if m in runs]
     if runs.empty or not metrics:
         return pd.DataFrame()
+    places = digits if isinstance(digits, dict) else {}
     grouped = runs.groupby(keys)[metrics]
     mean, std, count = grouped.mean(), grouped.std(), grouped.count()
-    table = pd.DataFrame({m: [format_mean_std(a, b, digits, MISSING_TEXT, n)
+    table = pd.DataFrame({m: [format_mean_std(a, b, places.get(m, 4) if places else digits, MISSING_TEXT, n)
                               for a, b, n in zip(mean[m], std[m], count[m])] for m in metrics}, index=mean.index)
     table.insert(0, "runs", grouped.size())
     return display_frame(sort_paper_order(table.reset_index(), keys), index=keys)

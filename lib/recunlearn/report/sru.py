@@ -78,8 +78,19 @@ def shards_used(runs: pd.DataFrame) -> pd.Series:
 
 def overview_table(runs: pd.DataFrame) -> pd.DataFrame:
     """Mean ± std over seeds per dataset, model and method (no extra deletion): accuracy, HIT@10
-    after and before retraining, unlearning time."""
-    return mean_std_table(main_runs(runs), ["dataset", "model", "method"], ACCURACY + FORGETTING + TIME)
+    after and before retraining, unlearning time (seconds to one decimal). One row per dataset, model
+    and measure, one column per method, so that the four methods fit the page side by side."""
+    table = mean_std_table(main_runs(runs), ["dataset", "model", "method"], ACCURACY + FORGETTING + TIME,
+                           digits={m: 1 for m in TIME})
+    if table.empty:
+        return table
+    methods = list(dict.fromkeys(table.index.get_level_values(-1)))
+    measures = list(table.columns)
+    long = table.astype(str).stack()
+    long.index = long.index.set_names("Measure", level=-1)
+    wide = long.unstack(table.index.names[-1]).reindex(columns=methods)
+    order = {measure: i for i, measure in enumerate(measures)}
+    return wide.sort_index(level=-1, key=lambda level: level.map(order), sort_remaining=False)
 
 
 def accuracy_table(runs: pd.DataFrame) -> pd.DataFrame:
