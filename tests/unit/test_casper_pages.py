@@ -261,6 +261,8 @@ def test_claims_reduced_scale_table_matches_the_notebook_pipeline(monkeypatch):
     sweep = shown(page, "k_sweep", monkeypatch)[0]
     assert len(sweep) == 2 * 3 and sweep.loc[("LatentCross", "3"), display_name("ao")] == "0.8010 ± 0.0010"
     assert texts["claim_ao_falls_with_k"].startswith("reproduced")
+    figure = shown(page, "k_figure", monkeypatch)[0]
+    assert [t.get_text() for t in figure.axes[0].get_legend().get_texts()] == ["LSTM", "LatentCross"]  # one per model
     # Table 3's claims read the runs of one interaction only: CASPER at k = 3 is not a fourth CASPER
     assert texts["claim_casper_lowest_ao"].startswith("reproduced")
     assert texts["claim_unpopular_strongest_replacement"].startswith("inconclusive")  # the same made-up AO
