@@ -417,7 +417,6 @@ def test_reduced_scale_runs_keep_their_stored_models_apart_from_the_paper_scale_
     assert executors.models_dir(SruConfig(), base) == base
     assert executors.models_dir(CasperConfig(max_rows=20000), base) == str(tmp_path / "models" / "reduced-scale")
     assert executors.models_dir(SruConfig(max_sessions=5000), base) == str(tmp_path / "models" / "reduced-scale")
-    assert executors.models_dir(SruConfig(max_sessions=5000), None) is None
     seen = []
     monkeypatch.setattr("recunlearn.experiments.records.run_or_load",
                         lambda config, *a, **k: seen.append(os.environ.get(paths.MODELS_ENV)))

@@ -9,9 +9,10 @@ import pytest
 
 import itertools
 
-from recunlearn.report.claims import (band_claim, band_p, check_claim, claim_text, claims_frame, corrected_outcomes,
-                                      holm, interleaved, ordering_claim, paired_p, sessions, signed_rank_p,
-                                      smallest_spearman_p, spearman_permutation, timed_together, trend_claim)
+from recunlearn.report.claims import (PAPER_CLAIM, SELF_CHECK, band_claim, band_p, check_claim, claim_text,
+                                      claims_frame, corrected_outcomes, holm, interleaved, joined_claims,
+                                      ordering_claim, paired_p, sessions, signed_rank_p, smallest_spearman_p,
+                                      spearman_permutation, timed_together, trend_claim)
 from recunlearn.report.compare import cell_tolerance, compare, printed_resolution, verdict, within_text
 from recunlearn.report.verdicts import VERDICTS, base_verdict, combine, page_verdict
 
@@ -384,6 +385,11 @@ def test_claim_ids_must_be_unique_and_text_shows_the_p_value():
     assert claim_text(row) == "reproduced (3 of 3 cells; p < 0.001)"
     with pytest.raises(ValueError, match="unique"):
         claims_frame([row, row])
+    other = {**row, "id": "b", "kind": SELF_CHECK}
+    joined = joined_claims(claims_frame([row]), claims_frame([other]))
+    assert list(joined["id"]) == ["a", "b"] and list(joined["kind"]) == [PAPER_CLAIM, SELF_CHECK]
+    with pytest.raises(ValueError, match="unique"):
+        joined_claims(claims_frame([row]), claims_frame([row]))
 
 
 def _exact_runs(seeds=3):

@@ -73,14 +73,12 @@ REDUCED_SCALE_MODELS = "reduced-scale"
 """The subfolder of the stored-models directory that keeps the models of runs on a prefix of their data."""
 
 
-def models_dir(config, base: str | None) -> str | None:
+def models_dir(config, base: str) -> str:
     """Where the run of ``config`` keeps the models its batch shares (``RECUNLEARN_MODELS``): ``base``,
     or its :data:`REDUCED_SCALE_MODELS` subfolder for a run on a prefix of its data (``max_rows`` or
     ``max_sessions`` set). Each kind of stored model keeps its most recently used files only, and a
     reduced-scale model (seconds to train again) must not push out a paper-scale one (tens of
-    CPU-minutes). None when ``base`` is None (no models stored)."""
-    if base is None:
-        return None
+    CPU-minutes)."""
     reduced = any(getattr(config, name, None) is not None for name in ("max_rows", "max_sessions"))
     return str(Path(base) / REDUCED_SCALE_MODELS) if reduced else base
 

@@ -856,8 +856,8 @@ def reduced_scale_claims(runs: pd.DataFrame) -> pd.DataFrame:
     """Every CASPER claim the reduced-scale page can test on its runs: the chapter's deletion claims
     (:func:`chapter_claims`) and Table 3's (:func:`table3_claims`) on the runs perturbing one
     interaction, and ``ao_falls_with_k`` (:func:`k_trend_claim`) on CASPER's deletion sweep over k."""
-    from .claims import claims_frame
+    from .claims import claims_frame, joined_claims
 
     single = one_interaction(runs)
-    rows = pd.concat([chapter_claims(single), table3_claims(single)], ignore_index=True).to_dict("records")
-    return claims_frame(rows + [k_trend_claim(casper_k_sweep(runs))])
+    sweep = claims_frame([k_trend_claim(casper_k_sweep(runs))])
+    return joined_claims(chapter_claims(single), table3_claims(single), sweep)

@@ -91,6 +91,11 @@ def claims_frame(rows: Iterable[dict]) -> pd.DataFrame:
     return frame
 
 
+def joined_claims(*frames: pd.DataFrame) -> pd.DataFrame:
+    """One claims frame from several (a page testing claims of several groups); ids must stay unique."""
+    return claims_frame(pd.concat(frames, ignore_index=True).to_dict("records"))
+
+
 def cells_verdict(outcomes: Iterable[str | None]) -> str:
     """Verdict of a claim from its cells' outcomes (``holds``, ``fails``, ``noise``; None = not
     testable): ``pending`` with no testable cell, ``reproduced`` when every cell holds, ``not

@@ -151,10 +151,10 @@ def mean_std_table(runs: pd.DataFrame, keys: list[str], metrics: list[str], digi
     metrics = [m for m in metrics if m in runs]
     if runs.empty or not metrics:
         return pd.DataFrame()
-    places = digits if isinstance(digits, dict) else {}
+    places = digits if isinstance(digits, dict) else dict.fromkeys(metrics, digits)
     grouped = runs.groupby(keys)[metrics]
     mean, std, count = grouped.mean(), grouped.std(), grouped.count()
-    table = pd.DataFrame({m: [format_mean_std(a, b, places.get(m, 4) if places else digits, MISSING_TEXT, n)
+    table = pd.DataFrame({m: [format_mean_std(a, b, places.get(m, 4), MISSING_TEXT, n)
                               for a, b, n in zip(mean[m], std[m], count[m])] for m in metrics}, index=mean.index)
     table.insert(0, "runs", grouped.size())
     return display_frame(sort_paper_order(table.reset_index(), keys), index=keys)

@@ -56,15 +56,22 @@ def _column(runs: pd.DataFrame, name: str, default) -> pd.Series:
     return runs[name] if name in runs else pd.Series(default, index=runs.index)
 
 
-def main_runs(runs: pd.DataFrame, n_shards: int | None = None) -> pd.DataFrame:
-    """The method comparison: runs without extra deletion, each method on its own partition (and,
-    when given, at ``n_shards`` shards; Retrain always has one)."""
+def comparison_runs(runs: pd.DataFrame, n_shards: int | None = None) -> pd.DataFrame:
+    """The runs of the method comparison and of SRU's extra-deletion sweep: each method on its own
+    partition (and, when given, at ``n_shards`` shards; Retrain always has one), the ablation's other
+    partitions and numbers of shards left out."""
     if runs.empty:
         return runs
-    keep = (runs["extra_deletion"] == "none") & (_column(runs, "partition", "own") == "own")
+    keep = _column(runs, "partition", "own") == "own"
     if n_shards is not None and "n_shards" in runs:
         keep &= (runs["n_shards"] == n_shards) | (runs["method"] == "retrain")
     return runs[keep]
+
+
+def main_runs(runs: pd.DataFrame, n_shards: int | None = None) -> pd.DataFrame:
+    """The method comparison: :func:`comparison_runs` without extra deletion."""
+    runs = comparison_runs(runs, n_shards)
+    return runs[runs["extra_deletion"] == "none"] if len(runs) else runs
 
 
 def shards_used(runs: pd.DataFrame) -> pd.Series:
@@ -416,8 +423,8 @@ class SruOverviewGrid(SruPageGrid):
 
     ablation_partitions: tuple[str, ...] | None = option(None, choices=(*PARTITIONS, None),
                                                          doc="partitions of the ablation; None: no partition ablation")
-    ablation_shard_counts: tuple[int, ...] | None = option(None, min=1,
-                                                           doc="K of the ablation's shard-count sweep (SRU); None: none")
+    ablation_shard_counts: tuple[int, ...] | None = option(
+        None, min=1, doc="K of the ablation's shard-count sweep (SRU); None: none")
 
     def ablation(self) -> SruAblationGrid | None:
         """The ablation part of the grid, or None without one."""
@@ -431,15 +438,6 @@ class SruOverviewGrid(SruPageGrid):
     def runs(self):
         ablation = self.ablation()
         return list(dict.fromkeys(SruPageGrid.runs(self) + (ablation.runs() if ablation else [])))
-
-
-def comparison_runs(runs: pd.DataFrame, n_shards: int) -> pd.DataFrame:
-    """The runs of the method comparison and the extra-deletion sweep among a page's runs: each method on
-    its own partition, at ``n_shards`` shards (Retrain: one model); the ablation's other runs left out."""
-    if runs.empty:
-        return runs
-    keep = (_column(runs, "partition", "own") == "own") & ((runs["n_shards"] == n_shards) | (runs["method"] == "retrain"))
-    return runs[keep]
 
 
 PAGE_GRIDS = {"claims-abstract": SruOverviewGrid, "recommendation-accuracy": SruGrid, "unlearning-efficiency": SruGrid,

@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-import pandas as pd
-
 from ...experiments.casper import CasperGrid, Collected, renumbering_table
 from ..casper import (figure_4b_claims, figure_4b_example, idag_figure, position_claims, rls_bars, summarize_rls,
                       toy_scores, wilcoxon_pairs)
+from ..claims import joined_claims
 from ..names import display_name
 from . import Page, Notice, runs_notice
 from .casper_runs import collect_page, printed, status_counts
@@ -28,7 +27,7 @@ def build(collected: Collected | None = None, **params) -> Page:
     toy, graph, root_scores = figure_4b_example()
     summary = summarize_rls(runs, ["model", "perturbation", "selector"], RLS)
     tests = wilcoxon_pairs(runs, "selector", PAIRS, ["model", "perturbation"])
-    claims = pd.concat([figure_4b_claims(toy, graph, root_scores), position_claims(runs)], ignore_index=True)
+    claims = joined_claims(figure_4b_claims(toy, graph, root_scores), position_claims(runs))
 
     values = {"x3_score": int(root_scores.set_index("node").loc["X3", "cascade_score"]),
               "n_seeds": len(grid.seeds), "min_p": f"{1 / 2 ** len(grid.seeds):.3g}"}

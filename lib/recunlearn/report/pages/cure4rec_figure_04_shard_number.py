@@ -10,10 +10,8 @@ with one worker per shard. Each reading is a claim of its own."""
 
 from __future__ import annotations
 
-import pandas as pd
-
 from ...experiments.cure4rec_exact import ExactCollected
-from ..claims import claims_frame
+from ..claims import joined_claims
 from ..cure4rec import sweep_claims, with_retrain_gap
 from ..glance import with_page_runs
 from ..plots import sweep_lines
@@ -45,7 +43,7 @@ def build(collected: ExactCollected | None = None, parallel: ExactCollected | No
     if page_runs.parallel is not None:
         eu, read = parallel_reading(eu, page_runs.parallel.runs, "n_shards", "the number of shards")
         metrics.insert(2, PARALLEL)
-        claims = claims_frame(pd.concat([claims, read], ignore_index=True).to_dict("records"))
+        claims = joined_claims(claims, read)
         if grid.timing == "batched":  # two times side by side: each says how it was measured
             eu = eu.rename(columns={"unlearn_seconds": TOGETHER})
             metrics = [TOGETHER if m == "unlearn_seconds" else m for m in metrics]

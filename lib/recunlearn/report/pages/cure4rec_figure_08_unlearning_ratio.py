@@ -8,10 +8,8 @@ time with one worker per shard, which the paper's parallel training for exact un
 
 from __future__ import annotations
 
-import pandas as pd
-
 from ...experiments.cure4rec_exact import ExactCollected
-from ..claims import claims_frame
+from ..claims import joined_claims
 from ..cure4rec import sweep_claims, with_retrain_gap
 from ..glance import with_page_runs
 from ..plots import sweep_lines
@@ -41,7 +39,7 @@ def build(collected: ExactCollected | None = None, parallel: ExactCollected | No
         claims.loc[claims["id"] == "unlearn_seconds_falls", "claim"] += (
             " (the affected shards retrained together in one process)")
         sweep, read = parallel_reading(sweep, page_runs.parallel.runs, "ratio", "the unlearning ratio")
-        claims = claims_frame(pd.concat([claims, read], ignore_index=True).to_dict("records"))
+        claims = joined_claims(claims, read)
         sweep = sweep.rename(columns={"unlearn_seconds": TOGETHER})
         shown = [TOGETHER if m == "unlearn_seconds" else m for m in shown]
         shown.insert(2, PARALLEL)

@@ -10,7 +10,7 @@ from ...experiments.records import pending_reason
 from ...experiments.cure4rec_exact import ExactCollected
 from ...experiments.cure4rec_scif import ScifGrid, collect
 from ..cure4rec import time_claims, time_table
-from ..claims import claims_frame
+from ..claims import claims_frame, joined_claims
 from ..cure4rec_scif import same_retrain_check, scif_times
 from ..paper import paper_table
 from ..plots import method_bars
@@ -46,8 +46,7 @@ def build(collected: ExactCollected | None = None, scif_runs: pd.DataFrame | Non
                      "Tables 1/5 page, never here)") if not len(scif) else None
     return Page(
         PAGE, grid, runs, pending, None,
-        pd.concat([time_claims(runs, scif=scif), claims_frame([same_retrain_check(runs, scif_runs)])],
-                  ignore_index=True),
+        joined_claims(time_claims(runs, scif=scif), claims_frame([same_retrain_check(runs, scif_runs)])),
         tables={"runs": runs_table(total, pending),
                 "times": shown.set_index(KEYS).round(3),
                 "scif_times": scif.groupby(["dataset", "model", "selection"])[SCIF_SHOWN].mean().round(2)},

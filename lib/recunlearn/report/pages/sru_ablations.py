@@ -38,7 +38,6 @@ def build(runs: pd.DataFrame | None = None, **params) -> Page:
     tables, figures, shown = ablation_items(runs, grid.n_shards, total, pending, command)
     return Page(
         PAGE, grid, runs, pending, None, ablation_claims(runs, grid.n_shards),
-        tables={"runs": runs_table(total, pending), **tables}, figures={"figure": figures["shard_count_figure"]},
-        notices=notices(runs=runs_notice("The runs of this page", total, pending, command),
-                        **{("figure" if k == "shard_count_figure" else k): v for k, v in shown.items()}),
+        tables={"runs": runs_table(total, pending), **tables}, figures=figures,
+        notices=notices(runs=runs_notice("The runs of this page", total, pending, command), **shown),
         checks=[computed_text(runs, total)], claims_command=command)

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from ..claims import claims_frame
+from ..claims import joined_claims
 from ..plots import sweep_lines
 from ..sru import ablation_claims, comparison_runs, extra_deletion_points, overview_table, sru_claims
 from . import Page
@@ -26,8 +26,7 @@ def build(runs: pd.DataFrame | None = None, **params) -> Page:
     total = len(grid.runs())
     comparison = comparison_runs(runs, grid.n_shards)
     points = extra_deletion_points(comparison)
-    claims = claims_frame(pd.concat([sru_claims(comparison), ablation_claims(runs, grid.n_shards)],
-                                    ignore_index=True).to_dict("records"))
+    claims = joined_claims(sru_claims(comparison), ablation_claims(runs, grid.n_shards))
     ablation_tables, ablation_figures, ablation_notices = ablation_items(runs, grid.n_shards, total, pending, command)
     tables = {"runs": runs_table(total, pending), "overview": overview_table(comparison), **ablation_tables}
     figures = {"extra_deletion": lambda: sweep_lines(

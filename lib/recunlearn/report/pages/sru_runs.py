@@ -13,12 +13,9 @@ from ...experiments.cure4rec import pending_frame
 from ...experiments.records import record_key
 from ...experiments.sru import RUN_KEYS, SruConfig, collect_sru
 from ..claims import with_sessions
-from ..sru import page_grid_class
+from ..sru import main_runs, page_grid_class
 from . import Notice, reasons_text, validated
 from .cure4rec_runs import pending_command, runs_notice
-
-OWN = "own"
-"""The partition value of a method on its own partition (SISA random, RecEraser and SRU similarity)."""
 
 NO_PAPER_NUMBER = ("No table, figure value or setting of the SRU paper was available (only its abstract, a "
                    "figure caption, an evaluation card and the authors' code), so this page compares with no "
@@ -53,10 +50,10 @@ def comparison_notice(what: str, grid, pending: pd.DataFrame, command: str | Non
     """The notice of a table of the method comparison alone (:func:`~recunlearn.report.sru.main_runs`:
     no extra deletion, each method on its own partition at the grid's number of shards): it counts only
     those runs of ``grid``."""
-    listed = [c for c in grid.runs() if c.extra_deletion == "none" and c.partition == OWN
-              and (c.method == "retrain" or c.n_shards == grid.n_shards)]
+    configs = grid.runs()
+    listed = main_runs(pd.DataFrame([c.to_dict() for c in configs]), grid.n_shards)
     if pending is not None and len(pending):
-        pending = pending[pending["key"].isin({record_key(c) for c in listed})]
+        pending = pending[pending["key"].isin({record_key(configs[i]) for i in listed.index})]
     return runs_notice(what, len(listed), pending, command)
 
 
