@@ -435,3 +435,19 @@ def test_casper_vs_baselines_pairs_by_seed_and_gives_no_p_for_one_pair():
     assert table.loc["Random", "columns CASPER lower"] == "1 of 1"
     assert table.loc["TracIn", "pairs"] == 1 and np.isnan(table.loc["TracIn", "p (CASPER lower, one-sided)"])
     assert table.loc["TracIn", "test"] == "none (1 pair)"
+
+
+def test_reduced_scale_grid_adds_casper_deletion_sweep():
+    """The reduced-scale page reads its CasperGrid's runs and CASPER's deletion at every k of casper_ks
+    (k = 1 listed once)."""
+    from recunlearn.report.casper import ReducedScaleGrid, page_grid_class
+    grid = ReducedScaleGrid(models=("lstm",), selectors=("none", "random", "casper"), perturbations=("loo", "replace"),
+                            casper_ks=(1, 2, 4), seeds=(0,))
+    plain = CasperGrid(models=("lstm",), selectors=("none", "random", "casper"), perturbations=("loo", "replace"),
+                       seeds=(0,))
+    runs = grid.runs()
+    assert len(runs) == len(set(map(record_key, runs)))
+    extra = [c for c in runs if record_key(c) not in {record_key(p) for p in plain.runs()}]
+    assert sorted((c.selector, c.perturbation, c.k) for c in extra) == [("casper", "loo", 2), ("casper", "loo", 4)]
+    assert page_grid_class("claims-reduced-scale-cpu") is ReducedScaleGrid
+    assert page_grid_class("table-03-perturbation-methods") is CasperGrid

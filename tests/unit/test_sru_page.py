@@ -339,3 +339,30 @@ def test_every_page_with_runs_has_both_profiles_and_a_notebook():
         for profile in ("smoke", "paper"):
             page_grid_class(stem).from_params(params(stem, profile))  # valid parameters
     assert SruConfig().partition == "own"
+
+
+def test_page_grids_list_the_runs_of_their_parts():
+    """The method comparison without extra deletion, SRU's sweep over the named strategies and counts
+    (its own seeds), and the overview's ablation at the same scale: each run once."""
+    from recunlearn.report.sru import SruAblationGrid, SruOverviewGrid, SruPageGrid
+    page = SruPageGrid(methods=("retrain", "sru"), extra_deletions=("none", "ced"), n_extras=(0, 1, 3),
+                       seeds=(0, 1), extra_seeds=(0,))
+    main, extra = page.parts()
+    assert {(c.method, c.extra_deletion, c.n_extra, c.seed) for c in main.runs()} == {
+        (m, "none", 0, s) for m in ("retrain", "sru") for s in (0, 1)}
+    assert {(c.method, c.extra_deletion, c.n_extra, c.seed) for c in extra.runs()} == {
+        ("sru", "ced", 1, 0), ("sru", "ced", 3, 0)}
+    assert len(page.runs()) == len(set(map(str, page.runs()))) == 6
+    assert SruPageGrid(extra_deletions=("none",), n_extras=(0, 1)).parts()[1] is None
+
+    overview = SruOverviewGrid(methods=("retrain", "sisa", "sru"), ablation_partitions=("random", "own"),
+                               ablation_shard_counts=(2, 8), max_sessions=100)
+    ablation = overview.ablation()
+    assert isinstance(ablation, SruAblationGrid) and ablation.methods == ("sisa", "sru")
+    assert ablation.max_sessions == 100 and ablation.shard_counts == (2, 8)
+    runs = overview.runs()
+    assert len(runs) == len(set(map(str, runs)))
+    assert {(c.method, c.partition, c.n_shards) for c in runs} == {
+        ("retrain", "own", 1), ("sisa", "own", 8), ("sru", "own", 8), ("sru", "random", 8), ("sru", "own", 2)}
+    # (Retrain is one model; SISA's own partition is the random one: each listed once)
+    assert SruOverviewGrid().ablation() is None and SruOverviewGrid().runs() == SruPageGrid().runs()

@@ -18,6 +18,7 @@ from ..experiments.records import PENDING_CPU
 from ..models.sequential import SEQUENTIAL_MODELS
 from ..perturb.idag import IDAG, build_idag, cascade_scores
 from .compare import compare, format_mean_std, summarize_runs
+from .grids import as_base
 from .names import display_name, paper_sorted, sort_paper_order
 from .plots import FIGURE_DIR, PAGE_WIDTH_IN, legend_below, panel_grid, rotate_if_crowded, save, set_theme  # noqa: F401
 from .verdicts import INCONCLUSIVE, NOT_REPRODUCED, PARTLY, PENDING, REPRODUCED
@@ -827,8 +828,8 @@ class ReducedScaleGrid(CasperGrid):
     casper_ks: tuple[int, ...] = option((1,), min=1, doc="k of CASPER's deletion sweep (Figure 8(a))")
 
     def runs(self):
-        plain = CasperGrid(**{f.name: getattr(self, f.name) for f in dataclasses.fields(CasperGrid)})
-        sweep = dataclasses.replace(plain, selectors=("casper",), perturbations=("loo",), ks=self.casper_ks)
+        plain = as_base(self, CasperGrid)
+        sweep = as_base(self, CasperGrid, selectors=("casper",), perturbations=("loo",), ks=self.casper_ks)
         return list(dict.fromkeys(CasperGrid.runs(plain) + CasperGrid.runs(sweep)))  # k = 1 listed once
 
 

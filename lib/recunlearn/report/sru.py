@@ -36,6 +36,7 @@ from ..experiments.sru import OWN_PARTITION, PARTITIONS, SruGrid
 from ..unlearning.sru import HIT_KS, N_NEGATIVES
 from .claims import band_claim, claims_frame, ordering_claim, trend_claim
 from .compare import format_mean_std, mean_std_table
+from .grids import as_base
 from .names import MISSING_TEXT, display_frame, display_name, sort_paper_order
 
 CELLS = ["dataset", "model"]
@@ -382,14 +383,13 @@ class SruPageGrid(SruGrid):
 
     def parts(self) -> tuple[SruGrid, SruGrid | None]:
         """(the method comparison, the extra-deletion sweep or None)."""
-        plain = SruGrid(**{f.name: getattr(self, f.name) for f in dataclasses.fields(SruGrid)})
-        main = dataclasses.replace(plain, extra_deletions=("none",), n_extras=(0,))
+        main = as_base(self, SruGrid, extra_deletions=("none",), n_extras=(0,))
         ways = tuple(w for w in self.extra_deletions if w != "none")
         counts = tuple(n for n in self.n_extras if n > 0)
         if not (ways and counts):
             return main, None
-        return main, dataclasses.replace(plain, methods=("sru",), extra_deletions=ways, n_extras=counts,
-                                         seeds=self.extra_seeds or self.seeds)
+        return main, as_base(self, SruGrid, methods=("sru",), extra_deletions=ways, n_extras=counts,
+                             seeds=self.extra_seeds or self.seeds)
 
     def runs(self):
         main, extra = self.parts()
@@ -407,10 +407,9 @@ class SruAblationGrid(SruGrid):
     shard_counts: tuple[int, ...] = option((2, 4, 8, 16), min=1, doc="K of the shard-count sweep (SRU)")
 
     def runs(self):
-        fixed = SruGrid(**{f.name: getattr(self, f.name) for f in dataclasses.fields(SruGrid)})
-        listed = SruGrid.runs(fixed)
+        listed = SruGrid.runs(as_base(self, SruGrid))
         for k in self.shard_counts:
-            listed += SruGrid.runs(dataclasses.replace(fixed, methods=("sru",), partitions=("own",), n_shards=k))
+            listed += SruGrid.runs(as_base(self, SruGrid, methods=("sru",), partitions=("own",), n_shards=k))
         return list(dict.fromkeys(listed))
 
 
@@ -430,10 +429,9 @@ class SruOverviewGrid(SruPageGrid):
         """The ablation part of the grid, or None without one."""
         if not (self.ablation_partitions or self.ablation_shard_counts):
             return None
-        plain = {f.name: getattr(self, f.name) for f in dataclasses.fields(SruGrid)}
-        return SruAblationGrid(**{**plain, "methods": tuple(m for m in self.methods if m != "retrain") or ("sru",),
-                                  "partitions": self.ablation_partitions or ("own",), "extra_deletions": ("none",),
-                                  "n_extras": (0,), "shard_counts": self.ablation_shard_counts or ()})
+        plain = as_base(self, SruGrid, methods=tuple(m for m in self.methods if m != "retrain") or ("sru",),
+                        partitions=self.ablation_partitions or ("own",), extra_deletions=("none",), n_extras=(0,))
+        return SruAblationGrid(**dataclasses.asdict(plain), shard_counts=self.ablation_shard_counts or ())
 
     def runs(self):
         ablation = self.ablation()
