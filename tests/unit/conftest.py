@@ -10,6 +10,8 @@ fixture, a function that skips the test when a file is in none of the library's 
 
 from __future__ import annotations
 
+import functools
+
 import pytest
 
 from recunlearn import paths
@@ -57,6 +59,21 @@ def _need_local(dataset: str, *roles: str) -> None:
 def need_local():
     """``need_local(dataset, *roles)`` skips the test unless those files are available locally."""
     return _need_local
+
+
+@functools.lru_cache(maxsize=None)
+def _wikipedia_head():
+    from recunlearn.data.sequences import load_stream
+
+    return load_stream("wikipedia", max_rows=3000)
+
+
+@pytest.fixture
+def wikipedia_head(need_local):
+    """Wikipedia's first 3,000 rows as a CASPER stream (two training windows, one test window), loaded
+    once per test session; the test is skipped without the file."""
+    need_local("wikipedia", "raw")
+    return _wikipedia_head()
 
 
 @pytest.fixture

@@ -11,6 +11,7 @@ import pandas as pd
 import pytest
 import yaml
 
+from page_checks import no_empty_count, shown
 from recunlearn import paths
 from recunlearn.experiments.casper import RUN_KEYS, RUN_METRICS, CasperGrid, Collected
 from recunlearn.experiments.config import ConfigError
@@ -19,7 +20,7 @@ from recunlearn.report.casper import (group_table, label_pending, page_grid_clas
                                      table3_view)
 from recunlearn.report.compare import compare, paper_vs_ours_table
 from recunlearn.report.names import display_name, labelled
-from recunlearn.report.pages import EMPTY_COUNT, Notice, Page, notebook_parameters, published_claims, validated
+from recunlearn.report.pages import Notice, Page, notebook_parameters, published_claims, validated
 from recunlearn.report.paper import paper_table
 
 PARAMS = paths.REPO_ROOT / "notebooks" / "params" / "casper"
@@ -73,30 +74,11 @@ def fake_collected(grid: CasperGrid, pending: dict[str, str] | None = None) -> C
     return Collected(runs, pd.DataFrame(waiting, columns=[*RUN_KEYS, "reason", "key"]))
 
 
+
 def fake_page(stem: str, pending: dict[str, str] | None = None, **changes) -> Page:
     values = params(stem, **changes)
     grid = validated(page_grid_class(stem), values)
     return builder(stem)(collected=fake_collected(grid, pending), **values)
-
-
-def shown(page: Page, name: str, monkeypatch) -> list:
-    """What ``page.show(name)`` puts on the page: the figures it drew (left for the inline backend to
-    show), the objects it displayed, then the table it returned."""
-    import IPython.display
-    import matplotlib.pyplot as plt
-
-    out = []
-    monkeypatch.setattr(IPython.display, "display", lambda obj, **_: out.append(obj))
-    before = set(plt.get_fignums())
-    result = page.show(name)
-    drawn = [plt.figure(n) for n in plt.get_fignums() if n not in before]
-    return drawn + out + ([result] if result is not None else [])
-
-
-def no_empty_count(page: Page) -> None:
-    texts = page.texts()
-    bad = {name: text for name, text in texts.items() if EMPTY_COUNT.search(text)}
-    assert bad == {}
 
 
 # --- parameters ----------------------------------------------------------------------------------------

@@ -15,6 +15,7 @@ import pandas as pd
 import pytest
 import yaml
 
+from page_checks import no_empty_count, shown
 from recunlearn import paths
 from recunlearn.experiments.config import ConfigError
 from recunlearn.experiments.cure4rec import Collected, LearnGrid, pending_frame, pending_reason
@@ -26,7 +27,7 @@ from recunlearn.report.cure4rec import (EU_METHODS, active_concentration, compar
                                         concentration_claims, fairness_claims, shard_composition, sweep_claims,
                                         time_table, utility_claims, with_retrain_gap)
 from recunlearn.report.names import display_name, labelled
-from recunlearn.report.pages import EMPTY_COUNT, Notice, Page
+from recunlearn.report.pages import Notice, Page
 from recunlearn.report.paper import paper_table
 
 NOTEBOOKS = paths.REPO_ROOT / "notebooks" / "cure4rec"
@@ -87,6 +88,7 @@ def fake_exact(grid: ExactGrid, pending_models=()) -> ExactCollected:
     runs.attrs["pending"] = [c.to_dict() for c in pending]
     return ExactCollected(runs, pending_frame(pending, grid.device, EXACT_KEYS),
                           pd.DataFrame(shards, columns=SHARD_COLUMNS))
+
 
 
 def fake_variants(grid: ExactGrid) -> Collected:
@@ -194,25 +196,6 @@ def fake_page(stem: str, profile: str = "smoke", pending_models=(), **changes) -
                      **values)
     sweep = fake_sweep(grid) if grid.damping_sweep_grid() is not None else None
     return build(collected=fake_scif(grid), exact_mio=fake_exact_mio(grid), sweep=sweep, **values)
-
-
-def shown(page: Page, name: str, monkeypatch) -> list:
-    """What ``page.show(name)`` puts on the page: the figures it drew, the objects it displayed, then the
-    table it returned."""
-    import IPython.display
-    import matplotlib.pyplot as plt
-
-    out = []
-    monkeypatch.setattr(IPython.display, "display", lambda obj, **_: out.append(obj))
-    before = set(plt.get_fignums())
-    result = page.show(name)
-    drawn = [plt.figure(n) for n in plt.get_fignums() if n not in before]
-    return drawn + out + ([result] if result is not None else [])
-
-
-def no_empty_count(page: Page) -> None:
-    texts = page.texts()
-    assert {name: text for name, text in texts.items() if EMPTY_COUNT.search(text)} == {}
 
 
 # --- no package cycle; notebooks are parameters -> build -> show -> publish ---------------------------------
