@@ -82,6 +82,20 @@ def test_a_grid_can_serve_some_of_its_entry_s_pages_and_the_page_counts_only_its
     assert page_text(status, "fake/b").startswith("0 of 3 runs done")
 
 
+def test_the_status_page_plan_table_counts_a_shared_run_once_in_its_total(tmp_path):
+    from recunlearn.report.status import plan_table
+
+    plan_file = write_plan(tmp_path / "plan.yml", [fake_entry("first", seed=[0, 1]),
+                                                   fake_entry("second", pages=["fake/other"], seed=[1, 2])])
+    store(tmp_path / "records", fake_record(SleepConfig(seed=1)))  # the run both entries list
+    lines = plan_table(plan_status(plan_file, tmp_path / "records"))
+    assert lines[2].startswith("| `first` | fake/page | 2 | 1 | 2 | 1 |")
+    assert lines[3].startswith("| `second` | fake/other | 2 | 1 | 1 | 1 |")
+    assert lines[-1].startswith("| **the whole plan** | | | 1 | 3 | 2 |")
+    left = [float(line.rsplit("|", 2)[1]) for line in lines[2:]]
+    assert left[-1] == pytest.approx(left[0] + left[1], abs=0.11)
+
+
 @pytest.mark.parametrize("entries, message", [
     ([{**fake_entry("a"), "grids": [{"experiment": FAKE, "pages": ["fake/other"], "params": {}}]}],
      "a grid's pages must be a non-empty list of the entry's pages"),

@@ -195,14 +195,20 @@ def compute_plan_status():
 
 
 def plan_table(plan) -> list[str]:
-    """Markdown rows of the compute plan's entries (:func:`recunlearn.compute.summary.entry_rows`)."""
+    """Markdown rows of the compute plan's entries (:func:`recunlearn.compute.summary.entry_rows`), then
+    the whole plan: every run once (the runs the entries compute), how many are pending and their
+    CPU-hours."""
     from ..compute.summary import entry_rows
 
     lines = ["| entry | pages | runs listed | with a record | runs it computes | pending | CPU-hours left |",
              "|---|---|---|---|---|---|---|"]
-    for row in entry_rows(plan):
+    rows = entry_rows(plan)
+    for row in rows:
         lines.append(f"| `{row['entry']}` | {row['pages']} | {row['listed']} | {row['done']} | {row['computes']} | "
                      f"{row['pending']} | {row['cpu_hours_left']:.1f} |")
+    computes, pending = sum(r["computes"] for r in rows), sum(r["pending"] for r in rows)
+    lines.append(f"| **the whole plan** | | | {computes - pending} | {computes} | {pending} | "
+                 f"{sum(r['cpu_hours_left'] for r in rows):.1f} |")
     return lines
 
 
@@ -248,8 +254,9 @@ def render_status_page() -> str:
               "Every entry of `grids/plan.yml` in priority order, on CPU: the runs it lists and how many have a",
               "record, the runs it computes (those no earlier entry lists) and the CPU-hours left for them. A run",
               "several pages share is computed once, under the first entry that lists it: a later entry can list",
-              "runs without a record and still have none pending itself. `python -m recunlearn compute` runs",
-              "the entries in this order (`--dry-run` shows how each estimate was made).", "",
+              "runs without a record and still have none pending itself; the last row counts each run of the",
+              "plan once. `python -m recunlearn compute` runs the entries in this order (`--dry-run` shows how",
+              "each estimate was made).", "",
               *plan_table(plan)]
     lines += ["", "## Run records", "",
               "`python -m recunlearn audit` checks every committed record: *current* records are the ones",
