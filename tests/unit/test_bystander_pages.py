@@ -40,7 +40,7 @@ def made_up_q1_runs(pending: int = 0) -> pd.DataFrame:
 def test_q1_page_from_made_up_runs_judges_its_hypotheses():
     page = q1.build(runs=made_up_q1_runs(), **Q1_PARAMS)
     assert isinstance(page, Page) and list(page.notices) == ["claims"]
-    assert page.notice("claims").what == "Our hypotheses" and "1 of 4" in page.notice("claims").why
+    assert page.notice("claims").what == "Our hypotheses" and "2 of 5" in page.notice("claims").why
     claims = page.claims.set_index("id")["verdict"]
     assert claims["bystanders_unlearning_moves_lists"] == "reproduced"  # 6 pairs, all one way: p = 1/64
     who = page.claims.set_index("id").loc["bystanders_who_matters"]  # Retrain only: 3 pairs, a paired t-test
@@ -51,7 +51,9 @@ def test_q1_page_from_made_up_runs_judges_its_hypotheses():
     assert table[("", "runs")].tolist() == [3, 3]
     assert table.loc[(slice(None),) * 3 + ("Retrain",), ("Jaccard@10", "re-init. only")].iloc[0] == "0.371 ± 0.001"
     assert table[("Jaccard@10", "random rows")].tolist()[1] == "—"  # random rows: Retrain only
-    assert [c for c, _ in table.columns[1:]] == ["Jaccard@10"] * 3 + ['AO (paper\'s "RBO")', "identical top 10"]
+    assert [c for c, _ in table.columns[1:]] == ["Jaccard@10"] * 3 + ['AO (paper\'s "RBO")', "identical top 10",
+                                                                      "NDCG@20 after"]
+    assert claims["bystanders_disturbance_follows_utility"] == "pending"  # two methods: nothing to rank
     assert page.checks[0].splitlines()[0].split() == q1.CHECKED
 
 

@@ -505,3 +505,38 @@ def test_within_text_of_nothing_computed_reads_pending():
     assert within_text(comparison) == "pending (2 paper cells)"
     assert within_text(comparison.assign(ours=[0.3, np.nan], within_tol=[True, False])) == (
         "1 of 1 computed paper cells within tolerance (1 pending)")
+
+
+def _ranked_units(orders: list[list[int]], seeds: int = 3) -> pd.DataFrame:
+    """One cell per entry of ``orders``: units a..d with utility 4, 3, 2, 1 and, as the other metric,
+    the values of the entry (seed-level noise far below the gaps between units)."""
+    rows = []
+    for cell, values in enumerate(orders):
+        for unit, (x, y) in zip("abcd", zip([4, 3, 2, 1], values)):
+            rows += [{"cell": cell, "unit": unit, "seed": s, "x": x + 0.01 * s, "y": y - 0.01 * s}
+                     for s in range(seeds)]
+    return pd.DataFrame(rows)
+
+
+def test_rank_agreement_claim_known_answers():
+    from recunlearn.report.claims import rank_agreement_claim
+
+    def claim(orders, sign=+1, seeds=3):
+        return rank_agreement_claim("r", "r", _ranked_units(orders, seeds), "unit", "x", "y", ["cell"], sign=sign)
+
+    same = claim([[4, 3, 2, 1]])  # one cell of 4 units, same order: exact p = 1/4! = 1/24
+    assert same["verdict"] == "reproduced" and same["p_value"] == pytest.approx(1 / 24)
+    assert same["holds in"] == "1 of 1 cells by mean" and "ρ = +1.00 (x: a > b > c > d; y: a > b > c > d)" in same["evidence"]
+    assert claim([[4, 3, 2, 1]], seeds=1)["p_value"] == same["p_value"]  # the means are ranked, not the seeds
+    reversed_ = claim([[1, 2, 3, 4]])
+    assert reversed_["verdict"] == "not reproduced" and reversed_["p_value"] == pytest.approx(1.0)
+    assert claim([[1, 2, 3, 4]], sign=-1)["verdict"] == "reproduced"
+    assert claim([[4, 2, 3, 1]])["verdict"] == "inconclusive"  # ρ = +0.8 in one cell: p = 2/24 > 0.05
+    mostly = claim([[4, 3, 2, 1]] * 5 + [[3, 4, 1, 2], [4, 2, 3, 1]])  # ρ > 0 in every cell, two below 1
+    assert mostly["verdict"] == "reproduced" and mostly["holds in"] == "7 of 7 cells by mean"
+    one_against = claim([[4, 3, 2, 1]] * 6 + [[1, 2, 3, 4]])  # significant pooled, one cell reversed
+    assert one_against["verdict"] == "partly reproduced" and one_against["holds in"] == "6 of 7 cells by mean"
+    assert claim([[4, 3, 2, 1]] * 3)["p_value"] == claim([[4, 3, 2, 1]] * 3)["p_value"] < 1e-3  # seeded draws
+    few = rank_agreement_claim("r", "r", _ranked_units([[4, 3, 2, 1]]).query("unit in ['a', 'b']"), "unit", "x",
+                               "y", ["cell"])
+    assert few["verdict"] == "pending" and few["holds in"] == ""

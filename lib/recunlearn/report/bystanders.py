@@ -13,14 +13,19 @@ vocabulary as the papers' claims (``reproduced`` reads "holds in our runs"):
   (AO above Retrain's), because the users of unaffected shards keep their exact lists;
 - ``bystanders_core_moves_more`` (question 2, who is unlearned): unlearning the most active (core)
   users moves bystanders' top 10 more than unlearning random users, and random users more than the
-  least active (edge) ones.
+  least active (edge) ones;
+- ``bystanders_disturbance_follows_utility``: the methods rank alike by the utility they keep
+  (NDCG@20 of the unlearned model) and by how little they move bystanders' top 10 (Jaccard@10): the
+  methods that keep more utility disturb less (a rank agreement over the methods' means, per
+  dataset, backbone and unlearning set).
 """
 
 from __future__ import annotations
 
 import pandas as pd
 
-from .claims import band_claim, claims_frame, ordering_claim, paired_differences, trend_claim
+from .claims import (band_claim, claims_frame, ordering_claim, paired_differences, rank_agreement_claim,
+                     trend_claim)
 from .compare import mean_std_table
 from .names import MISSING_TEXT, display_name
 
@@ -29,9 +34,10 @@ CELLS = ["dataset", "model", "selection"]
 
 
 SHOWN = [("jaccard", ["unlearn", "reinit-only", "random-rows"]), ("ao", ["unlearn"]),
-         ("share_identical_top_k", ["unlearn"])]
+         ("share_identical_top_k", ["unlearn"]), ("ndcg_untruncated_after", ["unlearn"])]
 """What :func:`bystander_table` shows: each metric after the *after* models named (the controls'
-Jaccard@10 beside the unlearning's, the contrast the hypotheses test)."""
+Jaccard@10 beside the unlearning's, the contrast the hypotheses test; the utility the unlearned
+model keeps, which ``bystanders_disturbance_follows_utility`` ranks the methods by)."""
 AFTER_SHORT = {"unlearn": "unlearning", "reinit-only": "re-init. only", "random-rows": "random rows"}
 
 
@@ -39,9 +45,9 @@ def bystander_table(runs: pd.DataFrame) -> pd.DataFrame:
     """One row per dataset, model, unlearning set and method, display names, in the papers' order: the
     seeds (``runs``), then mean ± std over seeds of the bystanders' Jaccard@10 after the method's
     unlearning and after each control (re-initialisation only; as many random rows, Retrain only:
-    ``—`` for the other methods), and their AO and share of unchanged top 10 after the unlearning.
-    Columns are two-level (metric, *after* model). Every metric of every run (RBO, NDCG@20 before and
-    after) is in the page's runs download."""
+    ``—`` for the other methods), and their AO, share of unchanged top 10 and NDCG@20 after the
+    unlearning. Columns are two-level (metric, *after* model). Every metric of every run (RBO, NDCG@20
+    before) is in the page's runs download."""
     keys = ["dataset", "model", "selection", "method"]
     parts = []
     for metric, controls in SHOWN:
@@ -82,6 +88,10 @@ def bystander_claims(runs: pd.DataFrame) -> pd.DataFrame:
                        "Unlearning core users moves bystanders' top 10 more than unlearning random users, and random "
                        "users more than edge users", unlearn, "selection", [("core", "random"), ("random", "edge")],
                        "jaccard", ["dataset", "model", "method"], higher=False),
+        rank_agreement_claim("bystanders_disturbance_follows_utility",
+                             "The methods that keep more utility (NDCG@20 after unlearning) move bystanders' top 10 "
+                             "less (Jaccard@10): the two orders of the methods agree", unlearn, "method",
+                             "ndcg_untruncated_after", "jaccard", CELLS),
     ])
 
 

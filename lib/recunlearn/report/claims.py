@@ -24,6 +24,11 @@ How a claim is decided (alpha = :data:`~recunlearn.report.verdicts.ALPHA` = 0.05
   metric over seed-level points (not means), with a seeded permutation p-value (exact for up to 7
   points); a cell holds when p < alpha in the claimed direction and fails when p < alpha in the
   opposite one; cells combine by :func:`~recunlearn.report.verdicts.combine`;
+- **rank agreement claims** ("the methods that keep more utility disturb less"): per cell,
+  Spearman's ρ between the units' (methods') means over seeds of two metrics; the mean ρ over the
+  cells is tested by a permutation test that reorders the units within each cell (the units, not
+  the seeds, are the points ranked); reproduced when significant and every cell's ρ has the claimed
+  sign, partly reproduced when significant but not in every cell (:func:`rank_agreement_claim`);
 - **band claims** ("between 0.75 and 0.95"): per cell, one-sided t-tests of the seed values'
   mean against both ends; holds when the mean is significantly inside both, fails when it is
   significantly outside one;
@@ -46,6 +51,7 @@ How a claim is decided (alpha = :data:`~recunlearn.report.verdicts.ALPHA` = 0.05
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import json
 import math
@@ -264,22 +270,46 @@ def spearman_permutation(x, y, n_permutations: int = N_PERMUTATIONS, seed: int =
     x, y = x[keep], y[keep]
     if len(x) < 3 or np.ptp(x) == 0 or np.ptp(y) == 0:
         return float("nan"), 1.0, 1.0
-    rx, ry = _ranks(x), _ranks(y)
+    ranks = _centred_ranks(x, y)
+    rho = ranks.rho()
+    exact = math.factorial(len(y)) <= 5040
+    rng = None if exact else np.random.default_rng(seed)
+    return (rho, *_permutation_p(rho, ranks.null_rhos(exact, n_permutations, rng), exact, n_permutations))
+
+
+@dataclasses.dataclass(frozen=True)
+class _CentredRanks:
+    """Ranks of x and y (ties averaged) minus their means, and the norm that makes their product ρ."""
+
+    x: np.ndarray
+    y: np.ndarray
+    scale: float
+
+    def rho(self) -> float:
+        return float(self.x @ self.y / self.scale)
+
+    def null_rhos(self, exact: bool, n_permutations: int, rng) -> np.ndarray:
+        """ρ after reassigning the y ranks to the points: every permutation (``exact``), else
+        ``n_permutations`` random ones drawn from ``rng``."""
+        perms = (np.array(list(itertools.permutations(self.y))) if exact
+                 else rng.permuted(np.tile(self.y, (n_permutations, 1)), axis=1))
+        return perms @ self.x / self.scale
+
+
+def _centred_ranks(x, y) -> _CentredRanks:
+    rx, ry = _ranks(np.asarray(x, dtype=float)), _ranks(np.asarray(y, dtype=float))
     rx, ry = rx - rx.mean(), ry - ry.mean()
-    scale = np.sqrt((rx ** 2).sum() * (ry ** 2).sum())
-    rho = float(rx @ ry / scale)
-    if math.factorial(len(y)) <= 5040:
-        perms = np.array(list(itertools.permutations(ry)))
-        rhos = perms @ rx / scale
-        eps = 1e-12
-        return rho, float(np.mean(rhos >= rho - eps)), float(np.mean(rhos <= rho + eps))
-    rng = np.random.default_rng(seed)
-    perms = rng.permuted(np.tile(ry, (n_permutations, 1)), axis=1)
-    rhos = perms @ rx / scale
+    return _CentredRanks(rx, ry, float(np.sqrt((rx ** 2).sum() * (ry ** 2).sum())))
+
+
+def _permutation_p(observed: float, null: np.ndarray, exact: bool, n_permutations: int) -> tuple[float, float]:
+    """One-sided p-values (at least, at most ``observed``) from the statistic's ``null`` draws: their
+    share when ``exact`` (every permutation), else (1 + count) / (1 + ``n_permutations``)."""
     eps = 1e-12
-    up = (1 + int(np.sum(rhos >= rho - eps))) / (1 + n_permutations)
-    down = (1 + int(np.sum(rhos <= rho + eps))) / (1 + n_permutations)
-    return rho, float(up), float(down)
+    up, down = int(np.sum(null >= observed - eps)), int(np.sum(null <= observed + eps))
+    if exact:
+        return up / len(null), down / len(null)
+    return (1 + up) / (1 + n_permutations), (1 + down) / (1 + n_permutations)
 
 
 def smallest_spearman_p(x, n_permutations: int = N_PERMUTATIONS) -> float:
@@ -597,6 +627,59 @@ def trend_claim(id: str, claim: str, runs: pd.DataFrame, x: str, metric: str, si
     evidence = (note + " " if note else "") + ("; ".join(parts) if parts else "no cell with two levels yet")
     return claim_row(id, claim, verdict, significant_text(outcomes, raw, "cells"),
                      max(p_values) if p_values else float("nan"), test, evidence + f"; alpha = {alpha}")
+
+
+def rank_agreement_claim(id: str, claim: str, runs: pd.DataFrame, unit: str, x: str, metric: str, cells: list[str],
+                         sign: int = +1, alpha: float = ALPHA, n_permutations: int = N_PERMUTATIONS,
+                         seed: int = 0, note: str = "") -> dict:
+    """A claim that the ``unit``s (e.g. the methods) rank alike by their mean ``x`` and by their mean
+    ``metric`` (``sign`` = -1: in reverse order), in every cell.
+
+    Per cell, Spearman's ρ between the units' means over seeds (ties averaged) of ``x`` and of
+    ``metric``: the units are what is ranked, so the seeds of one unit are not counted as independent
+    points. The statistic is the mean ρ over the cells; its one-sided p-value is a permutation test
+    that reassigns the units' ``metric`` means at random within each cell, independently across cells
+    (exact for a single cell of up to 7 units, else ``n_permutations`` draws from a generator seeded
+    with ``seed``). ``reproduced`` when the p in the claimed direction is below ``alpha`` and ρ has the
+    claimed sign in every cell; ``partly reproduced`` when the p is below ``alpha`` but not every
+    cell's ρ has that sign; ``not reproduced`` when the opposite direction's p is below ``alpha``;
+    ``inconclusive`` otherwise; ``pending`` without a cell of 3 units with both means. ``holds in``
+    counts the cells whose ρ has the claimed sign (``"cells by mean"``); the evidence gives each
+    cell's ρ and its two orders."""
+    test = (f"Spearman ρ between per-{unit} means in each cell, averaged over the cells; one-sided permutation "
+            f"p-value ({unit} means reordered within each cell)")
+    frame = runs.dropna(subset=[x, metric]) if len(runs) else runs
+    ranked, parts, agreeing = [], [], []
+    for key, group in _groups(frame, cells) if len(frame) else ():
+        means = group.groupby(unit)[[x, metric]].mean()
+        if len(means) < 3 or means[x].nunique() < 2 or means[metric].nunique() < 2:
+            continue
+        ranks = _centred_ranks(means[x], means[metric])
+        rho = ranks.rho()
+        ranked.append(ranks)
+        agreeing.append(sign * rho > 0)
+
+        def order(column):
+            return " > ".join(display_name(u) for u in means[column].sort_values(ascending=False).index)
+        parts.append(f"{_label(cells, key)}: ρ = {rho:+.2f} ({display_name(x)}: {order(x)}; "
+                     f"{display_name(metric)}: {order(metric)})")
+    if not ranked:
+        return claim_row(id, claim, PENDING, test=test, evidence=(note + " " if note else "") + "no cell with 3 units yet")
+    observed = float(np.mean([ranks.rho() for ranks in ranked]))
+    exact = len(ranked) == 1 and math.factorial(len(ranked[0].y)) <= 5040
+    rng = None if exact else np.random.default_rng(seed)
+    null = np.mean([ranks.null_rhos(exact, n_permutations, rng) for ranks in ranked], axis=0)
+    up, down = _permutation_p(observed, null, exact, n_permutations)
+    p_claimed, p_opposite = (up, down) if sign > 0 else (down, up)
+    if p_claimed < alpha:
+        verdict = REPRODUCED if all(agreeing) else PARTLY
+    else:
+        verdict = NOT_REPRODUCED if p_opposite < alpha else INCONCLUSIVE
+    evidence = ((note + " " if note else "") + f"mean ρ over {len(ranked)} cells {observed:+.2f}, {format_p(p_claimed)}"
+                + (f" (opposite direction: {format_p(p_opposite)})" if p_opposite < alpha else "")
+                + "; " + "; ".join(parts) + f"; alpha = {alpha}")
+    return claim_row(id, claim, verdict, holds_in_text(sum(agreeing), len(agreeing), "cells by mean"), p_claimed,
+                     test, evidence)
 
 
 def band_claim(id: str, claim: str, runs: pd.DataFrame, metric: str, cells: list[str], low: float = -np.inf,
