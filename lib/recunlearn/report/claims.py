@@ -24,11 +24,12 @@ How a claim is decided (alpha = :data:`~recunlearn.report.verdicts.ALPHA` = 0.05
   metric over seed-level points (not means), with a seeded permutation p-value (exact for up to 7
   points); a cell holds when p < alpha in the claimed direction and fails when p < alpha in the
   opposite one; cells combine by :func:`~recunlearn.report.verdicts.combine`;
-- **rank agreement claims** ("the methods that keep more utility disturb less"): per cell,
+- **rank agreement claims** ("the methods rank alike by utility and by disturbance"): per cell,
   Spearman's ρ between the units' (methods') means over seeds of two metrics; the mean ρ over the
   cells is tested by a permutation test that reorders the units within each cell (the units, not
-  the seeds, are the points ranked); reproduced when significant and every cell's ρ has the claimed
-  sign, partly reproduced when significant but not in every cell (:func:`rank_agreement_claim`);
+  the seeds, are the points ranked); reproduced when significant and the two orders are the same
+  in every cell, partly reproduced when significant but the orders differ somewhere
+  (:func:`rank_agreement_claim`);
 - **band claims** ("between 0.75 and 0.95"): per cell, one-sided t-tests of the seed values'
   mean against both ends; holds when the mean is significantly inside both, fails when it is
   significantly outside one;
@@ -632,20 +633,21 @@ def trend_claim(id: str, claim: str, runs: pd.DataFrame, x: str, metric: str, si
 def rank_agreement_claim(id: str, claim: str, runs: pd.DataFrame, unit: str, x: str, metric: str, cells: list[str],
                          sign: int = +1, alpha: float = ALPHA, n_permutations: int = N_PERMUTATIONS,
                          seed: int = 0, note: str = "") -> dict:
-    """A claim that the ``unit``s (e.g. the methods) rank alike by their mean ``x`` and by their mean
-    ``metric`` (``sign`` = -1: in reverse order), in every cell.
+    """A claim that the ``unit``s (e.g. the methods) rank in the same order by their mean ``x`` as by
+    their mean ``metric`` (``sign`` = -1: in reverse order), in every cell.
 
     Per cell, Spearman's ρ between the units' means over seeds (ties averaged) of ``x`` and of
     ``metric``: the units are what is ranked, so the seeds of one unit are not counted as independent
     points. The statistic is the mean ρ over the cells; its one-sided p-value is a permutation test
     that reassigns the units' ``metric`` means at random within each cell, independently across cells
     (exact for a single cell of up to 7 units, else ``n_permutations`` draws from a generator seeded
-    with ``seed``). ``reproduced`` when the p in the claimed direction is below ``alpha`` and ρ has the
-    claimed sign in every cell; ``partly reproduced`` when the p is below ``alpha`` but not every
-    cell's ρ has that sign; ``not reproduced`` when the opposite direction's p is below ``alpha``;
-    ``inconclusive`` otherwise; ``pending`` without a cell of 3 units with both means. ``holds in``
-    counts the cells whose ρ has the claimed sign (``"cells by mean"``); the evidence gives each
-    cell's ρ and its two orders."""
+    with ``seed``). ``reproduced`` when the p in the claimed direction is below ``alpha`` and the two
+    orders are the same in every cell (ρ = ``sign``); ``partly reproduced`` when the p is below
+    ``alpha`` but the orders differ in some cell (the association holds, the orders do not match);
+    ``not reproduced`` when the opposite direction's p is below ``alpha``; ``inconclusive``
+    otherwise; ``pending`` without a cell of 3 units with both means. ``holds in`` counts the cells
+    whose two orders are the same (``"cells in the same order"``); the evidence gives each cell's ρ
+    and its two orders."""
     test = (f"Spearman ρ between per-{unit} means in each cell, averaged over the cells; one-sided permutation "
             f"p-value ({unit} means reordered within each cell)")
     frame = runs.dropna(subset=[x, metric]) if len(runs) else runs
@@ -657,7 +659,7 @@ def rank_agreement_claim(id: str, claim: str, runs: pd.DataFrame, unit: str, x: 
         ranks = _centred_ranks(means[x], means[metric])
         rho = ranks.rho()
         ranked.append(ranks)
-        agreeing.append(sign * rho > 0)
+        agreeing.append(sign * rho > 1 - 1e-9)  # the same order
 
         def order(column):
             return " > ".join(display_name(u) for u in means[column].sort_values(ascending=False).index)
@@ -678,8 +680,8 @@ def rank_agreement_claim(id: str, claim: str, runs: pd.DataFrame, unit: str, x: 
     evidence = ((note + " " if note else "") + f"mean ρ over {len(ranked)} cells {observed:+.2f}, {format_p(p_claimed)}"
                 + (f" (opposite direction: {format_p(p_opposite)})" if p_opposite < alpha else "")
                 + "; " + "; ".join(parts) + f"; alpha = {alpha}")
-    return claim_row(id, claim, verdict, holds_in_text(sum(agreeing), len(agreeing), "cells by mean"), p_claimed,
-                     test, evidence)
+    return claim_row(id, claim, verdict, holds_in_text(sum(agreeing), len(agreeing), "cells in the same order"),
+                     p_claimed, test, evidence)
 
 
 def band_claim(id: str, claim: str, runs: pd.DataFrame, metric: str, cells: list[str], low: float = -np.inf,

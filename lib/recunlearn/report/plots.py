@@ -231,6 +231,41 @@ def method_bars(frame: pd.DataFrame, y: str, title: str, col: str = "model", x: 
     return grid.figure
 
 
+def method_scatter(frame: pd.DataFrame, x: str, y: str, title: str, col: str = "model", marker: str | None = None,
+                   band: tuple[float, float] | None = None, xlabel: str | None = None, ylabel: str | None = None):
+    """One point per method (and per value of ``marker``, e.g. the unlearning set, drawn with its own
+    marker): the mean of ``x`` and ``y`` over the rest (seeds, ...) with ± 1 sd bars; one panel per
+    value of ``col``, methods coloured alike in every panel and in the paper's order; ``band`` shades
+    a range of ``y`` (e.g. chance); one legend below the panels."""
+    from matplotlib.lines import Line2D
+
+    set_theme()
+    panels = paper_sorted(col, frame[col].unique())
+    methods = paper_sorted("method", frame["method"].unique())
+    colors = dict(zip(methods, sns.color_palette(n_colors=max(len(methods), 1))))
+    shapes = dict(zip(paper_sorted(marker, frame[marker].unique()) if marker else [None], "osD^vP*X"))
+    fig, axes = panel_grid(len(panels))
+    for ax, panel in zip(axes, panels):
+        part = frame[frame[col] == panel]
+        for (method, kind), points in part.groupby(["method", marker] if marker else ["method", col], sort=False):
+            ax.errorbar(points[x].mean(), points[y].mean(), xerr=points[x].std(), yerr=points[y].std(),
+                        fmt=shapes[kind if marker else None], color=colors[method], capsize=3)
+        if band is not None:
+            ax.axhspan(*band, color="grey", alpha=0.15, lw=0)
+        ax.set_title(display_name(panel))
+        ax.set_xlabel(textwrap.fill(xlabel or display_name(x), 26))  # a label wider than its panel is cut
+        ax.set_ylabel(textwrap.fill(ylabel or display_name(y), 26))
+    fig.suptitle(title)
+    handles = [Line2D([], [], marker="o", linestyle="none", color=colors[m]) for m in methods]
+    labels = [display_name(m) for m in methods]
+    if marker:
+        handles += [Line2D([], [], marker=s, linestyle="none", color="grey") for s in shapes.values()]
+        labels += [display_name(k) for k in shapes]
+    plt.tight_layout()
+    legend_below(fig, handles=handles, labels=labels, ncol=min(len(handles), 4))
+    return fig
+
+
 def sweep_lines(frame: pd.DataFrame, x: str, metrics: list[str], hue: str, title: str, by=("dataset",)):
     """One panel per metric: mean ± std over seeds against ``x``, one line per ``hue`` (display names,
     paper order); at most three panels a row; one legend below the panels. One figure per combination
