@@ -57,6 +57,22 @@ def relative_difference(a: torch.Tensor, b: torch.Tensor, floor: float = 0.0) ->
     return float((a.double() - b.double()).abs().max()) / scale
 
 
+def probe_agreement(ref_state: dict, fast_state: dict, ref: dict, fast: dict) -> dict:
+    """How two implementations of one model agree: identical initial weights (``*_state``), and the
+    largest relative difference of every probed tensor (``ref``, ``fast``: name -> tensor; gradients,
+    keys ``grad/...``, relative to the largest gradient of any parameter)."""
+    import torch
+
+    same_init = ref_state.keys() == fast_state.keys() and all(torch.equal(ref_state[k], fast_state[k])
+                                                              for k in ref_state)
+    gradient_scale = max((float(v.abs().max()) for k, v in ref.items() if k.startswith("grad/") and v.numel()),
+                         default=0.0)
+    diffs = {key: relative_difference(ref[key], fast[key], gradient_scale if key.startswith("grad/") else 0.0)
+             for key in ref}
+    return {"same_initial_weights": bool(same_init), "missing_keys": sorted(set(ref) ^ set(fast)),
+            "max_relative_difference": max(diffs.values()), "worst": max(diffs, key=diffs.get), "per_key": diffs}
+
+
 def add_thread_option(parser) -> None:
     parser.add_argument("--threads", type=int, default=None,
                         help="torch intra-op threads (default: torch's own choice). Use 1 on a machine shared with "

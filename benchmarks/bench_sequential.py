@@ -24,7 +24,7 @@ import argparse
 
 import torch
 
-from _common import (add_thread_option, apply_thread_option, environment, median, relative_difference, table,
+from _common import (add_thread_option, apply_thread_option, environment, median, probe_agreement, table,
                      timed_alternately, write_rows)
 from recunlearn.data.sequences import load_stream
 from recunlearn.models.sequential import SEQUENTIAL_MODELS
@@ -45,15 +45,7 @@ def agreement(name: str, stream, seed: int) -> dict:
         for model in models.values():
             model._ensure_net(stream.n_users)
     ref_state, fast_state = (models[impl].net.state_dict() for impl in IMPLEMENTATIONS)
-    same_init = ref_state.keys() == fast_state.keys() and all(torch.equal(ref_state[k], fast_state[k]) for k in ref_state)
-    ref, fast = (models[impl].probe(stream) for impl in IMPLEMENTATIONS)
-    gradient_scale = max((float(v.abs().max()) for k, v in ref.items() if k.startswith("grad/") and v.numel()),
-                         default=0.0)
-    diffs = {key: relative_difference(ref[key], fast[key], gradient_scale if key.startswith("grad/") else 0.0)
-             for key in ref}
-    missing = sorted(set(ref) ^ set(fast))
-    return {"same_initial_weights": bool(same_init), "missing_keys": missing,
-            "max_relative_difference": max(diffs.values()), "worst": max(diffs, key=diffs.get), "per_key": diffs}
+    return probe_agreement(ref_state, fast_state, *(models[impl].probe(stream) for impl in IMPLEMENTATIONS))
 
 
 def epoch_times(name: str, stream, seed: int, repeats: int, test_pass: bool) -> dict:

@@ -31,7 +31,7 @@ import time
 
 import torch
 
-from _common import (add_session_options, apply_thread_option, environment, median, relative_difference, table,
+from _common import (add_session_options, apply_thread_option, environment, median, probe_agreement, table,
                      timed_alternately, write_rows)
 from recunlearn.data.sessions import prefix_pairs
 from recunlearn.experiments.sru import sru_data
@@ -51,19 +51,11 @@ def agreement(name: str, data, seed: int) -> dict:
     """Identical initial weights, and the largest relative difference of every probed tensor."""
     models = {impl: build(name, data, impl, seed) for impl in IMPLEMENTATIONS}
     ref_state, fast_state = (models[impl].state_dict() for impl in IMPLEMENTATIONS)
-    same_init = ref_state.keys() == fast_state.keys() and all(torch.equal(ref_state[k], fast_state[k])
-                                                              for k in ref_state)
     windows, targets = prefix_pairs(data.train, data.maxlen)
     eval_windows, _ = data.pairs("valid")
-    ref, fast = (probe_session_model(models[impl], windows[:BATCH], targets[:BATCH], eval_windows[:EVAL_BATCH], seed)
-                 for impl in IMPLEMENTATIONS)
-    gradient_scale = max((float(v.abs().max()) for k, v in ref.items() if k.startswith("grad/") and v.numel()),
-                         default=0.0)
-    diffs = {key: relative_difference(ref[key], fast[key], gradient_scale if key.startswith("grad/") else 0.0)
-             for key in ref}
-    missing = sorted(set(ref) ^ set(fast))
-    return {"same_initial_weights": bool(same_init), "missing_keys": missing,
-            "max_relative_difference": max(diffs.values()), "worst": max(diffs, key=diffs.get), "per_key": diffs}
+    probes = (probe_session_model(models[impl], windows[:BATCH], targets[:BATCH], eval_windows[:EVAL_BATCH], seed)
+              for impl in IMPLEMENTATIONS)
+    return probe_agreement(ref_state, fast_state, *probes)
 
 
 def epoch_times(name: str, data, seed: int, repeats: int) -> dict:
