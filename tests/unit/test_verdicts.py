@@ -543,3 +543,19 @@ def test_rank_agreement_claim_known_answers():
     few = rank_agreement_claim("r", "r", _ranked_units([[4, 3, 2, 1]]).query("unit in ['a', 'b']"), "unit", "x",
                                "y", ["cell"])
     assert few["verdict"] == "pending" and few["holds in"] == ""
+
+
+def test_rank_agreement_rho_matches_scipy_on_the_unit_means():
+    """Cross-check: the mean ρ the claim reports is scipy's Spearman ρ of the units' means, averaged
+    over the cells (random seed-level values, ties in neither metric)."""
+    from scipy.stats import spearmanr
+
+    from recunlearn.report.claims import rank_agreement_claim
+
+    rng = np.random.default_rng(3)
+    runs = pd.DataFrame([{"cell": c, "unit": u, "seed": s, "x": rng.normal(), "y": rng.normal()}
+                         for c in range(3) for u in "abcde" for s in range(3)])
+    means = runs.groupby(["cell", "unit"])[["x", "y"]].mean()
+    expected = np.mean([spearmanr(part["x"], part["y"])[0] for _, part in means.groupby(level="cell")])
+    row = rank_agreement_claim("r", "r", runs, "unit", "x", "y", ["cell"])
+    assert row["evidence"].startswith(f"mean ρ over 3 cells {expected:+.2f}, ")

@@ -660,11 +660,8 @@ def rank_agreement_claim(id: str, claim: str, runs: pd.DataFrame, unit: str, x: 
         rho = ranks.rho()
         ranked.append(ranks)
         agreeing.append(sign * rho > 1 - 1e-9)  # the same order
-
-        def order(column):
-            return " > ".join(display_name(u) for u in means[column].sort_values(ascending=False).index)
-        parts.append(f"{_label(cells, key)}: ρ = {rho:+.2f} ({display_name(x)}: {order(x)}; "
-                     f"{display_name(metric)}: {order(metric)})")
+        parts.append(f"{_label(cells, key)}: ρ = {rho:+.2f} ({display_name(x)}: {_order(means[x])}; "
+                     f"{display_name(metric)}: {_order(means[metric])})")
     if not ranked:
         return claim_row(id, claim, PENDING, test=test, evidence=(note + " " if note else "") + "no cell with 3 units yet")
     observed = float(np.mean([ranks.rho() for ranks in ranked]))
@@ -682,6 +679,11 @@ def rank_agreement_claim(id: str, claim: str, runs: pd.DataFrame, unit: str, x: 
                 + "; " + "; ".join(parts) + f"; alpha = {alpha}")
     return claim_row(id, claim, verdict, holds_in_text(sum(agreeing), len(agreeing), "cells in the same order"),
                      p_claimed, test, evidence)
+
+
+def _order(means: pd.Series) -> str:
+    """Units from the highest mean to the lowest: ``RecEraser > UltraRE > Retrain > SISA``."""
+    return " > ".join(display_name(u) for u in means.sort_values(ascending=False).index)
 
 
 def band_claim(id: str, claim: str, runs: pd.DataFrame, metric: str, cells: list[str], low: float = -np.inf,

@@ -10,7 +10,8 @@ Grid = TypeVar("Grid")
 
 
 def as_base(grid, base: type[Grid], **changes) -> Grid:
-    """The ``base`` grid with the values of ``grid`` (an instance of a subclass of ``base``) for every
-    field ``base`` has, then ``changes`` applied: the page's own fields dropped."""
-    values = {field.name: getattr(grid, field.name) for field in dataclasses.fields(base)}
+    """A ``base`` grid with ``grid``'s value of every field both have, then ``changes`` applied: a page
+    grid's own fields are dropped, and ``changes`` set those of ``base`` that ``grid`` lacks (e.g. the
+    overview page's grid turned into the ablation page's)."""
+    values = {f.name: getattr(grid, f.name) for f in dataclasses.fields(base) if hasattr(grid, f.name)}
     return base(**{**values, **changes})

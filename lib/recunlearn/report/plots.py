@@ -243,13 +243,14 @@ def method_scatter(frame: pd.DataFrame, x: str, y: str, title: str, col: str = "
     panels = paper_sorted(col, frame[col].unique())
     methods = paper_sorted("method", frame["method"].unique())
     colors = dict(zip(methods, sns.color_palette(n_colors=max(len(methods), 1))))
-    shapes = dict(zip(paper_sorted(marker, frame[marker].unique()) if marker else [None], "osD^vP*X"))
+    kinds = paper_sorted(marker, frame[marker].unique()) if marker else []
+    shapes = dict(zip(kinds, "osD^vP*X"))  # without a marker column every point is a circle
     fig, axes = panel_grid(len(panels))
     for ax, panel in zip(axes, panels):
         part = frame[frame[col] == panel]
-        for (method, kind), points in part.groupby(["method", marker] if marker else ["method", col], sort=False):
+        for keys, points in part.groupby(["method", *([marker] if marker else [])], sort=False):
             ax.errorbar(points[x].mean(), points[y].mean(), xerr=points[x].std(), yerr=points[y].std(),
-                        fmt=shapes[kind if marker else None], color=colors[method], capsize=3)
+                        fmt=shapes.get(keys[-1], "o"), color=colors[keys[0]], capsize=3)
         if band is not None:
             ax.axhspan(*band, color="grey", alpha=0.15, lw=0)
         ax.set_title(display_name(panel))
@@ -258,9 +259,8 @@ def method_scatter(frame: pd.DataFrame, x: str, y: str, title: str, col: str = "
     fig.suptitle(title)
     handles = [Line2D([], [], marker="o", linestyle="none", color=colors[m]) for m in methods]
     labels = [display_name(m) for m in methods]
-    if marker:
-        handles += [Line2D([], [], marker=s, linestyle="none", color="grey") for s in shapes.values()]
-        labels += [display_name(k) for k in shapes]
+    handles += [Line2D([], [], marker=s, linestyle="none", color="grey") for s in shapes.values()]
+    labels += [display_name(k) for k in shapes]
     plt.tight_layout()
     legend_below(fig, handles=handles, labels=labels, ncol=min(len(handles), 4))
     return fig

@@ -429,9 +429,9 @@ class SruOverviewGrid(SruPageGrid):
         """The ablation part of the grid, or None without one."""
         if not (self.ablation_partitions or self.ablation_shard_counts):
             return None
-        plain = as_base(self, SruGrid, methods=tuple(m for m in self.methods if m != "retrain") or ("sru",),
-                        partitions=self.ablation_partitions or ("own",), extra_deletions=("none",), n_extras=(0,))
-        return SruAblationGrid(**dataclasses.asdict(plain), shard_counts=self.ablation_shard_counts or ())
+        return as_base(self, SruAblationGrid, methods=tuple(m for m in self.methods if m != "retrain") or ("sru",),
+                       partitions=self.ablation_partitions or ("own",), extra_deletions=("none",), n_extras=(0,),
+                       shard_counts=self.ablation_shard_counts or ())
 
     def runs(self):
         ablation = self.ablation()
