@@ -215,8 +215,22 @@ def test_a_measured_learn_ratio_between_datasets_replaces_the_ratio_of_rows(know
     model = CostModel([*learn, exact, other])
     scaled = model.estimate(RUNNERS["cure4rec-exact"][0](model="lightgcn", method="sisa", dataset="ml-1m"))
     assert (scaled.seconds, scaled.basis) == (200.0, "scaled") and "measured x 40" in scaled.source
-    by_rows = model.estimate(RUNNERS["cure4rec-exact"][0](model="wmf", method="sisa", dataset="ml-1m"))
-    assert by_rows.seconds == 50.0  # no Learn records of WMF: the ratio of data rows
+    by_other = model.estimate(RUNNERS["cure4rec-exact"][0](model="wmf", method="sisa", dataset="ml-1m"))
+    assert by_other.seconds == 200.0  # no Learn records of WMF: LightGCN's ratio, the only model measured on both
+    assert "wmf not measured on both: cure4rec-learn lightgcn" in by_other.source
+    by_rows = CostModel([learn[0], exact]).estimate(
+        RUNNERS["cure4rec-exact"][0](model="lightgcn", method="sisa", dataset="ml-1m"))
+    assert by_rows.seconds == 50.0  # no model's Learn measured on both datasets: the ratio of data rows
+
+
+def test_a_model_never_measured_on_a_dataset_scales_by_the_largest_other_model_s_ratio(known_rows):
+    learn = [fake_record(_learn(model=m, dataset=d), cost={"cpu_seconds": c, "wall_seconds": c})
+             for m, ratio in (("wmf", 40.0), ("bpr", 25.0))
+             for d, c in (("ml-100k", 2.0), ("ml-1m", 2.0 * ratio))]
+    small = fake_record(_learn(model="lightgcn"), cost={"cpu_seconds": 30.0, "wall_seconds": 30.0})
+    scaled = CostModel([*learn, small]).estimate(_learn(model="lightgcn", dataset="ml-1m"))
+    assert (scaled.seconds, scaled.basis) == (1200.0, "scaled")  # 30 s x WMF's 40, not BPR's 25 nor the rows' 10
+    assert "cure4rec-learn wmf, the largest other model's" in scaled.source
 
 
 def test_other_kinds_of_the_same_experiment_measured_on_both_datasets_give_the_ratio_first(known_rows):
