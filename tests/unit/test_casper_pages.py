@@ -281,8 +281,8 @@ def test_table_3_on_made_up_runs(need_local, monkeypatch):
     page = fake_page("table-03-perturbation-methods", SEEDS=[0, 1, 2])
     view, notice = shown(page, "table_3", monkeypatch)
     assert list(view.columns) == ["LatentCross"]  # the grid's model; the other models' paper cells are pending
-    assert view.loc[("LOO", "CASPER"), "LatentCross"] == "0.8210 ± 0.0010 (paper 0.6662)"
-    assert view.loc[("LOO", "TracIn"), "LatentCross"] == "0.8810 ± 0.0010 (paper 0.9625)"
+    assert view.loc[("LOO", "CASPER"), "LatentCross"] == "0.8210 ± 0.0010\n(paper 0.6662)"
+    assert view.loc[("LOO", "TracIn"), "LatentCross"] == "0.8810 ± 0.0010\n(paper 0.9625)"
     assert view.loc[("insertion", "Rev.Adv. (earliest)"), "LatentCross"] == "0.8710 ± 0.0010"  # ours only
     methods = [m for p, m in view.index if p == "replacement"]
     assert methods == ["Random", "Earliest-Random", "Latest-Random", "TracIn", "TracIn (authors' proxy)",
@@ -307,8 +307,8 @@ def test_table_3_pending_cells_name_the_runs_reason_and_the_paper_value(need_loc
     page = fake_page("table-03-perturbation-methods", pending={"lstm": "waiting for CPU time"},
                      MODELS=["lstm", "latentcross"])
     view = shown(page, "table_3", monkeypatch)[0]
-    assert view.loc[("LOO", "TracIn"), "LSTM"] == "pending (paper 0.7733)"
-    assert view.loc[("LOO", "Rev.Adv. (earliest)"), "LatentCross"] == "0.8700 (1 run; paper 0.7403)"
+    assert view.loc[("LOO", "TracIn"), "LSTM"] == "pending\n(paper 0.7733)"
+    assert view.loc[("LOO", "Rev.Adv. (earliest)"), "LatentCross"] == "0.8700 (1 run)\n(paper 0.7403)"
 
 
 def test_figure_7_groups_and_claims_on_made_up_runs(monkeypatch):

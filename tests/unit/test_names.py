@@ -186,3 +186,7 @@ def test_a_table_wider_than_the_text_column_is_marked_wide():
     assert text_width(frame, index=False) == len("0.123456789") + 2
     assert text_width(frame, {frame.columns[0]: "{:.2f}".format}, index=False) == len("Jaccard@10") + 2
 
+    # a value on two lines is as wide as its longer line, and its line break reaches the HTML
+    two_lines = BookTable(pd.DataFrame({"LSTM": ["0.7866 ± 0.0282\n(paper 0.7799)"]}))
+    assert text_width(two_lines, index=False) == len("0.7866 ± 0.0282") + 2
+    assert "<td>0.7866 ± 0.0282<br>(paper 0.7799)</td>" in two_lines._repr_html_()

@@ -239,8 +239,8 @@ class BookTable(pd.DataFrame):
     """A labelled frame as a page shows it in HTML: every row (never pandas' ``...`` in the middle of a
     table), a missing number as ``—``, whole-number columns (counts, seeds, sizes) without decimals and
     with thousands separators, measured numbers to a column's precision (:func:`measured_formatters`),
-    no row numbers where the index is only that, and the class ``wide`` on a table wider than
-    :data:`WIDE_TABLE_CHARACTERS`. Otherwise a plain DataFrame."""
+    no row numbers where the index is only that, a value's line break as a line break, and the class
+    ``wide`` on a table wider than :data:`WIDE_TABLE_CHARACTERS`. Otherwise a plain DataFrame."""
 
     @property
     def _constructor(self):
@@ -250,17 +250,20 @@ class BookTable(pd.DataFrame):
         formatters = {**measured_formatters(self), **yes_no_formatters(self)}
         index = not only_row_numbers(self.index)
         wide = text_width(self, formatters, index) > WIDE_TABLE_CHARACTERS
-        return self.to_html(na_rep=MISSING_TEXT, notebook=True, max_rows=None, max_cols=None,
+        html = self.to_html(na_rep=MISSING_TEXT, notebook=True, max_rows=None, max_cols=None,
                             formatters=formatters, index=index, classes=["wide"] if wide else None)
+        return html.replace("\\n", "<br>")  # pandas writes a value's line break as the two characters \n
 
 
 def text_width(frame: pd.DataFrame, formatters: dict | None = None, index: bool = True) -> int:
     """Rough width of ``frame`` as a table, in characters: each index level and column as wide as its
-    longest label or value (values through ``formatters`` where given), two characters of padding each."""
+    longest line of a label or value (values through ``formatters`` where given), two characters of
+    padding each."""
     formatters = formatters or {}
 
     def widest(labels, values) -> int:
-        return max([len(str(label)) for label in labels] + [len(str(value)) for value in values] + [0])
+        lines = [line for text in [*labels, *values] for line in str(text).split("\n")]
+        return max([len(line) for line in lines] + [0])
 
     width = 0
     if index:
