@@ -28,6 +28,7 @@ from recunlearn.report.cure4rec import (EU_METHODS, active_concentration, compar
                                         time_table, utility_claims, with_retrain_gap)
 from recunlearn.report.names import display_name, labelled
 from recunlearn.report.pages import Notice, Page
+from recunlearn.report.pages.cure4rec_runs import PARALLEL, TOGETHER, parallel_grid
 from recunlearn.report.paper import paper_table
 
 NOTEBOOKS = paths.REPO_ROOT / "notebooks" / "cure4rec"
@@ -384,7 +385,7 @@ def test_fairness_and_sweep_tables_equal_the_notebook_pipeline():
 
     values, grid, collected = exact_runs("figure-04-shard-number")
     figure_4 = module("figure-04-shard-number")
-    second = figure_4.parallel_grid(grid)
+    second = parallel_grid(grid)
     assert second.timing == "alone" and "retrain" not in second.methods and second.selections == grid.selections
     alone = fake_exact(second)
     alone.runs["unlearn_seconds"] = 10.0 / alone.runs["n_shards"]  # the slowest shard: smaller with more shards
@@ -392,10 +393,10 @@ def test_fairness_and_sweep_tables_equal_the_notebook_pipeline():
     eu = with_retrain_gap(collected.runs)
     eu = eu[eu["method"] != "retrain"]
     keys = ["dataset", "model", "method", "selection", "n_shards", "seed"]
-    eu = eu.merge(alone.runs[keys + ["unlearn_seconds"]].rename(columns={"unlearn_seconds": figure_4.PARALLEL}),
+    eu = eu.merge(alone.runs[keys + ["unlearn_seconds"]].rename(columns={"unlearn_seconds": PARALLEL}),
                   on=keys, how="left")
-    metrics = ["ndcg_untruncated", figure_4.TOGETHER, figure_4.PARALLEL, "a_igf_gap_abs", "shard_gf"]
-    expected = eu.rename(columns={"unlearn_seconds": figure_4.TOGETHER}).groupby(
+    metrics = ["ndcg_untruncated", TOGETHER, PARALLEL, "a_igf_gap_abs", "shard_gf"]
+    expected = eu.rename(columns={"unlearn_seconds": TOGETHER}).groupby(
         ["dataset", "model", "method", "n_shards"])[metrics].agg(["mean", "std"]).round(4)
     pd.testing.assert_frame_equal(page.tables["sweep"], expected)
     claims = page.claims.set_index("id")
@@ -411,19 +412,19 @@ def test_fairness_and_sweep_tables_equal_the_notebook_pipeline():
     pd.testing.assert_frame_equal(page.claims.iloc[:4].drop(columns="claim"), expected_claims.drop(columns="claim"))
 
     values, grid, collected = exact_runs("figure-08-unlearning-ratio")
-    alone = fake_exact(figure_4.parallel_grid(grid))   # the same parallel reading as Figure 4's
+    alone = fake_exact(parallel_grid(grid))   # the same parallel reading as Figure 4's
     alone.runs["unlearn_seconds"] = 2.0 - alone.runs["ratio"] / 20.0
     page = module("figure-08-unlearning-ratio").build(collected=collected, parallel=alone, **values)
     sweep = with_retrain_gap(collected.runs)
     sweep = sweep.assign(abs_a_igf=sweep["a_igf"].abs())
     keys = keys + ["ratio"]
-    sweep = sweep.merge(alone.runs[keys + ["unlearn_seconds"]].rename(columns={"unlearn_seconds": figure_4.PARALLEL}),
-                        on=keys, how="left").rename(columns={"unlearn_seconds": figure_4.TOGETHER})
+    sweep = sweep.merge(alone.runs[keys + ["unlearn_seconds"]].rename(columns={"unlearn_seconds": PARALLEL}),
+                        on=keys, how="left").rename(columns={"unlearn_seconds": TOGETHER})
     claims = page.claims.set_index("id")
     assert claims.loc["ndcg_untruncated_falls", "verdict"] == "reproduced"
     assert "in parallel" in claims.loc["unlearn_seconds_parallel_falls", "claim"]
     assert "together in one process" in claims.loc["unlearn_seconds_falls", "claim"]
-    shown = ["ndcg_untruncated", figure_4.TOGETHER, figure_4.PARALLEL, "a_igf", "abs_a_igf", "a_igf_gap_abs"]
+    shown = ["ndcg_untruncated", TOGETHER, PARALLEL, "a_igf", "abs_a_igf", "a_igf_gap_abs"]
     pd.testing.assert_frame_equal(page.tables["sweep"], sweep.groupby(["dataset", "model", "method", "ratio"])[
         shown].agg(["mean", "std"]).round(4))
     assert page.runs.attrs["run_total"] == len(grid.runs()) + len(alone.runs)

@@ -9,7 +9,7 @@ import pandas as pd
 from ...experiments.bystanders import BystanderGrid, collect_bystanders
 from ..bystanders import bystander_claims, bystander_table, utility_figure
 from . import Page
-from .bystanders_runs import collect_page, own_page, printed, runs_notice
+from .bystanders_runs import question_page
 
 PAGE = "bystanders/q1-unlearning-moves-bystanders"
 CHECKED = ["dataset", "model", "method", "selection", "control", "seed", "n_bystanders", "ao", "jaccard"]
@@ -28,12 +28,6 @@ def build(runs: pd.DataFrame | None = None, **params) -> Page:
     """The Question 1 page at notebook parameters ``params``: the table of before/after similarity of
     bystanders' lists, the figure, the utility kept against the disturbance, and the claims. ``runs``
     (made up by a test) replaces the collected runs."""
-    grid, runs, command = collect_page(PAGE, BystanderGrid, params, collect_bystanders, runs)
-    total = len(grid.runs())
-    notice = runs_notice("The bystander runs", runs, total, command)
-    return own_page(
-        PAGE, grid, runs, claims=bystander_claims(runs),
-        tables={"table": bystander_table(runs)},
-        figures={"figure": lambda: figure(runs), "utility": lambda: utility_figure(runs)},
-        notices={name: notice for name in ("table", "figure", "utility") if notice is not None},
-        checks=[printed(runs[CHECKED].round(2) if len(runs) else None)], claims_command=command)
+    return question_page(PAGE, BystanderGrid, collect_bystanders, params, runs, what="The bystander runs",
+                         claims=bystander_claims, tables={"table": bystander_table},
+                         figures={"figure": figure, "utility": utility_figure}, checked=CHECKED, digits=2)

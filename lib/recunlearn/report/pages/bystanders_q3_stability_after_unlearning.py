@@ -9,7 +9,7 @@ import pandas as pd
 from ...experiments.stability import StabilityGrid, collect_stability
 from ..bystanders import stability_claims, stability_figure, stability_table
 from . import Page
-from .bystanders_runs import collect_page, own_page, printed, runs_notice
+from .bystanders_runs import question_page
 
 PAGE = "bystanders/q3-stability-after-unlearning"
 CHECKED = ["dataset", "model", "method", "state", "selector", "seed", "n_shard_users", "ao", "ao_shard"]
@@ -18,10 +18,6 @@ CHECKED = ["dataset", "model", "method", "state", "selector", "seed", "n_shard_u
 def build(runs: pd.DataFrame | None = None, **params) -> Page:
     """The Question 3 page at notebook parameters ``params``: the table and figure of AO under one
     left-out interaction, and the claims. ``runs`` (made up by a test) replaces the collected runs."""
-    grid, runs, command = collect_page(PAGE, StabilityGrid, params, collect_stability, runs)
-    notice = runs_notice("The runs of this question", runs, len(grid.runs()), command)
-    return own_page(
-        PAGE, grid, runs, claims=stability_claims(runs), tables={"table": stability_table(runs)},
-        figures={"figure": lambda: stability_figure(runs)},
-        notices={name: notice for name in ("table", "figure") if notice is not None},
-        checks=[printed(runs[CHECKED].round(3) if len(runs) else None)], claims_command=command)
+    return question_page(PAGE, StabilityGrid, collect_stability, params, runs, what="The runs of this question",
+                         claims=stability_claims, tables={"table": stability_table},
+                         figures={"figure": stability_figure}, checked=CHECKED)

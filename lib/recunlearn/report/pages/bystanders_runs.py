@@ -5,6 +5,7 @@ or figure drawn from them."""
 from __future__ import annotations
 
 import dataclasses
+import functools
 from typing import Any, Callable, Mapping
 
 import pandas as pd
@@ -76,11 +77,25 @@ def printed(frame: pd.DataFrame | None) -> str:
     return frame.to_string(index=False) if frame is not None and len(frame) else NO_RUN
 
 
-def own_page(*args, **kwargs) -> Page:
-    """A :class:`Page` of the book's own chapter: its claims are our hypotheses, not a paper's, and the
-    notice of those pending says so."""
-    page = Page(*args, **kwargs)
-    notice = page.notices.get("claims")
-    if notice is not None and notice.what == "The paper's claims":
-        page.notices["claims"] = dataclasses.replace(notice, what="Our hypotheses")
-    return page
+def question_page(page: str, grid_cls: type, collect: Callable, params: Mapping[str, Any],
+                  runs: pd.DataFrame | None, *, what: str, claims: Callable, tables: Mapping[str, Callable],
+                  figures: Mapping[str, Callable], checked: list[str], digits: int = 3,
+                  values: Callable | None = None) -> Page:
+    """A page of the book's own chapter at notebook ``params``: its runs (:func:`collect_page`; ``runs``,
+    made up by a test, replaces the collected ones), ``claims(runs)``, each table ``tables[name](runs)``
+    and figure ``figures[name](runs)`` (drawn when shown) under the runs' notice (``what``: what they
+    are), ``values(runs)`` glued for the text, and the ``checked`` columns to ``digits`` decimals as the
+    regression check. Its claims are our hypotheses, not a paper's, and the notice of those pending
+    says so."""
+    grid, runs, command = collect_page(page, grid_cls, params, collect, runs)
+    notice = runs_notice(what, runs, len(grid.runs()), command)
+    shown = Page(
+        page, grid, runs, claims=claims(runs), tables={name: table(runs) for name, table in tables.items()},
+        figures={name: functools.partial(figure, runs) for name, figure in figures.items()},
+        values=values(runs) if values is not None else {},
+        notices={name: notice for name in [*tables, *figures] if notice is not None},
+        checks=[printed(runs[checked].round(digits) if len(runs) else None)], claims_command=command)
+    pending_claims = shown.notices.get("claims")
+    if pending_claims is not None and pending_claims.what == "The paper's claims":
+        shown.notices["claims"] = dataclasses.replace(pending_claims, what="Our hypotheses")
+    return shown

@@ -13,11 +13,8 @@ from __future__ import annotations
 from ...experiments.cure4rec_exact import ExactCollected
 from ..claims import joined_claims
 from ..cure4rec import sweep_claims, with_retrain_gap
-from ..glance import with_page_runs
-from ..plots import sweep_lines
 from . import Page
-from .cure4rec_runs import (PARALLEL, TOGETHER, collect_sweep, notices, parallel_grid, parallel_reading,  # noqa: F401
-                            printed, runs_notice, runs_table)
+from .cure4rec_runs import TOGETHER, collect_sweep, parallel_reading, sweep_page, with_parallel_time
 
 PAGE = "cure4rec/figure-04-shard-number"
 METRICS = ["ndcg_untruncated", "unlearn_seconds", "a_igf_gap_abs", "shard_gf"]
@@ -31,33 +28,19 @@ def build(collected: ExactCollected | None = None, parallel: ExactCollected | No
     and one trend claim per metric. ``collected`` and ``parallel`` replace the collected runs of the two
     grids."""
     page_runs = collect_sweep(PAGE, params, collected, parallel)
-    grid, runs, pending, total, command = (page_runs.grid, page_runs.runs, page_runs.pending, page_runs.total,
-                                           page_runs.command)
     sweep = with_retrain_gap(page_runs.collected.runs)
     eu = sweep[sweep["method"] != "retrain"]
     claims = sweep_claims(eu, "n_shards", EXPECTED, "the number of shards")
+    batched = page_runs.grid.timing == "batched"
     claims.loc[claims["id"] == "unlearn_seconds_falls", "claim"] += (
-        " (the affected shards retrained together in one process)" if grid.timing == "batched"
-        else " (the slowest affected shard)")
+        " (the affected shards retrained together in one process)" if batched else " (the slowest affected shard)")
     metrics = list(METRICS)
     if page_runs.parallel is not None:
         eu, read = parallel_reading(eu, page_runs.parallel.runs, "n_shards", "the number of shards")
-        metrics.insert(2, PARALLEL)
         claims = joined_claims(claims, read)
-        if grid.timing == "batched":  # two times side by side: each says how it was measured
+        metrics = with_parallel_time(metrics, together=batched)
+        if batched:
             eu = eu.rename(columns={"unlearn_seconds": TOGETHER})
-            metrics = [TOGETHER if m == "unlearn_seconds" else m for m in metrics]
-    return Page(
-        PAGE, grid, with_page_runs(runs, total, pending), pending, None, claims,
-        tables={"runs": runs_table(total, pending),
-                "sweep": eu.groupby(["dataset", "model", "method", "n_shards"])[metrics].agg(["mean", "std"]).round(4)},
-        figures={"figure": lambda: sweep_lines(
-            eu, "n_shards", metrics, "method",
-            "utility, time, |A-IGF − Retrain|, shardGF against the number of shards",
-            by=("dataset", "model"))},
-        notices=notices(runs=runs_notice("The runs of this page", total, pending, command),
-                        sweep=runs_notice("The table", total, pending, command),
-                        figure=runs_notice("The figure", total, pending, command)),
-        checks=[printed(eu.groupby(["dataset", "model", "method", "n_shards"])[["ndcg_untruncated", "shard_gf"]].mean()
-                        .round(2))],
-        claims_command=command)
+    return sweep_page(PAGE, page_runs, claims, eu, "n_shards", metrics, metrics,
+                      "utility, time, |A-IGF − Retrain|, shardGF against the number of shards",
+                      checked=["ndcg_untruncated", "shard_gf"])

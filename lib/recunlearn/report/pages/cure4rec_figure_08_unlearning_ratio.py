@@ -11,11 +11,8 @@ from __future__ import annotations
 from ...experiments.cure4rec_exact import ExactCollected
 from ..claims import joined_claims
 from ..cure4rec import sweep_claims, with_retrain_gap
-from ..glance import with_page_runs
-from ..plots import sweep_lines
 from . import Page
-from .cure4rec_runs import (PARALLEL, TOGETHER, collect_sweep, notices, parallel_reading, printed, runs_notice,
-                            runs_table)
+from .cure4rec_runs import TOGETHER, collect_sweep, parallel_reading, sweep_page, with_parallel_time
 
 PAGE = "cure4rec/figure-08-unlearning-ratio"
 SHOWN = ["ndcg_untruncated", "unlearn_seconds", "a_igf", "abs_a_igf", "a_igf_gap_abs"]
@@ -29,8 +26,6 @@ def build(collected: ExactCollected | None = None, parallel: ExactCollected | No
     the parallel reading of unlearning time, :func:`~.cure4rec_runs.parallel_grid`), the figure and one
     trend claim per metric. ``collected`` and ``parallel`` replace the collected runs of the two grids."""
     page_runs = collect_sweep(PAGE, params, collected, parallel)
-    grid, runs, pending, total, command = (page_runs.grid, page_runs.runs, page_runs.pending, page_runs.total,
-                                           page_runs.command)
     sweep = with_retrain_gap(page_runs.collected.runs)
     sweep = sweep.assign(abs_a_igf=sweep["a_igf"].abs())  # what the fairness claim is tested on, shown with it
     claims = sweep_claims(sweep, "ratio", EXPECTED, "the unlearning ratio")
@@ -41,20 +36,7 @@ def build(collected: ExactCollected | None = None, parallel: ExactCollected | No
         sweep, read = parallel_reading(sweep, page_runs.parallel.runs, "ratio", "the unlearning ratio")
         claims = joined_claims(claims, read)
         sweep = sweep.rename(columns={"unlearn_seconds": TOGETHER})
-        shown = [TOGETHER if m == "unlearn_seconds" else m for m in shown]
-        shown.insert(2, PARALLEL)
-        plotted = [TOGETHER if m == "unlearn_seconds" else m for m in plotted]
-        plotted.insert(2, PARALLEL)
-    return Page(
-        PAGE, grid, with_page_runs(runs, total, pending), pending, None, claims,
-        tables={"runs": runs_table(total, pending),
-                "sweep": sweep.groupby(["dataset", "model", "method", "ratio"])[shown].agg(["mean", "std"]).round(4)},
-        figures={"figure": lambda: sweep_lines(
-            sweep, "ratio", plotted, "method",
-            "utility, time and A-IGF against the share of users unlearned (%)", by=("dataset", "model"))},
-        notices=notices(runs=runs_notice("The runs of this page", total, pending, command),
-                        sweep=runs_notice("The table", total, pending, command),
-                        figure=runs_notice("The figure", total, pending, command)),
-        checks=[printed(sweep.groupby(["dataset", "model", "method", "ratio"])[["ndcg_untruncated", "a_igf"]].mean()
-                        .round(2))],
-        claims_command=command)
+        shown, plotted = with_parallel_time(shown, together=True), with_parallel_time(plotted, together=True)
+    return sweep_page(PAGE, page_runs, claims, sweep, "ratio", shown, plotted,
+                      "utility, time and A-IGF against the share of users unlearned (%)",
+                      checked=["ndcg_untruncated", "a_igf"])

@@ -15,7 +15,7 @@ from ...experiments.records import record_key
 from ..cure4rec import sweep_claims
 from ..glance import CURE4REC_DATASETS
 from ..names import display_name
-from . import Notice, _names, compute_command, plan_entries, reasons_text, run_command, validated
+from . import Notice, Page, _names, compute_command, plan_entries, reasons_text, run_command, validated
 
 NO_RUN = "no run computed yet"
 """What the nbval-checked cell prints for a table with no computed run."""
@@ -113,6 +113,35 @@ def parallel_reading(sweep: pd.DataFrame, alone: pd.DataFrame, x: str, label: st
     read["id"] = "unlearn_seconds_parallel_falls"
     read["claim"] += " (shards retrained in parallel: the slowest affected shard, each a model of its own)"
     return sweep, read
+
+
+def with_parallel_time(columns: list[str], together: bool) -> list[str]:
+    """A sweep's ``columns`` with the :data:`PARALLEL` time third, and the unlearning time renamed
+    :data:`TOGETHER` where ``together`` (two times side by side: each says how it was measured)."""
+    out = [TOGETHER if together and c == "unlearn_seconds" else c for c in columns]
+    out.insert(2, PARALLEL)
+    return out
+
+
+def sweep_page(page: str, page_runs: SweepRuns, claims: pd.DataFrame, sweep: pd.DataFrame, x: str,
+               shown: list[str], plotted: list[str], title: str, checked: list[str]) -> Page:
+    """A sweep page (Figures 4, 8): its runs, the ``shown`` metrics' mean and std per method and level of
+    ``x``, the figure of the ``plotted`` ones against ``x`` per dataset and model, the ``claims``, and
+    the means of ``checked`` (two decimals) as the regression check."""
+    from ..glance import with_page_runs
+    from ..plots import sweep_lines
+
+    keys = ["dataset", "model", "method", x]
+    total, pending, command = page_runs.total, page_runs.pending, page_runs.command
+    return Page(
+        page, page_runs.grid, with_page_runs(page_runs.runs, total, pending), pending, None, claims,
+        tables={"runs": runs_table(total, pending),
+                "sweep": sweep.groupby(keys)[shown].agg(["mean", "std"]).round(4)},
+        figures={"figure": lambda: sweep_lines(sweep, x, plotted, "method", title, by=("dataset", "model"))},
+        notices=notices(runs=runs_notice("The runs of this page", total, pending, command),
+                        sweep=runs_notice("The table", total, pending, command),
+                        figure=runs_notice("The figure", total, pending, command)),
+        checks=[printed(sweep.groupby(keys)[checked].mean().round(2))], claims_command=command)
 
 
 def runs_table(total: int, pending: pd.DataFrame) -> pd.Series:
