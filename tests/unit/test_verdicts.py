@@ -375,6 +375,11 @@ def test_pairs_of_times_are_compared_only_when_recorded_together():
                          higher=False, max_apart=PAIR_WINDOW)
     assert row["verdict"] == "inconclusive" and "8 pairs left out" in row["evidence"]
     assert row["holds in"] == "8 pairs not timed together, left out"
+    one_apart = runs.assign(created=lambda r: r["created"] + pd.to_timedelta(
+        ((r["method"] == "sisa") & (r["seed"] == 0)) * 3, unit="h"))
+    row = ordering_claim("sisa_faster", "SISA faster", one_apart, "method", [("sisa", "receraser")], "secs", ["cell"],
+                         higher=False, max_apart=PAIR_WINDOW)
+    assert row["holds in"].endswith("; 1 pair not timed together, left out") and "1 pair left out" in row["evidence"]
 
 
 # --- claim frames: stable, unique ids ------------------------------------------------------------
