@@ -99,6 +99,16 @@ def test_page_verdict_pending_cells_keep_a_page_from_reproduced():
     assert page_verdict(_claims("reproduced", "reproduced"), done) == "reproduced"
 
 
+def test_page_verdict_pending_runs_keep_a_page_from_reproduced_unless_its_cells_say_it():
+    assert page_verdict(_claims("reproduced"), runs_pending=(25, 81)) == "partly reproduced (25 of 81 runs pending)"
+    assert page_verdict(_claims("not reproduced"), runs_pending=(25, 81)) == "not reproduced (25 of 81 runs pending)"
+    assert page_verdict(_claims("reproduced"), runs_pending=(0, 81)) == "reproduced"
+    assert page_verdict(_claims("pending"), runs_pending=(81, 81)) == "pending"
+    cells = _comparison([0.3215] * 24 + [np.nan] * 12, [0.0] * 36, [1] * 36, [0.3215] * 36)
+    assert page_verdict(_claims("reproduced"), cells, runs_pending=(40, 100)) == \
+        "partly reproduced (12 of 36 cells pending)"  # the cells already count what the runs would
+
+
 def test_page_verdict_claims_that_fail_are_not_hidden_by_cells():
     cells = _comparison([0.30, 0.40, 0.3215], [0.0] * 3, [1] * 3, [0.5, 0.5, 0.3215])
     assert page_verdict(_claims(*["not reproduced"] * 4), cells) == "partly reproduced"

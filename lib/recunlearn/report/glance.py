@@ -312,17 +312,20 @@ def page_facts(claims: pd.DataFrame | None, comparison: pd.DataFrame | None = No
                runs: pd.DataFrame | None = None, parts: Mapping[str, str] | None = None) -> dict[str, str]:
     """Every page-level text a page publishes, by glue name: ``page_verdict`` and ``page_summary``
     (:func:`~recunlearn.report.verdicts.page_verdict` of the claims and paper cells, or of ``parts``,
-    verdicts of the page's parts such as one per dataset), ``page_scale``, ``page_pending``,
-    ``page_coverage``, ``page_difference`` and ``page_claims`` (JSON, :func:`claims_json`)."""
+    verdicts of the page's parts such as one per dataset, and of the runs without a record),
+    ``page_scale``, ``page_pending``, ``page_coverage``, ``page_difference`` and ``page_claims`` (JSON,
+    :func:`claims_json`)."""
     from .verdicts import page_summary, page_verdict
 
     not_run = len(datasets_not_run(grid, comparison)) if grid is not None else 0
+    total, reasons = run_counts(grid, runs)
+    waiting = (sum(reasons.values()), total)
     if parts is not None:
         verdict = page_verdict(pd.DataFrame({"id": list(parts), "verdict": list(parts.values())}), comparison,
-                               not_run)
+                               not_run, waiting)
         summary = parts_summary(parts)
     else:
-        verdict, summary = page_verdict(claims, comparison, not_run), page_summary(claims, comparison)
+        verdict, summary = page_verdict(claims, comparison, not_run, waiting), page_summary(claims, comparison)
     return {"page_verdict": verdict, "page_summary": summary,
             "page_scale": scale_text(grid) if grid is not None else "not stated",
             "page_pending": pending_text(grid, runs),

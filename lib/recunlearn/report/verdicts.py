@@ -100,7 +100,7 @@ def claim_outcomes(claims: pd.DataFrame | None) -> list[str]:
 
 
 def page_verdict(claims: pd.DataFrame | None, comparison: pd.DataFrame | None = None,
-                 datasets_not_run: int = 0) -> str:
+                 datasets_not_run: int = 0, runs_pending: tuple[int, int] = (0, 0)) -> str:
     """The verdict of a page from its claims (rows with a ``verdict``) and its numeric cells (a
     :func:`~recunlearn.report.compare.compare` frame; only cells with a paper value count).
 
@@ -112,12 +112,19 @@ def page_verdict(claims: pd.DataFrame | None, comparison: pd.DataFrame | None = 
     ``"partly reproduced (12 of 36 cells pending)"``, ``"… (1 of 4 claims pending)"``.
     ``datasets_not_run`` counts the paper's datasets the page has not run and whose cells are not in
     ``comparison``: each is one pending part ("2 datasets not run"), so a page whose claims hold on
-    one of the paper's three datasets is never ``reproduced``."""
+    one of the paper's three datasets is never ``reproduced``. ``runs_pending`` is ``(k, m)``: k of
+    the page's m runs have no record yet; where no paper cell is pending already (the cells say it),
+    they are one pending part ("k of m runs pending"): the claims were tested on the runs there are,
+    so a page whose claims hold on part of its runs is never ``reproduced`` either."""
     cells, said = cell_outcomes(comparison), claim_outcomes(claims)
-    verdict = combine(cells + said + ["pending"] * datasets_not_run)
+    waiting, of = runs_pending
+    runs_part = ["pending"] if waiting and "pending" not in cells else []
+    verdict = combine(cells + said + ["pending"] * datasets_not_run + runs_part)
     paper_claims = claim_outcomes(_paper_claims(claims))  # self-checks decide too, but are not "claims"
     notes = [f"{n} of {len(parts)} {unit} pending" for parts, unit in ((cells, "cells"), (paper_claims, "claims"))
              if (n := parts.count("pending"))]
+    if runs_part:
+        notes.append(f"{waiting} of {of} runs pending")
     if datasets_not_run:
         notes.append(f"{datasets_not_run} paper dataset{'s' if datasets_not_run > 1 else ''} not run")
     return f"{verdict} ({'; '.join(notes)})" if notes and verdict != PENDING else verdict
