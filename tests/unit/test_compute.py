@@ -412,6 +412,14 @@ def test_a_deadline_stops_new_runs_and_lets_the_running_one_finish(tmp_path):
     assert any(line.startswith("stopping (deadline reached)") for line in lines)
 
 
+def test_the_eta_runs_at_the_pace_the_computed_runs_kept_against_their_estimates(tmp_path):
+    records, lines = tmp_path / "records", []
+    todo = _plan_batches(tmp_path, seed=[0, 1, 2], seconds=0.3)
+    run_batches(todo, InlineExecutor(records), CostModel([]), out=lines.append)  # estimated: an hour each
+    first = next(line for line in lines if line.startswith("[1/3]"))
+    assert "left: 2 runs, ~2.0 CPU-h by the estimates, ETA 0.0 min on 1 worker(s) at the pace so far" in first
+
+
 def test_a_stop_request_starts_no_new_run(tmp_path):
     records, stop = tmp_path / "records", StopRequest()
     todo = _plan_batches(tmp_path, seed=[0, 1], seconds=0.0)

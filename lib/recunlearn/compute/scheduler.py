@@ -11,7 +11,8 @@
   leaves no partial record, and running it again resumes where it stopped: done runs are not
   scheduled again.
 - ETA: the estimated seconds of the runs not yet finished (:class:`~recunlearn.compute.costs.CostModel`),
-  divided by the executor's capacity.
+  times the *pace* (the seconds the runs computed so far took over their estimates: the machine's
+  load and the estimates' errors, measured), divided by the executor's capacity.
 """
 
 from __future__ import annotations
@@ -90,6 +91,15 @@ class _Schedule:
         self.queued = deque(enumerate(batches))
         self.unreported: dict[int, dict[str, Run]] = {}
         self.total = sum(len(batch) for batch in batches)
+        self.took = self.estimated = 0.0  # of the runs computed so far
+
+    def computed(self, outcome: Outcome, run: Run) -> None:
+        self.took += outcome.seconds
+        self.estimated += self.costs.estimate(run.config).seconds
+
+    def pace(self) -> float:
+        """Seconds the runs computed so far took over their estimates (1 before any)."""
+        return self.took / self.estimated if self.took > 0 and self.estimated > 0 else 1.0
 
     def start(self) -> tuple[int, list[Run]]:
         batch_id, batch = self.queued.popleft()
@@ -135,6 +145,8 @@ def run_batches(batches: list[list[Run]], executor, costs: CostModel, *, deadlin
                 run = schedule.unreported.get(message.batch, {}).pop(message.key, None)
                 finished += message.status != "skipped"
                 _count(tally, message)
+                if run is not None and message.status == "computed":
+                    schedule.computed(message, run)
                 if run is not None and message.status != "skipped":
                     _report(message, run, schedule, executor.capacity, finished, out)
             elif isinstance(message, BatchDone):
@@ -155,7 +167,8 @@ def _report(outcome: Outcome, run: Run, schedule: _Schedule, capacity: int, fini
     estimate = schedule.costs.estimate(run.config).seconds
     took = f"{minutes(outcome.seconds)} (estimate {minutes(estimate)})"
     detail = f"after {took}: {outcome.error}" if outcome.status == "failed" else f"in {took}"
-    left = schedule.seconds_left()
+    left, pace = schedule.seconds_left(), schedule.pace()
+    at_pace = f" at the pace so far (runs took {pace:.2g}x their estimates)" if abs(pace - 1.0) >= 0.1 else ""
     out(f"[{finished}/{schedule.total}] {outcome.status} {run.experiment} {run.key} ({run.entry}) {detail}; "
-        f"left: {schedule.runs_left()} runs, ~{left / 3600:.1f} CPU-h, ETA {minutes(left / max(capacity, 1))} "
-        f"on {capacity} worker(s)")
+        f"left: {schedule.runs_left()} runs, ~{left / 3600:.1f} CPU-h by the estimates, "
+        f"ETA {minutes(pace * left / max(capacity, 1))} on {capacity} worker(s){at_pace}")
