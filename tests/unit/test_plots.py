@@ -7,6 +7,7 @@ import matplotlib
 matplotlib.use("Agg")
 
 import pandas as pd  # noqa: E402
+import seaborn as sns  # noqa: E402
 
 from recunlearn.report.plots import method_bars  # noqa: E402
 
@@ -48,3 +49,36 @@ def test_sweep_lines_split_by_dataset_and_model_in_the_paper_s_order():
     assert len(titles) == 4 and titles[0].endswith("GRU4Rec: HIT") and titles[1].endswith("SASRec: HIT")
     tops = [max(line.get_ydata().max() for line in f.axes[0].lines if len(line.get_ydata())) for f in figures]
     assert tops == [1, 6, 1, 6]  # each figure its own model's line, never the two averaged
+
+
+def legend_colours(figure) -> dict[str, tuple]:
+    legend = figure.legends[0]
+    return {text.get_text(): tuple(handle.get_facecolor())[:3]
+            for text, handle in zip(legend.get_texts(), legend.legend_handles)}
+
+
+def bar_colours(figure) -> set[tuple]:
+    return {tuple(p.get_facecolor())[:3] for ax in figure.axes for p in ax.patches if p.get_height()}
+
+
+def test_a_value_has_one_colour_in_every_dataset_s_figure_even_where_a_dataset_lacks_others():
+    frame = pd.concat([runs(["ml-100k"]), runs(["ml-100k"]).assign(selection="random"),
+                       runs(["ml-100k"]).assign(selection="edge"),
+                       runs(["adm"]), runs(["adm"]).assign(selection="edge")])   # ADM: no random users yet
+    whole, part = method_bars(frame, "ndcg", "NDCG")
+    assert list(legend_colours(part)) == ["Core", "Edge"]
+    assert legend_colours(part)["Edge"] == legend_colours(whole)["Edge"] != legend_colours(whole)["Random"]
+    shaded = {tuple(sns.desaturate(legend_colours(whole)[name], 0.75)) for name in ("Core", "Edge")}  # bars' shade
+    assert bar_colours(part) == shaded
+
+
+def test_scatter_points_keep_their_method_s_colour_in_every_dataset_s_figure():
+    from recunlearn.report.plots import method_scatter
+
+    frame = runs(["ml-100k", "adm"]).assign(utility=1.0)
+    frame = frame[~((frame["dataset"] == "adm") & (frame["method"] == "retrain"))]   # ADM: SISA only
+    whole, part = method_scatter(frame, "utility", "ndcg", "NDCG", marker="selection", by="dataset")
+    legend = whole.legends[0]
+    colour = {text.get_text(): handle.get_color() for text, handle in zip(legend.get_texts(), legend.legend_handles)}
+    assert colour["Retrain"] != colour["SISA"]
+    assert {line.get_color() for ax in part.axes for line in ax.lines} == {colour["SISA"]}

@@ -100,13 +100,11 @@ def utility_figure(runs: pd.DataFrame):
     """The two orders ``bystanders_disturbance_follows_utility`` compares, drawn: NDCG@20 after
     unlearning against bystanders' Jaccard@10, one point per method and unlearning set (mean over
     seeds, ± 1 sd), one panel per backbone; one figure per dataset."""
-    from .plots import method_scatter, per_part
+    from .plots import method_scatter
 
-    unlearn = runs[runs["control"] == "unlearn"]
-    return per_part(unlearn, ["dataset"], "utility kept against bystanders' top 10 kept",
-                    lambda part, title, _: method_scatter(part, "ndcg_untruncated_after", "jaccard", title,
-                                                          marker="selection", xlabel="NDCG@20 after unlearning",
-                                                          ylabel="bystanders' Jaccard@10"))
+    return method_scatter(runs[runs["control"] == "unlearn"], "ndcg_untruncated_after", "jaccard",
+                          "utility kept against bystanders' top 10 kept", marker="selection",
+                          xlabel="NDCG@20 after unlearning", ylabel="bystanders' Jaccard@10", by="dataset")
 
 
 # --- question 2: who is unlearned ------------------------------------------------------------------------------

@@ -89,6 +89,14 @@ def display_order(frame: pd.DataFrame, column: str | None) -> list[str] | None:
     return [display_name(v) for v in paper_sorted(column, frame[column])]
 
 
+def hue_palette(frame: pd.DataFrame, column: str | None) -> dict[str, tuple] | None:
+    """The colour of each display value of ``column`` in ``frame``, in the paper's order: the figures drawn
+    for the parts of one frame (one per dataset) colour a value alike, even where a part lacks some
+    values (ADM's first runs: SISA without RecEraser). None without the column."""
+    order = display_order(frame, column)
+    return None if order is None else dict(zip(order, sns.color_palette(n_colors=max(len(order), 1))))
+
+
 def save(fig, save_as: str | None) -> None:
     if save_as:
         FIGURE_DIR.mkdir(parents=True, exist_ok=True)
@@ -185,26 +193,31 @@ def per_part(frame: pd.DataFrame, columns: list[str], title: str, draw):
 
 
 def method_bars(frame: pd.DataFrame, y: str, title: str, col: str = "model", x: str = "method",
-                hue: str = "selection", paper: pd.DataFrame | None = None, by: str | None = "dataset"):
+                hue: str = "selection", paper: pd.DataFrame | None = None, by: str | None = "dataset",
+                palette: dict | None = None):
     """Bars of ``y`` (mean ± std over seeds) by ``x`` and ``hue``, one panel per ``col`` (display names,
     in the paper's order; at most three panels a row, the figure page-wide); the paper's value, where
     given (same columns, ``value``), as a black diamond on its bar; the legend below the panels.
 
     One figure per value of ``by`` (a column of ``frame`` that is none of ``x``, ``hue``, ``col``;
     None: no split), titled with its display name, the paper's values taken for it alone: bars of
-    two datasets are never averaged together. Returns the figure, or the list of figures when ``by``
-    has several values."""
+    two datasets are never averaged together, and a value of ``hue`` has one colour in all of them
+    (``palette``: display value -> colour, default :func:`hue_palette` of ``frame``). Returns the
+    figure, or the list of figures when ``by`` has several values."""
+    palette = palette or hue_palette(frame, hue)
     split = [c for c in ([by] if isinstance(by, str) else by or []) if c not in (x, hue, col)]
     if split_columns(frame, split):
         return per_part(frame, split, title, lambda part, named, values: method_bars(
-            part, y, named, col, x, hue, None if paper is None else part_of(paper, split, values), by=None))
+            part, y, named, col, x, hue, None if paper is None else part_of(paper, split, values), by=None,
+            palette=palette))
     set_theme()
     x_order, hue_order, col_order = (display_order(frame, c) for c in (x, hue, col))
     shown = display_values(frame, [x, hue, col])
     n_cols = len(col_order or [None])
     wrap = min(n_cols, 3)
     grid = sns.catplot(shown, x=x, y=y, hue=hue, col=col, kind="bar", errorbar="sd", order=x_order,
-                       hue_order=hue_order, col_order=col_order, col_wrap=wrap if n_cols > 1 else None,
+                       hue_order=hue_order, palette=palette, col_order=col_order,
+                       col_wrap=wrap if n_cols > 1 else None,
                        height=3.0, aspect=min(PAGE_WIDTH_IN / wrap, 4.5) / 3.0, capsize=0.08,
                        err_kws={"linewidth": 1}, sharey=False, legend=False)
     if paper is not None and not paper.empty:
@@ -221,7 +234,7 @@ def method_bars(frame: pd.DataFrame, y: str, title: str, col: str = "model", x: 
     for ax in grid.axes.flat:
         rotate_if_crowded(ax, width=PAGE_WIDTH_IN / wrap)
     labels = list(hue_order or [])
-    handles = hue_handles(labels)
+    handles = hue_handles(labels, [palette[label] for label in labels] if palette else None)
     if paper is not None and not paper.empty:
         handles.append(plt.Line2D([], [], marker="D", color="black", linestyle="none"))
         labels.append("paper")
@@ -232,19 +245,30 @@ def method_bars(frame: pd.DataFrame, y: str, title: str, col: str = "model", x: 
 
 
 def method_scatter(frame: pd.DataFrame, x: str, y: str, title: str, col: str = "model", marker: str | None = None,
-                   band: tuple[float, float] | None = None, xlabel: str | None = None, ylabel: str | None = None):
+                   band: tuple[float, float] | None = None, xlabel: str | None = None, ylabel: str | None = None,
+                   by: str | None = None, styles: tuple[dict, dict] | None = None):
     """One point per method (and per value of ``marker``, e.g. the unlearning set, drawn with its own
     marker): the mean of ``x`` and ``y`` over the rest (seeds, ...) with ± 1 sd bars; one panel per
     value of ``col``, methods coloured alike in every panel and in the paper's order; ``band`` shades
-    a range of ``y`` (e.g. chance); one legend below the panels."""
+    a range of ``y`` (e.g. chance); one legend below the panels. One figure per value of ``by`` (None:
+    no split), each method and marker drawn alike in all of them (``styles``: colour by method, shape
+    by marker value, default from the whole ``frame``)."""
     from matplotlib.lines import Line2D
 
+    if styles is None:
+        methods = paper_sorted("method", frame["method"].unique())
+        kinds = paper_sorted(marker, frame[marker].unique()) if marker else []
+        # without a marker column every point is a circle
+        styles = (dict(zip(methods, sns.color_palette(n_colors=max(len(methods), 1)))), dict(zip(kinds, "osD^vP*X")))
+    if split_columns(frame, [by] if by else []):
+        return per_part(frame, [by], title, lambda part, named, _: method_scatter(
+            part, x, y, named, col, marker, band, xlabel, ylabel, styles=styles))
     set_theme()
     panels = paper_sorted(col, frame[col].unique())
     methods = paper_sorted("method", frame["method"].unique())
-    colors = dict(zip(methods, sns.color_palette(n_colors=max(len(methods), 1))))
+    colors = styles[0]
     kinds = paper_sorted(marker, frame[marker].unique()) if marker else []
-    shapes = dict(zip(kinds, "osD^vP*X"))  # without a marker column every point is a circle
+    shapes = {kind: styles[1][kind] for kind in kinds}
     fig, axes = panel_grid(len(panels))
     for ax, panel in zip(axes, panels):
         part = frame[frame[col] == panel]
@@ -266,20 +290,23 @@ def method_scatter(frame: pd.DataFrame, x: str, y: str, title: str, col: str = "
     return fig
 
 
-def sweep_lines(frame: pd.DataFrame, x: str, metrics: list[str], hue: str, title: str, by=("dataset",)):
+def sweep_lines(frame: pd.DataFrame, x: str, metrics: list[str], hue: str, title: str, by=("dataset",),
+                palette: dict | None = None):
     """One panel per metric: mean ± std over seeds against ``x``, one line per ``hue`` (display names,
     paper order); at most three panels a row; one legend below the panels. One figure per combination
-    of the ``by`` columns (other than ``x`` and ``hue``; see :func:`method_bars`)."""
+    of the ``by`` columns (other than ``x`` and ``hue``; a value of ``hue`` coloured alike in all of
+    them, see :func:`method_bars`)."""
+    palette = palette or hue_palette(frame, hue)
     split = [c for c in by or [] if c not in (x, hue)]
     if split_columns(frame, split):
         return per_part(frame, split, title,
-                        lambda part, named, _: sweep_lines(part, x, metrics, hue, named, by=None))
+                        lambda part, named, _: sweep_lines(part, x, metrics, hue, named, by=None, palette=palette))
     set_theme()
     fig, axes = panel_grid(len(metrics), height=3.0)
     shown = display_values(frame, [hue])
     for ax, metric in zip(axes, metrics):
-        sns.lineplot(shown, x=x, y=metric, hue=hue, hue_order=display_order(frame, hue), marker="o",
-                     errorbar="sd", ax=ax, legend=ax is axes[0])
+        sns.lineplot(shown, x=x, y=metric, hue=hue, hue_order=display_order(frame, hue), palette=palette,
+                     marker="o", errorbar="sd", ax=ax, legend=ax is axes[0])
         # the panel's title names the metric (wrapped to the panel's width); no y label repeats it
         ax.set(title=textwrap.fill(display_name(metric), 32), xlabel=display_name(x), ylabel="")
         levels = sorted(frame[x].dropna().unique())
