@@ -221,7 +221,9 @@ def render_status_page() -> str:
              "For each paper, every table and figure: its page and verdict, the settings it was rendered with,",
              "and what is still pending: \"runs without a record\" are runs the page needs that have not been",
              "computed yet (pending, not absent), with the CPU-hours the cost model estimates for the runs the",
-             "compute plan (`grids/plan.yml`) lists for the page and the one command that computes them. Every",
+             "compute plan (`grids/plan.yml`) lists for the page and the one command that computes them (an",
+             "estimate is a measurement where runs of the same kind have a record, else scaled from other",
+             "data, which can be far off: ADM's first exact-unlearning runs took four times theirs). Every",
              "claim and its verdict is on the [scoreboard](scoreboard.md). Below the papers: the devices and",
              "commits of the run records behind each page (`-dirty` would mark a record made from uncommitted",
              "code), the compute plan, the audit of the records and the commits themselves."]
