@@ -82,3 +82,13 @@ def test_scatter_points_keep_their_method_s_colour_in_every_dataset_s_figure():
     colour = {text.get_text(): handle.get_color() for text, handle in zip(legend.get_texts(), legend.legend_handles)}
     assert colour["Retrain"] != colour["SISA"]
     assert {line.get_color() for ax in part.axes for line in ax.lines} == {colour["SISA"]}
+
+
+def test_the_palette_is_the_theme_s_even_before_any_figure_set_it():
+    import matplotlib.pyplot as plt
+
+    from recunlearn.report.plots import hue_palette
+
+    plt.rcdefaults()  # matplotlib's own colour cycle, as in a fresh kernel
+    colours = hue_palette(runs(["ml-100k"]), "method")
+    assert colours["Retrain"] == sns.color_palette("deep")[0]

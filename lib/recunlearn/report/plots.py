@@ -92,7 +92,9 @@ def display_order(frame: pd.DataFrame, column: str | None) -> list[str] | None:
 def hue_palette(frame: pd.DataFrame, column: str | None) -> dict[str, tuple] | None:
     """The colour of each display value of ``column`` in ``frame``, in the paper's order: the figures drawn
     for the parts of one frame (one per dataset) colour a value alike, even where a part lacks some
-    values (ADM's first runs: SISA without RecEraser). None without the column."""
+    values (ADM's first runs: SISA without RecEraser). None without the column. The theme's palette
+    (:func:`set_theme`, set here: before it, seaborn would hand out matplotlib's default colours)."""
+    set_theme()
     order = display_order(frame, column)
     return None if order is None else dict(zip(order, sns.color_palette(n_colors=max(len(order), 1))))
 
@@ -255,6 +257,7 @@ def method_scatter(frame: pd.DataFrame, x: str, y: str, title: str, col: str = "
     by marker value, default from the whole ``frame``)."""
     from matplotlib.lines import Line2D
 
+    set_theme()  # its palette, before the colours are taken from it
     if styles is None:
         methods = paper_sorted("method", frame["method"].unique())
         kinds = paper_sorted(marker, frame[marker].unique()) if marker else []
