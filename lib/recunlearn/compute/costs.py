@@ -349,23 +349,23 @@ class CostModel:
         the reference never measured on both, the largest ratio of another model of the reference measured
         on both (the data rows understate every model's growth where one was measured: ADM has 2.4x
         ML-100K's rows, but its catalogue and graph make WMF's Learn 40x and BPR's 26x slower)."""
-        experiment, device, fields = family
+        experiment, device, _ = family
         reference = rule_of(experiment).scale_by
         if reference is None or target is None or source is None or target == source:
             return None
-        model = dict(fields).get("model")
+        model = _model(family)
 
         def ratio(seconds: dict[str, list[float]]) -> float | None:
             both = target in seconds and source in seconds
             return statistics.median(seconds[target]) / statistics.median(seconds[source]) if both else None
 
-        kinds = self._seconds_by_dataset(experiment, device, model)
+        kinds = self._seconds_by_dataset(experiment, device, group=lambda f: f, keep=lambda f: _model(f) == model)
         own = [r for kind, seconds in kinds.items() if kind != family and (r := ratio(seconds)) is not None]
         if own:
             measured = statistics.median(own)
             return measured, (f"{experiment} {model}, {len(own)} other kind(s) measured on both: "
                               f"{target} / {source} x {measured:.3g}")
-        by_model = self._seconds_by_model(reference, device)
+        by_model = self._seconds_by_dataset(reference, device, group=_model)
         measured = ratio(by_model.get(model, {}))
         if measured is not None:
             return measured, f"{reference} {model}: {target} / {source} measured x {measured:.3g}"
@@ -377,23 +377,16 @@ class CostModel:
         return others[largest], (f"{model} not measured on both: {reference} {largest}, the largest other model's "
                                  f"{target} / {source} measured x {others[largest]:.3g}")
 
-    def _seconds_by_dataset(self, experiment: str, device: str, model) -> dict[tuple, dict[str, list[float]]]:
-        """The measured seconds of every family of ``experiment``, ``device`` and ``model``, by dataset."""
-        out: dict[tuple, dict[str, list[float]]] = {}
-        for family, points in self._table.items():
-            if family[0] == experiment and family[1] == device and dict(family[2]).get("model") == model:
-                for point, values in points.items():
-                    out.setdefault(family, {}).setdefault(point.dataset, []).extend(v[0] for v in values)
-        return out
-
-    def _seconds_by_model(self, experiment: str, device: str) -> dict[object, dict[str, list[float]]]:
-        """The measured seconds of ``experiment`` on ``device``, by model and dataset (its families pooled)."""
+    def _seconds_by_dataset(self, experiment: str, device: str, group: Callable[[tuple], object],
+                            keep: Callable[[tuple], bool] = lambda family: True
+                            ) -> dict[object, dict[str, list[float]]]:
+        """The measured seconds of the families of ``experiment`` on ``device`` that ``keep`` keeps, by
+        dataset, pooled by ``group(family)``."""
         out: dict[object, dict[str, list[float]]] = {}
         for family, points in self._table.items():
-            if family[0] == experiment and family[1] == device:
+            if family[0] == experiment and family[1] == device and keep(family):
                 for point, values in points.items():
-                    out.setdefault(dict(family[2]).get("model"), {}).setdefault(point.dataset, []).extend(
-                        v[0] for v in values)
+                    out.setdefault(group(family), {}).setdefault(point.dataset, []).extend(v[0] for v in values)
         return out
 
     def batch_seconds(self, configs: Iterable[Config]) -> float:
@@ -402,6 +395,11 @@ class CostModel:
         if not estimates:
             return 0.0
         return sum(e.seconds - e.shared_seconds for e in estimates) + max(e.shared_seconds for e in estimates)
+
+
+def _model(family: tuple):
+    """The model a family's runs train (None for an experiment without one)."""
+    return dict(family[2]).get("model")
 
 
 def _log_distance(a: int | None, b: int | None) -> float:

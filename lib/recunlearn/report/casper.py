@@ -126,7 +126,7 @@ def label_pending(comparison: pd.DataFrame, runs: pd.DataFrame | None = None,
 
 
 def with_paper(text: str, paper: float) -> str:
-    """``"0.7866 ± 0.0282\n(paper 0.7799)"``: the paper's number on a line of its own (a book table shows
+    """``"0.7866 ± 0.0282\\n(paper 0.7799)"``: the paper's number on a line of its own (a book table shows
     the line break, so a table of four models fits the page)."""
     return text if pd.isna(paper) else f"{text}\n(paper {paper:.4f})"
 

@@ -266,7 +266,6 @@ def method_scatter(frame: pd.DataFrame, x: str, y: str, title: str, col: str = "
     if split_columns(frame, [by] if by else []):
         return per_part(frame, [by], title, lambda part, named, _: method_scatter(
             part, x, y, named, col, marker, band, xlabel, ylabel, styles=styles))
-    set_theme()
     panels = paper_sorted(col, frame[col].unique())
     methods = paper_sorted("method", frame["method"].unique())
     colors = styles[0]

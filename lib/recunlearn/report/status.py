@@ -223,7 +223,7 @@ def render_status_page() -> str:
              "computed yet (pending, not absent), with the CPU-hours the cost model estimates for the runs the",
              "compute plan (`grids/plan.yml`) lists for the page and the one command that computes them (an",
              "estimate is a measurement where runs of the same kind have a record, else scaled from other",
-             "data, which can be far off: ADM's first exact-unlearning runs took four times theirs). Every",
+             "data, which can be far off; `compute` prints each run's time beside its estimate). Every",
              "claim and its verdict is on the [scoreboard](scoreboard.md). Below the papers: the devices and",
              "commits of the run records behind each page (`-dirty` would mark a record made from uncommitted",
              "code), the compute plan, the audit of the records and the commits themselves."]

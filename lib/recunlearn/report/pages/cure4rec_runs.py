@@ -13,8 +13,9 @@ from ...experiments.config import Config
 from ...experiments.cure4rec_exact import EXACT_KEYS, ExactCollected, ExactGrid, collect
 from ...experiments.records import record_key
 from ..cure4rec import sweep_claims
-from ..glance import CURE4REC_DATASETS
+from ..glance import CURE4REC_DATASETS, with_page_runs
 from ..names import display_name
+from ..plots import sweep_lines
 from . import Notice, Page, _names, compute_command, plan_entries, reasons_text, run_command, validated
 
 NO_RUN = "no run computed yet"
@@ -128,9 +129,6 @@ def sweep_page(page: str, page_runs: SweepRuns, claims: pd.DataFrame, sweep: pd.
     """A sweep page (Figures 4, 8): its runs, the ``shown`` metrics' mean and std per method and level of
     ``x``, the figure of the ``plotted`` ones against ``x`` per dataset and model, the ``claims``, and
     the means of ``checked`` (two decimals) as the regression check."""
-    from ..glance import with_page_runs
-    from ..plots import sweep_lines
-
     keys = ["dataset", "model", "method", x]
     total, pending, command = page_runs.total, page_runs.pending, page_runs.command
     return Page(
