@@ -1,4 +1,5 @@
-"""Figures: bars of several datasets are drawn one dataset a figure, never averaged together."""
+"""Figures: bars of several datasets are drawn one dataset a figure, never averaged together; a value
+has one colour, the same in the legend, the bars and every figure."""
 
 from __future__ import annotations
 
@@ -68,8 +69,7 @@ def test_a_value_has_one_colour_in_every_dataset_s_figure_even_where_a_dataset_l
     whole, part = method_bars(frame, "ndcg", "NDCG")
     assert list(legend_colours(part)) == ["Core", "Edge"]
     assert legend_colours(part)["Edge"] == legend_colours(whole)["Edge"] != legend_colours(whole)["Random"]
-    shaded = {tuple(sns.desaturate(legend_colours(whole)[name], 0.75)) for name in ("Core", "Edge")}  # bars' shade
-    assert bar_colours(part) == shaded
+    assert bar_colours(part) == {legend_colours(whole)[name] for name in ("Core", "Edge")}  # the legend's exact colour
 
 
 def test_scatter_points_keep_their_method_s_colour_in_every_dataset_s_figure():
@@ -82,6 +82,16 @@ def test_scatter_points_keep_their_method_s_colour_in_every_dataset_s_figure():
     colour = {text.get_text(): handle.get_color() for text, handle in zip(legend.get_texts(), legend.legend_handles)}
     assert colour["Retrain"] != colour["SISA"]
     assert {line.get_color() for ax in part.axes for line in ax.lines} == {colour["SISA"]}
+
+
+def test_shard_composition_bars_have_their_legend_s_colours():
+    from recunlearn.report.plots import shard_composition
+
+    frame = pd.DataFrame([{"method": "sisa", "selection": "core", "source": source, "shard": shard,
+                           "active": shard + (2 if source == "paper" else 0)}
+                          for source in ("ours", "paper") for shard in (1, 2)])
+    figure = shard_composition(frame, "shards")
+    assert bar_colours(figure) == set(legend_colours(figure).values()) and len(legend_colours(figure)) == 2
 
 
 def test_the_palette_is_the_theme_s_even_before_any_figure_set_it():

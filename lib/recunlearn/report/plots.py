@@ -57,7 +57,8 @@ def legend_below(fig, ax=None, ncol: int | None = None, title: str | None = None
 
 
 def hue_handles(labels: list[str], palette=None) -> list:
-    """Legend patches for bars coloured by hue (seaborn's default palette, in ``labels``' order)."""
+    """Legend patches for bars coloured by hue (seaborn's default palette, in ``labels``' order); the
+    bars are drawn at full saturation so that a patch has its bars' exact colour."""
     from matplotlib.patches import Patch
 
     colors = palette or sns.color_palette(n_colors=max(len(labels), 1))
@@ -205,7 +206,8 @@ def method_bars(frame: pd.DataFrame, y: str, title: str, col: str = "model", x: 
     None: no split), titled with its display name, the paper's values taken for it alone: bars of
     two datasets are never averaged together, and a value of ``hue`` has one colour in all of them
     (``palette``: display value -> colour, default :func:`hue_palette` of ``frame``). Returns the
-    figure, or the list of figures when ``by`` has several values."""
+    figure, or the list of figures when ``by`` has several values. Bars have the palette's exact
+    colours (no shading), as the legend and the other figures show them."""
     palette = palette or hue_palette(frame, hue)
     split = [c for c in ([by] if isinstance(by, str) else by or []) if c not in (x, hue, col)]
     if split_columns(frame, split):
@@ -221,7 +223,7 @@ def method_bars(frame: pd.DataFrame, y: str, title: str, col: str = "model", x: 
                        hue_order=hue_order, palette=palette, col_order=col_order,
                        col_wrap=wrap if n_cols > 1 else None,
                        height=3.0, aspect=min(PAGE_WIDTH_IN / wrap, 4.5) / 3.0, capsize=0.08,
-                       err_kws={"linewidth": 1}, sharey=False, legend=False)
+                       err_kws={"linewidth": 1}, sharey=False, legend=False, saturation=1)
     if paper is not None and not paper.empty:
         ref = display_values(paper, [x, hue, col])
         width = 0.8 / len(hue_order)
@@ -353,7 +355,7 @@ def shard_composition(frame: pd.DataFrame, title: str):
     n_cols = len(col_order or [None])
     grid = sns.catplot(shown, x="shard", y="active", hue="source", row="method", col="selection", kind="bar",
                        row_order=row_order, col_order=col_order, hue_order=hue_order, height=2.2,
-                       aspect=PAGE_WIDTH_IN / n_cols / 2.2, errorbar=None, legend=False)
+                       aspect=PAGE_WIDTH_IN / n_cols / 2.2, errorbar=None, legend=False, saturation=1)
     grid.set_titles(row_template="{row_name}", col_template="{col_name}")
     grid.set_axis_labels("shard", "active users")
     grid.figure.suptitle(title)
