@@ -70,6 +70,7 @@ def test_q1_page_with_pending_runs_says_so_and_how_to_compute_them():
     page = q1.build(runs=made_up_q1_runs(pending=3), **Q1_PARAMS)
     notice = page.notice("table")
     assert notice.partial and "3 of 15 runs" in notice.text() and "python -m recunlearn" in notice.command
+    assert page.notice("figure") is None and not page.is_pending("figure")  # the notice is said once a page
     empty = q1.build(runs=made_up_q1_runs(pending=15), **Q1_PARAMS)
     assert empty.is_pending("table") and empty.is_pending("figure") and empty.checks == ["pending"]
 
