@@ -7,7 +7,8 @@ matplotlib.use("Agg")
 import numpy as np
 import pandas as pd
 
-from recunlearn.report.compare import DIFFERENCE_HEADER, compare, format_mean_std, mean_std_table, paper_vs_ours_table
+from recunlearn.report.compare import (DIFFERENCE_HEADER, compare, format_mean_std, mean_std_table, paper_layout,
+                                      paper_vs_ours_table)
 from recunlearn.report.names import (BookTable, display_frame, display_name, format_number, paper_sorted, sort_paper_order)
 
 KEYS = ["dataset", "model", "method", "selection"]
@@ -100,6 +101,34 @@ def test_paper_vs_ours_table_with_the_metrics_as_rows_is_four_columns_wide():
     assert long.index.names[-1] == "Metric" and set(long.index.get_level_values(-1)) == {"NDCG@20"}
     wide = paper_vs_ours_table(_comparison(), KEYS, ["ndcg_untruncated"])
     assert long.to_numpy().tolist() == wide.to_numpy().tolist()        # the same cells, laid out in rows
+
+
+def test_paper_layout_is_the_paper_s_table_with_ours_in_each_cell():
+    keys = ["model", "method", "selection"]
+    cells = [(m, method, sel, metric) for m in ("wmf", "bpr") for method in ("sisa", "retrain")
+             for sel in ("edge", "core") for metric in ("hr_cure4rec", "ndcg_untruncated")]
+    paper = pd.DataFrame(cells, columns=keys + ["metric"]).assign(value=0.3187)
+    ours = paper.rename(columns={"value": "mean"}).assign(std=0.001, n=3)
+    ours.loc[0, "mean"] = 0.3188                       # within 2 standard errors (0.0012): marked
+    ours.loc[1, "mean"] = 0.2945                       # outside
+    ours = ours.drop(index=[2])                        # pending
+    extra = pd.DataFrame([("wmf", "ultrare", "core", "ndcg_untruncated", 0.25, 0.0, 3)],
+                         columns=keys + ["metric", "mean", "std", "n"])   # a cell the paper lacks
+    table = paper_layout(compare(pd.concat([ours, extra]), paper, keys), ["model", "metric"],
+                         ["method", "selection"], ["ndcg_untruncated", "hr_cure4rec"])
+    assert list(table.index) == [("wmf", "ndcg_untruncated"), ("wmf", "hr_cure4rec"),
+                                 ("bpr", "ndcg_untruncated"), ("bpr", "hr_cure4rec")]   # the paper's order
+    assert list(table.columns) == [("retrain", "core"), ("retrain", "edge"), ("sisa", "core"), ("sisa", "edge"),
+                                   ("ultrare", "core")]
+    assert table.loc[("wmf", "hr_cure4rec"), ("sisa", "edge")] == "0.3188 ✓\n(0.3187)"
+    assert table.loc[("wmf", "ndcg_untruncated"), ("sisa", "edge")] == "0.2945\n(0.3187)"
+    assert table.loc[("wmf", "hr_cure4rec"), ("sisa", "core")] == "pending\n(0.3187)"
+    assert table.loc[("wmf", "ndcg_untruncated"), ("ultrare", "core")] == "0.2500"
+    assert pd.isna(table.loc[("bpr", "ndcg_untruncated"), ("ultrare", "core")])    # neither side: "—" when shown
+    three = paper_layout(compare(ours, paper, keys), ["model", "method", "selection"], ["metric"],
+                         ["ndcg_untruncated", "hr_cure4rec"], digits={"hr_cure4rec": 3})
+    assert three.loc[("wmf", "sisa", "edge"), "hr_cure4rec"] == "0.319 ✓\n(0.319)"
+    assert paper_layout(compare(ours, paper, keys), ["model"], ["method"], ["a_igf"]).empty
 
 
 def test_paper_vs_ours_table_keeps_old_call_and_options():

@@ -12,7 +12,7 @@ import decimal
 import numpy as np
 import pandas as pd
 
-from .names import MISSING_TEXT, display_frame, display_name, format_number, sort_paper_order
+from .names import MISSING_TEXT, display_frame, display_name, format_number, paper_rank, sort_paper_order
 from .verdicts import NOT_REPRODUCED, PARTLY, PENDING, REPRODUCED, VERDICTS, pending_note  # noqa: F401
 
 SE_MULTIPLIER = 2.0
@@ -213,3 +213,38 @@ def paper_vs_ours_table(comparison: pd.DataFrame, index: list[str], metrics: lis
         wide.index = wide.index.set_names("Metric" if display else "metric", level=-1)
         wide.columns.name = None
     return wide
+
+
+WITHIN_MARK = "✓"
+"""Marks our value in a :func:`paper_layout` cell when it is within the cell's tolerance of the paper's."""
+
+
+def paper_layout(comparison: pd.DataFrame, rows: list[str], columns: list[str], metrics: list[str],
+                 digits: int | dict[str, int] = 4) -> pd.DataFrame:
+    """The paper's table with our numbers in it: one row per ``rows`` combination and one column per
+    ``columns`` combination (``metric`` may be in either), each in the paper's order (metrics in
+    ``metrics``' order), each cell our mean over seeds above the paper's value in brackets
+    (``"0.2945 ✓\\n(0.2949)"``; ✓ where the two agree within the cell's tolerance). A cell we have
+    not computed reads its status (``pending``) above the paper's value; one the paper lacks reads
+    ours alone. ``digits``: decimals of every metric, or by metric (4 where not given). Standard
+    deviations, differences and the tolerances are :func:`paper_vs_ours_table`'s."""
+    part = comparison[comparison["metric"].isin(metrics)]
+    if part.empty:
+        return pd.DataFrame()
+    places = [digits.get(m, 4) if isinstance(digits, dict) else digits for m in part["metric"]]
+    cells = [(format_number(o, d) + (f" {WITHIN_MARK}" if w and pd.notna(p) else "") if pd.notna(o) else s)
+             + ("" if pd.isna(p) else f"\n({format_number(p, d)})")
+             for o, p, w, s, d in zip(part["ours"], part["paper"], part["within_tol"], part["status"], places)]
+    wide = part.assign(cell=cells).pivot_table(index=rows, columns=columns, values="cell", aggfunc="first")
+    return wide.reindex(index=_paper_ordered(part, rows, metrics), columns=_paper_ordered(part, columns, metrics))
+
+
+def _paper_ordered(frame: pd.DataFrame, keys: list[str], metrics: list[str]) -> pd.Index:
+    """The combinations of ``keys`` met in ``frame``, each key in the paper's order (metrics in ``metrics``')."""
+    def rank(key, value):
+        return (0, metrics.index(value)) if key == "metric" else paper_rank(key, value)
+
+    combos = sorted(dict.fromkeys(map(tuple, frame[keys].to_numpy())),
+                    key=lambda combo: [rank(k, v) for k, v in zip(keys, combo)])
+    return (pd.MultiIndex.from_tuples(combos, names=keys) if len(keys) > 1
+            else pd.Index([c[0] for c in combos], name=keys[0]))

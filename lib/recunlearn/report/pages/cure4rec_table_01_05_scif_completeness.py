@@ -9,7 +9,7 @@ import pandas as pd
 from ...experiments.cure4rec import Collected, pending_reason
 from ...experiments.cure4rec_scif import (ScifGrid, collect, collect_damping_sweep, collect_exact_mio,
                                           damping_sweep_configs, exact_mio_configs)
-from ..compare import paper_vs_ours_table, within_text
+from ..compare import paper_layout, paper_vs_ours_table, within_text
 from ..cure4rec_scif import compare_scif, damping_sweep_table, exact_mio_table, scif_claims
 from ..glance import with_page_runs
 from ..names import by_dataset, display_name
@@ -88,8 +88,8 @@ def exact_values(exact_mio: pd.DataFrame, runs: pd.DataFrame) -> dict:
 
 def build(collected: Collected | None = None, exact_mio: Collected | None = None, sweep: Collected | None = None,
           **params) -> Page:
-    """The Tables 1/5 page at notebook parameters ``params``: its runs, the comparison with the paper's
-    Tables 1 and 5 (and Learn row), SCIF's solver, the figure, the paper's claims, the damping sweep
+    """The Tables 1/5 page at notebook parameters ``params``: its runs, the paper's Tables 1 and 5 (and
+    Learn row) with our numbers in them (``paper_table``) and cell by cell (``comparison``), SCIF's solver, the figure, the paper's claims, the damping sweep
     and the exact methods' MIO, with the values its text glues. ``collected``, ``exact_mio`` and
     ``sweep`` replace the collected SCIF runs, exact-method MIO runs and damping sweep."""
     grid = validated(ScifGrid, params)
@@ -132,9 +132,13 @@ def build(collected: Collected | None = None, exact_mio: Collected | None = None
     checks = [NO_RUN] if runs.empty else [
         printed(runs.groupby(KEYS)[["ndcg_untruncated", "hr_cure4rec", "a_igf"]].mean().round(2)),
         printed(runs.groupby(KEYS).size())]
+    comparison_notice = cells_notice("Tables 1 and 5, paper vs ours", comparison, grid, ["model", "selection"],
+                                     pending_reason(grid.device), comparison_command(PAGE, grid, command, pending))
     return Page(
         PAGE, grid, with_page_runs(runs, len(configs), pending), pending, comparison, scif_claims(runs),
         tables={"runs": runs_table(len(configs), pending),
+                "paper_table": paper_layout(in_grid, ["model", "method", "selection"], ["dataset", "metric"],
+                                            METRICS, digits={"mio_accuracy": 3}) if len(shown) else shown,
                 "comparison": paper_vs_ours_table(shown, KEYS, METRICS, metrics_as_rows=True) if len(shown)
                 else shown,
                 "extra": runs.groupby(KEYS)[EXTRA].mean().round(4) if len(runs) else runs,
@@ -148,8 +152,7 @@ def build(collected: Collected | None = None, exact_mio: Collected | None = None
         values=values,
         notices=notices(
             runs=runs_notice("The runs of this page", len(configs), pending, command),
-            comparison=cells_notice("Tables 1 and 5, paper vs ours", comparison, grid, ["model", "selection"],
-                                    pending_reason(grid.device), comparison_command(PAGE, grid, command, pending)),
+            paper_table=comparison_notice, comparison=comparison_notice,
             extra=runs_notice("MIO AUC, standard metrics and SCIF's solver", total, collected.pending, command),
             figure=runs_notice("The figure", total, collected.pending, command),
             mio_gap=runs_notice("The MIO gap", total, collected.pending, command),

@@ -1,12 +1,13 @@
 """CURE4Rec Table 2: utility (NDCG@20, HR@20) of Retrain and the three exact methods after unlearning
-5 % of users, beside the paper; the original combiners beside routing; the paper's claims."""
+5 % of users, in the paper's layout and cell by cell; the original combiners beside routing; the
+paper's claims."""
 
 from __future__ import annotations
 
 from ...experiments.cure4rec import Collected, pending_reason
 from ...experiments.cure4rec_exact import (EXACT_UTILITY, ExactCollected, collect_combiner_variants,
                                            combiner_variant_grids)
-from ..compare import paper_vs_ours_table, within_text
+from ..compare import paper_layout, paper_vs_ours_table, within_text
 from ..cure4rec import compare_exact, utility_claims
 from ..names import display_name
 from ..paper import paper_table
@@ -22,8 +23,8 @@ VARIANT_VALUES = ["ndcg_untruncated", "hr_cure4rec", "a_igf", "unlearn_seconds"]
 
 
 def build(collected: ExactCollected | None = None, variants: Collected | None = None, **params) -> Page:
-    """The Table 2 page at notebook parameters ``params``: its runs, the comparison with the paper's
-    Table 2, the standard metrics, the combiner variants (``variants``, by default collected), the
+    """The Table 2 page at notebook parameters ``params``: its runs, the paper's Table 2 with our numbers
+    in it (``paper_table``) and cell by cell (``comparison``), the standard metrics, the combiner variants (``variants``, by default collected), the
     figure, the paper's claims and ``within_tol``. ``collected`` replaces the collected runs."""
     grid, collected, command = collect_exact(PAGE, params, collected)
     runs, pending, total = collected.runs, collected.pending, len(grid.runs())
@@ -44,9 +45,14 @@ def build(collected: ExactCollected | None = None, variants: Collected | None = 
     by_combiner = variants.runs
     combiners = (by_combiner.pivot_table(index=["dataset", "model", "method"], columns="combiner",
                                          values=VARIANT_VALUES).round(4) if len(by_combiner) else by_combiner)
+    comparison_notice = cells_notice("Table 2, paper vs ours", comparison, grid, ["model", "method", "selection"],
+                                     pending_reason(grid.device),
+                                     comparison_command(PAGE, grid, command, collected.pending))
     return Page(
         PAGE, grid, runs, pending, comparison, utility_claims(runs),
         tables={"runs": runs_table(total, pending),
+                "paper_table": paper_layout(in_grid, ["dataset", "model", "metric"], ["method", "selection"],
+                                            METRICS) if len(shown) else shown,
                 "comparison": paper_vs_ours_table(shown, KEYS, METRICS, metrics_as_rows=True) if len(shown)
                 else shown,
                 "standard_metrics": runs.groupby(KEYS)[EXACT_UTILITY].mean().round(4),
@@ -55,9 +61,7 @@ def build(collected: ExactCollected | None = None, variants: Collected | None = 
         values={"within_tol": within_text(comparison)},
         notices=notices(
             runs=runs_notice("The runs of this page", total, pending, command),
-            comparison=cells_notice("Table 2, paper vs ours", comparison, grid, ["model", "method", "selection"],
-                                    pending_reason(grid.device),
-                                    comparison_command(PAGE, grid, command, collected.pending)),
+            paper_table=comparison_notice, comparison=comparison_notice,
             standard_metrics=runs_notice("The standard metrics", total, pending, command),
             combiners=runs_notice("The combiner variants", len(variant_configs), variants.pending, variants_command),
             figure=runs_notice("The figure", total, pending, command)),
