@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from ...data.splits import VALIDATION_RULES
 from ...experiments.cure4rec import Collected, LearnGrid, collect, pending_reason
-from ..compare import paper_vs_ours_table, verdict, within_text
+from ..compare import paper_layout, paper_vs_ours_table, verdict, within_text
 from ..cure4rec import compare_learn
 from ..names import display_name
 from ..paper import paper_table
@@ -24,8 +24,8 @@ CELL_COLUMNS = ["dataset", "model", "validation", "metric", "paper", "ours", "n"
 
 
 def build(collected: Collected | None = None, **params) -> Page:
-    """The Learn page at notebook parameters ``params``: its runs, the comparison with the paper's Learn
-    rows, every metric, the training cost, the figures, a verdict per validation rule and the glued
+    """The Learn page at notebook parameters ``params``: its runs, the paper's Learn rows with our numbers
+    in them (``paper_table``) and cell by cell (``comparison``), every metric, the training cost, the figures, a verdict per validation rule and the glued
     values of every computed cell. ``collected`` replaces the collected runs."""
     grid = validated(LearnGrid, params)
     collected = collect(grid) if collected is None else collected
@@ -59,6 +59,8 @@ def build(collected: Collected | None = None, **params) -> Page:
     return Page(
         PAGE, grid, runs, pending, paper_cells, None,
         tables={"runs": runs_table(total, pending),
+                "paper_table": paper_layout(comparison, ["model", "validation"], ["dataset", "metric"], METRICS)
+                if len(computed) else computed,
                 "comparison": paper_vs_ours_table(computed, KEYS, METRICS, metrics_as_rows=True) if len(computed)
                 else computed,
                 "all_metrics": computed.pivot_table(index=KEYS, columns="metric", values="ours").round(4)
@@ -68,7 +70,7 @@ def build(collected: Collected | None = None, **params) -> Page:
         figures={"figure": figure},
         values=values,
         notices=notices(runs=runs_notice("The runs of this page", total, pending, command),
-                        comparison=pending_cells,
+                        paper_table=pending_cells, comparison=pending_cells,
                         all_metrics=runs_notice("Every metric", total, pending, command),
                         training=runs_notice("The training cost", total, pending, command),
                         figure=runs_notice("The figures", total, pending, command),
