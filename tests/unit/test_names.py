@@ -129,6 +129,11 @@ def test_paper_layout_is_the_paper_s_table_with_ours_in_each_cell():
                          ["ndcg_untruncated", "hr_cure4rec"], digits={"hr_cure4rec": 3})
     assert three.loc[("wmf", "sisa", "edge"), "hr_cure4rec"] == "0.319 ✓\n(0.319)"
     assert paper_layout(compare(ours, paper, keys), ["model"], ["method"], ["a_igf"]).empty
+    ours.loc[3, "n"] = 1                               # a mean of fewer seeds than the other cells says so
+    one = paper_layout(compare(ours, paper, keys), ["model", "method", "selection"], ["metric"],
+                       ["ndcg_untruncated"])
+    assert one.loc[("wmf", "sisa", "core"), "ndcg_untruncated"] == "0.3187 (1 run) ✓\n(0.3187)"
+    assert one.loc[("wmf", "retrain", "core"), "ndcg_untruncated"] == "0.3187 ✓\n(0.3187)"
 
 
 def test_paper_vs_ours_table_keeps_old_call_and_options():

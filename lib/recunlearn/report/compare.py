@@ -224,7 +224,8 @@ def paper_layout(comparison: pd.DataFrame, rows: list[str], columns: list[str], 
     """The paper's table with our numbers in it: one row per ``rows`` combination and one column per
     ``columns`` combination (``metric`` may be in either), each in the paper's order (metrics in
     ``metrics``' order), each cell our mean over seeds above the paper's value in brackets
-    (``"0.2945 ✓\\n(0.2949)"``; ✓ where the two agree within the cell's tolerance). A cell we have
+    (``"0.2945 ✓\\n(0.2949)"``; ✓ where the two agree within the cell's tolerance; ``(1 run)`` after a
+    mean of fewer runs than the table's other cells have). A cell we have
     not computed reads its status (``pending``) above the paper's value; one the paper lacks reads
     ours alone. ``digits``: decimals of every metric, or by metric (4 where not given). Standard
     deviations, differences and the tolerances are :func:`paper_vs_ours_table`'s."""
@@ -232,9 +233,12 @@ def paper_layout(comparison: pd.DataFrame, rows: list[str], columns: list[str], 
     if part.empty:
         return pd.DataFrame()
     places = [digits.get(m, 4) if isinstance(digits, dict) else digits for m in part["metric"]]
-    cells = [(format_number(o, d) + (f" {WITHIN_MARK}" if w and pd.notna(p) else "") if pd.notna(o) else s)
+    most = part["n"].max()
+    runs = ["" if pd.isna(n) or n >= most else f" ({int(n)} run{'s' if n != 1 else ''})" for n in part["n"]]
+    cells = [(format_number(o, d) + r + (f" {WITHIN_MARK}" if w and pd.notna(p) else "") if pd.notna(o) else s)
              + ("" if pd.isna(p) else f"\n({format_number(p, d)})")
-             for o, p, w, s, d in zip(part["ours"], part["paper"], part["within_tol"], part["status"], places)]
+             for o, p, w, s, d, r in zip(part["ours"], part["paper"], part["within_tol"], part["status"], places,
+                                         runs)]
     wide = part.assign(cell=cells).pivot_table(index=rows, columns=columns, values="cell", aggfunc="first")
     return wide.reindex(index=_paper_ordered(part, rows, metrics), columns=_paper_ordered(part, columns, metrics))
 
