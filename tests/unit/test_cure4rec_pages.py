@@ -490,6 +490,10 @@ def test_table_3_times_relative_to_retrain(monkeypatch):
     assert scif_times.loc[("ML-100K", "WMF", "Core"), "speed-up over Retrain"] == 0.5  # 2/4 and 3/6
     # SCIF against the Retrain of its own runs (2.5 s), not the exact runs' Retrain (10 s) of another session
     assert times.loc[("ML-100K", "WMF", "SCIF", "Core"), display_name("ours_vs_retrain")] == 2.0
+    relative = shown(page, "paper_table", monkeypatch)[0]   # the paper's layout, Retrain's own row left out
+    assert "Retrain" not in relative.index.get_level_values("Method")
+    assert relative.loc[("SISA", "Core"), ("ML-100K", "WMF")] == "0.210\n(0.094)"   # 402 s / 4296 s in the paper
+    assert relative.loc[("SCIF", "Core"), ("ML-100K", "WMF")] == "2.000\n(0.067)"
     claim = page.claims.set_index("id").loc["scif_faster_than_eu"]
     assert claim["verdict"].startswith("inconclusive")  # two pairs per link (the made-up runs have no record times)
 

@@ -227,18 +227,21 @@ def paper_layout(comparison: pd.DataFrame, rows: list[str], columns: list[str], 
     (``"0.2945 ✓\\n(0.2949)"``; ✓ where the two agree within the cell's tolerance; ``(1 run)`` after a
     mean of fewer runs than the table's other cells have). A cell we have
     not computed reads its status (``pending``) above the paper's value; one the paper lacks reads
-    ours alone. ``digits``: decimals of every metric, or by metric (4 where not given). Standard
+    ours alone. ``comparison`` needs ``ours`` and ``paper`` (a :func:`compare` frame; without
+    ``within_tol``, ``n`` or ``status`` nothing is marked and a missing value of ours reads
+    ``pending``). ``digits``: decimals of every metric, or by metric (4 where not given). Standard
     deviations, differences and the tolerances are :func:`paper_vs_ours_table`'s."""
     part = comparison[comparison["metric"].isin(metrics)]
     if part.empty:
         return pd.DataFrame()
     places = [digits.get(m, 4) if isinstance(digits, dict) else digits for m in part["metric"]]
-    most = part["n"].max()
-    runs = ["" if pd.isna(n) or n >= most else f" ({int(n)} run{'s' if n != 1 else ''})" for n in part["n"]]
+    counts = part["n"] if "n" in part else pd.Series(np.nan, index=part.index)
+    runs = ["" if pd.isna(n) or n >= counts.max() else f" ({int(n)} run{'s' if n != 1 else ''})" for n in counts]
+    within = part["within_tol"] if "within_tol" in part else [False] * len(part)
+    status = part["status"] if "status" in part else [PENDING] * len(part)
     cells = [(format_number(o, d) + r + (f" {WITHIN_MARK}" if w and pd.notna(p) else "") if pd.notna(o) else s)
              + ("" if pd.isna(p) else f"\n({format_number(p, d)})")
-             for o, p, w, s, d, r in zip(part["ours"], part["paper"], part["within_tol"], part["status"], places,
-                                         runs)]
+             for o, p, w, s, d, r in zip(part["ours"], part["paper"], within, status, places, runs)]
     wide = part.assign(cell=cells).pivot_table(index=rows, columns=columns, values="cell", aggfunc="first")
     return wide.reindex(index=_paper_ordered(part, rows, metrics), columns=_paper_ordered(part, columns, metrics))
 

@@ -11,6 +11,7 @@ from ...experiments.cure4rec_exact import ExactCollected
 from ...experiments.cure4rec_scif import ScifGrid, collect
 from ..cure4rec import time_claims, time_table
 from ..claims import claims_frame, joined_claims
+from ..compare import paper_layout
 from ..cure4rec_scif import same_retrain_check, scif_times
 from ..paper import paper_table
 from ..plots import method_bars
@@ -24,8 +25,9 @@ SCIF_SHOWN = ["unlearn_seconds", "retrain_seconds", "speedup", "scif_cg_seconds"
 
 
 def build(collected: ExactCollected | None = None, scif_runs: pd.DataFrame | None = None, **params) -> Page:
-    """The Table 3 page at notebook parameters ``params``: its runs, the paper's seconds beside ours
-    (absolute and relative to Retrain), SCIF's times with the Retrain its own process trained
+    """The Table 3 page at notebook parameters ``params``: its runs, the paper's Table 3 as each method's
+    time relative to Retrain's with ours in it (``paper_table``), the paper's seconds beside ours
+    (absolute and relative to Retrain, ``times``), SCIF's times with the Retrain its own process trained
     (:func:`~recunlearn.report.cure4rec_scif.scif_times`) from the stored SCIF runs (``scif_runs``:
     rows of :func:`recunlearn.experiments.cure4rec_scif.collect`, by default read from the records,
     never computed), the figures and the paper's claims. ``collected`` replaces the collected runs."""
@@ -42,12 +44,20 @@ def build(collected: ExactCollected | None = None, scif_runs: pd.DataFrame | Non
     shown = table[table["dataset"].isin(grid.datasets) & table["model"].isin(grid.models)]
     shown = shown[shown["unlearn_seconds"].notna()]
     cells = table.assign(paper=table["paper_seconds"], ours=table["unlearn_seconds"])
+    in_grid = table[table["dataset"].isin(grid.datasets) & table["model"].isin(grid.models)
+                    & (table["method"] != "retrain")]
+    relative = paper_layout(in_grid.assign(metric="vs_retrain", ours=in_grid["ours_vs_retrain"],
+                                           paper=in_grid["paper_vs_retrain"]),
+                            ["method", "selection"], ["dataset", "model"], ["vs_retrain"], digits=3)
+    times_notice = cells_notice("Table 3, paper vs ours", cells, grid, ["model", "method", "selection"],
+                                pending_reason(grid.device), comparison_command(PAGE, grid, command, collected.pending))
     no_scif = Notice("SCIF's times", "no stored SCIF run at this page's settings (SCIF runs are made by the "
                      "Tables 1/5 page, never here)") if not len(scif) else None
     return Page(
         PAGE, grid, runs, pending, None,
         joined_claims(time_claims(runs, scif=scif), claims_frame([same_retrain_check(runs, scif_runs)])),
         tables={"runs": runs_table(total, pending),
+                "paper_table": relative if len(shown) else shown,
                 "times": shown.set_index(KEYS).round(3),
                 "scif_times": scif.groupby(["dataset", "model", "selection"])[SCIF_SHOWN].mean().round(2)},
         figures={"scif_figure": lambda: method_bars(beside, "unlearn_seconds",
@@ -57,9 +67,7 @@ def build(collected: ExactCollected | None = None, scif_runs: pd.DataFrame | Non
                                                "Stage-III time, slowest retrained shard (seconds, CPU)")},
         notices=notices(
             runs=runs_notice("The runs of this page", total, pending, command),
-            times=cells_notice("Table 3, paper vs ours", cells, grid, ["model", "method", "selection"],
-                               pending_reason(grid.device),
-                               comparison_command(PAGE, grid, command, collected.pending)),
+            paper_table=times_notice, times=times_notice,
             scif_times=no_scif, scif_figure=no_scif,
             figure=runs_notice("The figure", total, pending, command)),
         checks=[printed(runs.groupby(["dataset", "model", "method", "selection"])["unlearn_seconds"].size())],
