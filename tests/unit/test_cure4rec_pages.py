@@ -618,3 +618,23 @@ def test_table_4_counts_must_match_exactly_and_sparsity_to_the_papers_rounding()
     assert within[("ml-100k", "sparsity")] and within[("ml-100k", "users")]   # 0.921953 rounds to 0.92195
     assert not within[("adm", "users")]                                       # one user off is a difference
     assert not within[("adm", "sparsity")]                                    # 0.99991 is not 0.99999
+
+
+def test_the_paper_against_itself_finds_the_retrain_cells_its_two_tables_print_differently():
+    from recunlearn.report.cure4rec import paper_agreement_text, retrain_in_two_tables
+
+    def table(values):
+        return pd.DataFrame([{"dataset": d, "model": "wmf", "method": m, "selection": "core", "metric": "ndcg_untruncated",
+                              "value": v} for (d, m), v in values.items()])
+
+    table_2 = table({("ml-100k", "retrain"): 0.3, ("adm", "retrain"): 0.36, ("adm", "sisa"): 0.2})
+    tables_1_5 = table({("ml-100k", "retrain"): 0.3, ("adm", "retrain"): 0.02, ("ml-1m", "retrain"): 0.2})
+    runs = pd.DataFrame([{"dataset": "adm", "model": "wmf", "method": "retrain", "selection": "core", "seed": s,
+                          "ndcg_untruncated": v, "hr_cure4rec": 0.1} for s, v in ((0, 0.02), (1, 0.03))])
+    both = retrain_in_two_tables(table_2, tables_1_5, runs)
+    assert list(both["dataset"]) == ["ml-100k", "adm"]          # Retrain cells printed by both tables only
+    assert both["ratio"].tolist() == pytest.approx([1.0, 18.0])
+    assert both["ours"].tolist()[1] == pytest.approx(0.025)
+    assert paper_agreement_text(both) == ("equal in ML-100K (1 cell); in ADM Table 2 is 18.0 to 18.0 times "
+                                          "Tables 1/5 (1 cell), ours 1.2 to 1.2 times Tables 1/5 (1 cell computed)")
+    assert paper_agreement_text(retrain_in_two_tables(table_2, tables_1_5)).endswith("ours pending")

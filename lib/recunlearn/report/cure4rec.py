@@ -82,6 +82,57 @@ def compare_exact(runs: pd.DataFrame, paper: pd.DataFrame, metrics: list[str],
     return compare(ours, paper[paper["metric"].isin(metrics)].drop(columns="source"), keys, tol=tol)
 
 
+def retrain_in_two_tables(table_2: pd.DataFrame, tables_1_5: pd.DataFrame, runs: pd.DataFrame | None = None,
+                          metrics: tuple[str, ...] = ("ndcg_untruncated", "hr_cure4rec")) -> pd.DataFrame:
+    """The paper against itself: every Retrain cell (dataset, model, selection, metric) that both its
+    Table 2 and its Tables 1/5 print, the two values, ``ratio`` = Table 2 / Tables 1/5 (1 where they
+    agree) and, where ``runs`` has that cell, ``ours`` (mean over seeds) -- the same model trained on the
+    same data twice cannot have two utilities."""
+    keys = ["dataset", "model", "method", "selection", "metric"]
+
+    def retrain(table, name):
+        part = table[(table["method"] == "retrain") & table["metric"].isin(metrics)]
+        return part[keys + ["value"]].rename(columns={"value": name})
+
+    both = retrain(table_2, "table_2").merge(retrain(tables_1_5, "tables_1_5"), on=keys)
+    both["ratio"] = both["table_2"] / both["tables_1_5"]
+    if runs is not None and len(runs):
+        ours = summarize_runs(runs[runs["method"] == "retrain"], keys[:-1], list(metrics))
+        both = both.merge(ours[keys + ["mean"]].rename(columns={"mean": "ours"}), on=keys, how="left")
+    else:
+        both["ours"] = float("nan")
+    return both.drop(columns="method")
+
+
+def paper_agreement_text(both: pd.DataFrame) -> str:
+    """Where the paper's Table 2 and Tables 1/5 agree on Retrain and where not, from
+    :func:`retrain_in_two_tables`: ``"equal in ML-100K and ML-1M (24 cells); in ADM Table 2 is 6.9 to
+    17.2 times Tables 1/5 (12 cells), ours 1.0 to 1.4 times Tables 1/5 (6 cells computed)"``;
+    datasets in the paper's order."""
+    parts = []
+    for dataset, part in both.groupby("dataset", sort=False):
+        equal = bool((part["ratio"].sub(1).abs() < 1e-9).all())
+        parts.append((dataset, equal, part))
+    order = {d: i for i, d in enumerate(("ml-100k", "ml-1m", "adm"))}
+    parts.sort(key=lambda item: order.get(item[0], 9))
+    equal = [p for p in parts if p[1]]
+    texts = []
+    if equal:
+        texts.append(f"equal in {' and '.join(display_name(d) for d, _, _ in equal)} "
+                     f"({_cells(sum(len(p) for _, _, p in equal))})")
+    for dataset, _, part in (p for p in parts if not p[1]):
+        text = (f"in {display_name(dataset)} Table 2 is {part['ratio'].min():.1f} to {part['ratio'].max():.1f} "
+                f"times Tables 1/5 ({_cells(len(part))})")
+        ours = (part["ours"] / part["tables_1_5"]).dropna()
+        texts.append(text + (f", ours {ours.min():.1f} to {ours.max():.1f} times Tables 1/5 ({_cells(len(ours))} "
+                             "computed)" if len(ours) else ", ours pending"))
+    return "; ".join(texts) or "no Retrain cell in both tables"
+
+
+def _cells(n: int) -> str:
+    return f"{n} cell" if n == 1 else f"{n} cells"
+
+
 def shard_composition(shards: pd.DataFrame, paper: pd.DataFrame | None = None) -> pd.DataFrame:
     """Active / inactive remaining users per shard of our runs (``shards``, one row per run and shard,
     see :func:`recunlearn.experiments.cure4rec_exact.collect`; ``source`` "ours") and the paper's

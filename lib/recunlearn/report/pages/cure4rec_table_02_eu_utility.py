@@ -8,7 +8,7 @@ from ...experiments.cure4rec import Collected, pending_reason
 from ...experiments.cure4rec_exact import (EXACT_UTILITY, ExactCollected, collect_combiner_variants,
                                            combiner_variant_grids)
 from ..compare import paper_layout, paper_vs_ours_table, within_text
-from ..cure4rec import compare_exact, utility_claims
+from ..cure4rec import compare_exact, paper_agreement_text, retrain_in_two_tables, utility_claims
 from ..names import display_name
 from ..paper import paper_table
 from ..plots import method_bars
@@ -24,8 +24,10 @@ VARIANT_VALUES = ["ndcg_untruncated", "hr_cure4rec", "a_igf", "unlearn_seconds"]
 
 def build(collected: ExactCollected | None = None, variants: Collected | None = None, **params) -> Page:
     """The Table 2 page at notebook parameters ``params``: its runs, the paper's Table 2 with our numbers
-    in it (``paper_table``) and cell by cell (``comparison``), the standard metrics, the combiner variants (``variants``, by default collected), the
-    figure, the paper's claims and ``within_tol``. ``collected`` replaces the collected runs."""
+    in it (``paper_table``) and cell by cell (``comparison``), the Retrain cells where its Table 2 and
+    Tables 1/5 disagree (``paper_against_itself``, glued as ``paper_agreement``), the standard
+    metrics, the combiner variants (``variants``, by default collected), the figure, the paper's
+    claims and ``within_tol``. ``collected`` replaces the collected runs."""
     grid, collected, command = collect_exact(PAGE, params, collected)
     runs, pending, total = collected.runs, collected.pending, len(grid.runs())
     variant_configs = [c for g in combiner_variant_grids(grid) for c in g.runs()]
@@ -33,6 +35,10 @@ def build(collected: ExactCollected | None = None, variants: Collected | None = 
     variants_command = pending_command(PAGE, grid.device, variants.pending, variant_configs)
 
     paper = paper_table("cure4rec-table-02")
+    both = retrain_in_two_tables(paper, paper_table("cure4rec-table-01-05"), runs)
+    disagree = both[(both["ratio"] - 1).abs() > 1e-9].set_index(["dataset", "model", "selection", "metric"])
+    against_itself = disagree.rename(columns={"table_2": "Table 2", "tables_1_5": "Tables 1/5",
+                                              "ratio": "Table 2 / Tables 1/5", "ours": "ours"}).round(4)
     comparison = compare_exact(runs, paper, METRICS)
     in_grid = comparison[comparison["dataset"].isin(grid.datasets) & comparison["model"].isin(grid.models)]
     shown = computed_cells(in_grid)
@@ -55,13 +61,16 @@ def build(collected: ExactCollected | None = None, variants: Collected | None = 
                                             METRICS) if len(shown) else shown,
                 "comparison": paper_vs_ours_table(shown, KEYS, METRICS, metrics_as_rows=True) if len(shown)
                 else shown,
+                "paper_against_itself": against_itself,
                 "standard_metrics": runs.groupby(KEYS)[EXACT_UTILITY].mean().round(4),
                 "combiners": combiners},
         figures={"figure": figure},
-        values={"within_tol": within_text(comparison)},
+        values={"within_tol": within_text(comparison), "paper_agreement": paper_agreement_text(both)},
         notices=notices(
             runs=runs_notice("The runs of this page", total, pending, command),
             paper_table=comparison_notice, comparison=comparison_notice,
+            paper_against_itself=None if len(runs) else runs_notice("Our Retrain beside the paper's two tables",
+                                                                    total, pending, command),
             standard_metrics=runs_notice("The standard metrics", total, pending, command),
             combiners=runs_notice("The combiner variants", len(variant_configs), variants.pending, variants_command),
             figure=runs_notice("The figure", total, pending, command)),
