@@ -214,6 +214,8 @@ class Page:
     notices: dict[str, Notice] = dataclasses.field(default_factory=dict)
     checks: list[str] = dataclasses.field(default_factory=list)
     claims_command: str | None = None
+    said: set = dataclasses.field(default_factory=set, init=False, repr=False, compare=False)
+    """(why, command) of the partial notices :meth:`show` has displayed on this page so far."""
 
     def __post_init__(self):
         if self.claims is not None and "claims" not in self.tables:
@@ -253,8 +255,10 @@ class Page:
 
     def show(self, name: str):
         """Display table or figure ``name``: its pending notice alone when nothing of it is computed;
-        a partly computed one with a notice saying how much is pending. Returns a fully computed
-        table (displayed as the cell's result), else None."""
+        a partly computed one with a notice saying how much is pending, unless the page has already
+        said the same (same reason and command: the runs pending under a table are the runs pending
+        under the figure drawn from them). Returns a fully computed table (displayed as the cell's
+        result), else None."""
         from IPython.display import display
 
         if name not in self.tables and name not in self.figures:
@@ -268,17 +272,25 @@ class Page:
 
             before = set(plt.get_fignums())
             self.figures[name]()  # alone, the inline backend shows the figures at the end of the cell
-            if notice is not None:  # the figures first, then the notice below them
+            if notice is not None and self._new(notice):  # the figures first, then the notice below them
                 for number in [n for n in plt.get_fignums() if n not in before]:
                     display(plt.figure(number))
                     plt.close(number)
                 display(notice)
             return None
-        if notice is None:
+        if notice is None or not self._new(notice):
             return self.shown_table(name)
         display(self.shown_table(name))
         display(notice)
         return None
+
+    def _new(self, notice: Notice) -> bool:
+        """Whether partial ``notice`` says something this page has not said yet (and note it as said)."""
+        key = (notice.why, notice.command)
+        if key in self.said:
+            return False
+        self.said.add(key)
+        return True
 
     def check(self) -> None:
         """Print the counts and rounded metrics that nbval compares with the stored smoke output."""

@@ -83,20 +83,17 @@ def question_page(page: str, grid_cls: type, collect: Callable, params: Mapping[
                   values: Callable | None = None) -> Page:
     """A page of the book's own chapter at notebook ``params``: its runs (:func:`collect_page`; ``runs``,
     made up by a test, replaces the collected ones), ``claims(runs)``, each table ``tables[name](runs)``
-    and figure ``figures[name](runs)`` (drawn when shown), ``values(runs)`` glued for the text, and the
-    ``checked`` columns to ``digits`` decimals as the regression check. The runs' notice (``what``:
-    what they are) follows the first table alone while some runs are computed (one notice a page, not
-    one under every output), and replaces every output when none is. Its claims are our hypotheses,
+    and figure ``figures[name](runs)`` (drawn when shown) under the runs' notice (``what``: what they
+    are; said once a page, see :meth:`Page.show`), ``values(runs)`` glued for the text, and the
+    ``checked`` columns to ``digits`` decimals as the regression check. Its claims are our hypotheses,
     not a paper's, and the notice of those pending says so."""
     grid, runs, command = collect_page(page, grid_cls, params, collect, runs)
     notice = runs_notice(what, runs, len(grid.runs()), command)
-    outputs = [*tables, *figures]
     shown = Page(
         page, grid, runs, claims=claims(runs), tables={name: table(runs) for name, table in tables.items()},
         figures={name: functools.partial(figure, runs) for name, figure in figures.items()},
         values=values(runs) if values is not None else {},
-        notices={name: notice for name in outputs
-                 if notice is not None and (name == outputs[0] or not notice.partial)},
+        notices={name: notice for name in [*tables, *figures] if notice is not None},
         checks=[printed(runs[checked].round(digits) if len(runs) else None)], claims_command=command)
     pending_claims = shown.notices.get("claims")
     if pending_claims is not None and pending_claims.what == "The paper's claims":
