@@ -91,7 +91,8 @@ def build(collected: Collected | None = None, exact: Collected | None = None, ex
     return Page(
         PAGE, grid, with_page_runs(scif_runs, len(configs), pending), pending, None,
         overview_claims(overview_aspects_by_seed(scif_runs, exact_runs, "random", mio_runs)),
-        tables={"runs": runs_table(len(configs), pending), "raw": raw.round(4), "normalised": overview.round(2)},
+        tables={"runs": runs_table(len(configs), pending), "raw": raw.round(4),
+                "normalised": overview.set_index(["dataset", "method"]).round(2) if len(overview) else overview},
         figures={"figures": figures},
         values={"models": ", ".join(display_names(paper_sorted("model", grid.models))),
                 "retrain_session_ratio": ratio_text(retrain_session_ratios(exact_runs, scif_runs))},
