@@ -215,3 +215,22 @@ def test_q2_to_q4_figures_draw_one_figure_per_dataset():
 
     for draw in (cascade_figure, stability_figure, tradeoff_figure):
         assert titles(draw(runs)) == ["ML-100K", "ML-1M"], draw.__name__
+
+
+def test_q2_figure_colours_the_unlearning_sets_as_every_other_figure_does():
+    import matplotlib.pyplot as plt
+    import seaborn as sns
+    from matplotlib.colors import to_rgb
+
+    from recunlearn.report.bystanders import cascade_figure
+
+    runs = pd.DataFrame([{"dataset": "ml-100k", "model": "wmf", "selection": sel, "seed": seed,
+                          "cascade_share": 0.1 * i, "disturbance": 0.2}
+                         for i, sel in enumerate(["random", "edge", "core"]) for seed in (0, 1)])  # random first
+    grid = cascade_figure(runs)
+    legend = grid.legend
+    colours = {t.get_text(): to_rgb(h.get_facecolor()[0] if hasattr(h, "get_facecolor") else h.get_color())
+               for t, h in zip(legend.get_texts(), legend.legend_handles) if t.get_text() in ("Core", "Random", "Edge")}
+    deep = sns.color_palette("deep")
+    assert colours == {"Core": deep[0], "Random": deep[1], "Edge": deep[2]}   # the paper's order: core, random, edge
+    plt.close("all")

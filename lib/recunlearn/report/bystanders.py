@@ -137,20 +137,29 @@ def cascade_claims(runs: pd.DataFrame) -> pd.DataFrame:
 
 
 def cascade_figure(runs: pd.DataFrame):
-    """Disturbance (1 − AO) against the deletion cascade, one point per run, one panel per backbone,
-    coloured by how the set was chosen, marked by seed; one figure per dataset."""
+    """Disturbance (1 − AO) against the deletion cascade, one point per run, one panel per backbone (at
+    most three a row, page-wide), coloured by how the set was chosen (the paper's order and the
+    colours every other figure gives core, random and edge users), marked by seed, the legend below;
+    one figure per dataset."""
     import seaborn as sns
 
-    from .plots import display_values, per_part, set_theme
+    from .plots import PAGE_WIDTH_IN, display_order, display_values, hue_palette, per_part, set_theme
+
+    palette = hue_palette(runs, "selection")
 
     def draw(part, title, _):
         set_theme()
         shown = display_values(part.sort_values("cascade_share"), ["model", "selection"])
+        panels = display_order(part, "model")
+        wrap = min(len(panels), 3)
         grid = sns.relplot(shown, x="cascade_share", y="disturbance", hue="selection", style="seed", col="model",
-                           kind="scatter", height=3.0, aspect=1.0, facet_kws={"sharey": False})
+                           hue_order=[v for v in palette if v in set(shown["selection"])], palette=palette,
+                           col_order=panels, col_wrap=wrap if len(panels) > 1 else None, kind="scatter",
+                           height=3.0, aspect=PAGE_WIDTH_IN / wrap / 3.0, facet_kws={"sharey": False})
         grid.set_axis_labels("deletion cascade (share reached)", "bystanders' 1 − AO")
         grid.set_titles(col_template="{col_name}")
         grid.figure.suptitle(title, y=1.02)
+        sns.move_legend(grid, "upper center", bbox_to_anchor=(0.5, 0.0), ncol=8, frameon=False)
         return grid
 
     return per_part(runs, ["dataset"], "disturbance against the deletion cascade", draw)
