@@ -156,7 +156,7 @@ def cascade_figure(runs: pd.DataFrame):
                            hue_order=[v for v in palette if v in set(shown["selection"])], palette=palette,
                            col_order=panels, col_wrap=wrap if len(panels) > 1 else None, kind="scatter",
                            height=3.0, aspect=PAGE_WIDTH_IN / wrap / 3.0, facet_kws={"sharey": False})
-        grid.set_axis_labels("deletion cascade (share reached)", "bystanders' 1 − AO")
+        grid.set_axis_labels("deletion cascade (share)", "bystanders' 1 − AO")
         grid.set_titles(col_template="{col_name}")
         grid.figure.suptitle(title, y=1.02)
         sns.move_legend(grid, "upper center", bbox_to_anchor=(0.5, 0.0), ncol=8, frameon=False)
