@@ -76,6 +76,7 @@ def test_q1_page_with_pending_runs_says_so_and_how_to_compute_them(monkeypatch):
     assert notice.partial and "3 of 15 runs" in notice.text() and "python -m recunlearn" in notice.command
     assert [type(x) for x in shown(page, "table", monkeypatch)][-1] is Notice
     assert not any(isinstance(x, Notice) for x in shown(page, "figure", monkeypatch))  # said once a page
+    assert [type(x) for x in shown(page, "table", monkeypatch)][-1] is Notice   # a re-run cell says it again
     empty = q1.build(runs=made_up_q1_runs(pending=15), **Q1_PARAMS)
     assert empty.is_pending("table") and empty.is_pending("figure") and empty.checks == ["pending"]
 

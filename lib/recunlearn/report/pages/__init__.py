@@ -214,8 +214,8 @@ class Page:
     notices: dict[str, Notice] = dataclasses.field(default_factory=dict)
     checks: list[str] = dataclasses.field(default_factory=list)
     claims_command: str | None = None
-    said: set = dataclasses.field(default_factory=set, init=False, repr=False, compare=False)
-    """(why, command) of the partial notices :meth:`show` has displayed on this page so far."""
+    said: dict = dataclasses.field(default_factory=dict, init=False, repr=False, compare=False)
+    """The output each partial notice :meth:`show` displayed was first said under, by (why, command)."""
 
     def __post_init__(self):
         if self.claims is not None and "claims" not in self.tables:
@@ -272,25 +272,22 @@ class Page:
 
             before = set(plt.get_fignums())
             self.figures[name]()  # alone, the inline backend shows the figures at the end of the cell
-            if notice is not None and self._new(notice):  # the figures first, then the notice below them
+            if notice is not None and self._new(notice, name):  # the figures first, then the notice below them
                 for number in [n for n in plt.get_fignums() if n not in before]:
                     display(plt.figure(number))
                     plt.close(number)
                 display(notice)
             return None
-        if notice is None or not self._new(notice):
+        if notice is None or not self._new(notice, name):
             return self.shown_table(name)
         display(self.shown_table(name))
         display(notice)
         return None
 
-    def _new(self, notice: Notice) -> bool:
-        """Whether partial ``notice`` says something this page has not said yet (and note it as said)."""
-        key = (notice.why, notice.command)
-        if key in self.said:
-            return False
-        self.said.add(key)
-        return True
+    def _new(self, notice: Notice, name: str) -> bool:
+        """Whether partial ``notice`` of output ``name`` says something no other output of this page has
+        said (showing ``name`` again, as a re-run cell does, says it again)."""
+        return self.said.setdefault((notice.why, notice.command), name) == name
 
     def check(self) -> None:
         """Print the counts and rounded metrics that nbval compares with the stored smoke output."""
