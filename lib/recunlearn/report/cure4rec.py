@@ -11,7 +11,7 @@ from ..experiments.cure4rec_exact import UnlearnConfig
 from .claims import (INCONCLUSIVE, PAIR_WINDOW, PENDING, claim_row, claims_frame, ordering_claim, record_times,
                      timed_together, trend_claim, with_sessions)
 from .compare import compare, printed_resolution, summarize_runs
-from .names import display_name
+from .names import display_name, paper_sorted
 
 # --- Table 4 ----------------------------------------------------------------------------------------
 
@@ -109,23 +109,20 @@ def paper_agreement_text(both: pd.DataFrame) -> str:
     :func:`retrain_in_two_tables`: ``"equal in ML-100K and ML-1M (24 cells); in ADM Table 2 is 6.9 to
     17.2 times Tables 1/5 (12 cells), ours 1.0 to 1.4 times Tables 1/5 (6 cells computed)"``;
     datasets in the paper's order."""
-    parts = []
-    for dataset, part in both.groupby("dataset", sort=False):
-        equal = bool((part["ratio"].sub(1).abs() < 1e-9).all())
-        parts.append((dataset, equal, part))
-    order = {d: i for i, d in enumerate(("ml-100k", "ml-1m", "adm"))}
-    parts.sort(key=lambda item: order.get(item[0], 9))
-    equal = [p for p in parts if p[1]]
-    texts = []
-    if equal:
-        texts.append(f"equal in {' and '.join(display_name(d) for d, _, _ in equal)} "
-                     f"({_cells(sum(len(p) for _, _, p in equal))})")
-    for dataset, _, part in (p for p in parts if not p[1]):
-        text = (f"in {display_name(dataset)} Table 2 is {part['ratio'].min():.1f} to {part['ratio'].max():.1f} "
-                f"times Tables 1/5 ({_cells(len(part))})")
+    agree, texts = [], []
+    for dataset in paper_sorted("dataset", both["dataset"]):
+        part = both[both["dataset"] == dataset]
+        if (part["ratio"] - 1).abs().max() < 1e-9:
+            agree.append(part)
+            continue
         ours = (part["ours"] / part["tables_1_5"]).dropna()
-        texts.append(text + (f", ours {ours.min():.1f} to {ours.max():.1f} times Tables 1/5 ({_cells(len(ours))} "
-                             "computed)" if len(ours) else ", ours pending"))
+        texts.append(f"in {display_name(dataset)} Table 2 is {part['ratio'].min():.1f} to {part['ratio'].max():.1f} "
+                     f"times Tables 1/5 ({_cells(len(part))})"
+                     + (f", ours {ours.min():.1f} to {ours.max():.1f} times Tables 1/5 ({_cells(len(ours))} computed)"
+                        if len(ours) else ", ours pending"))
+    if agree:
+        names = " and ".join(display_name(p["dataset"].iloc[0]) for p in agree)
+        texts.insert(0, f"equal in {names} ({_cells(sum(map(len, agree)))})")
     return "; ".join(texts) or "no Retrain cell in both tables"
 
 
