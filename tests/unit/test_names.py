@@ -9,7 +9,8 @@ import pandas as pd
 
 from recunlearn.report.compare import (DIFFERENCE_HEADER, compare, format_mean_std, mean_std_table, paper_layout,
                                       paper_vs_ours_table)
-from recunlearn.report.names import (BookTable, display_frame, display_name, format_number, paper_sorted, sort_paper_order)
+from recunlearn.report.names import (BookTable, display_frame, display_name, format_number, paper_sorted,
+                                    sort_paper_order)
 
 KEYS = ["dataset", "model", "method", "selection"]
 

@@ -24,9 +24,10 @@ CELL_COLUMNS = ["dataset", "model", "validation", "metric", "paper", "ours", "n"
 
 
 def build(collected: Collected | None = None, **params) -> Page:
-    """The Learn page at notebook parameters ``params``: its runs, the paper's Learn rows with our numbers
-    in them (``paper_table``) and cell by cell (``comparison``), every metric, the training cost, the figures, a verdict per validation rule and the glued
-    values of every computed cell. ``collected`` replaces the collected runs."""
+    """The Learn page at notebook parameters ``params``: its runs, the paper's Learn rows with our numbers in
+    them (``paper_table``) and cell by cell (``comparison``), every metric, the training cost, the figures,
+    a verdict per validation rule and the glued values of every computed cell. ``collected`` replaces the
+    collected runs."""
     grid = validated(LearnGrid, params)
     collected = collect(grid) if collected is None else collected
     runs, pending, total = collected.runs, collected.pending, len(grid.runs())

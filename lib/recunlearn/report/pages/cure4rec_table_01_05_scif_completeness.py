@@ -88,10 +88,11 @@ def exact_values(exact_mio: pd.DataFrame, runs: pd.DataFrame) -> dict:
 
 def build(collected: Collected | None = None, exact_mio: Collected | None = None, sweep: Collected | None = None,
           **params) -> Page:
-    """The Tables 1/5 page at notebook parameters ``params``: its runs, the paper's Tables 1 and 5 (and
-    Learn row) with our numbers in them (``paper_table``) and cell by cell (``comparison``), SCIF's solver, the figure, the paper's claims, the damping sweep
-    and the exact methods' MIO, with the values its text glues. ``collected``, ``exact_mio`` and
-    ``sweep`` replace the collected SCIF runs, exact-method MIO runs and damping sweep."""
+    """The Tables 1/5 page at notebook parameters ``params``: its runs, the paper's Tables 1 and 5 (and Learn
+    row) with our numbers in them (``paper_table``) and cell by cell (``comparison``), SCIF's solver, the
+    figure, the paper's claims, the damping sweep and the exact methods' MIO, with the values its text
+    glues. ``collected``, ``exact_mio`` and ``sweep`` replace the collected SCIF runs, exact-method MIO runs
+    and damping sweep."""
     grid = validated(ScifGrid, params)
     sweep_grid = grid.damping_sweep_grid()
     collected = collect(grid) if collected is None else collected
