@@ -634,6 +634,7 @@ def test_the_paper_against_itself_finds_the_retrain_cells_its_two_tables_print_d
     both = retrain_in_two_tables(table_2, tables_1_5, runs)
     assert list(both["dataset"]) == ["ml-100k", "adm"]          # Retrain cells printed by both tables only
     assert both["ratio"].tolist() == pytest.approx([1.0, 18.0])
+    assert both["agree"].tolist() == [True, False]
     assert both["ours"].tolist()[1] == pytest.approx(0.025)
     assert paper_agreement_text(both) == ("equal in ML-100K (1 cell); in ADM Table 2 is 18.0 to 18.0 times "
                                           "Tables 1/5 (1 cell), ours 1.2 to 1.2 times Tables 1/5 (1 cell computed)")

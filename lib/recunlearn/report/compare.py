@@ -225,11 +225,12 @@ def paper_layout(comparison: pd.DataFrame, rows: list[str], columns: list[str], 
     ``columns`` combination (``metric`` may be in either), each in the paper's order (metrics in
     ``metrics``' order), each cell our mean over seeds above the paper's value in brackets
     (``"0.2945 ✓\\n(0.2949)"``; ✓ where the two agree within the cell's tolerance; ``(1 run)`` after a
-    mean of fewer runs than the table's other cells have). A cell we have not computed reads its status (``pending``)
-    above the paper's value; one the paper lacks reads ours alone. ``comparison`` needs ``ours`` and
-    ``paper`` (a :func:`compare` frame; without ``within_tol``, ``n`` or ``status`` nothing is marked and a
-    missing value of ours reads ``pending``). ``digits``: decimals of every metric, or by metric (4 where
-    not given). Standard deviations, differences and the tolerances are :func:`paper_vs_ours_table`'s."""
+    mean of fewer runs than the table's other cells have). A cell we have not computed reads its
+    status (``pending``) above the paper's value; one the paper lacks reads ours alone. ``comparison``
+    needs ``ours`` and ``paper`` (a :func:`compare` frame; without ``within_tol``, ``n`` or ``status``
+    nothing is marked and a missing value of ours reads ``pending``). ``digits``: decimals of every
+    metric, or by metric (4 where not given). Standard deviations, differences and the tolerances are
+    :func:`paper_vs_ours_table`'s."""
     part = comparison[comparison["metric"].isin(metrics)]
     if part.empty:
         return pd.DataFrame()

@@ -41,13 +41,12 @@ def build(collected: ExactCollected | None = None, scif_runs: pd.DataFrame | Non
     beside = pd.concat([scif.assign(method="retrain", unlearn_seconds=scif["retrain_seconds"]), scif],
                        ignore_index=True)  # SCIF and the Retrain its own process trained first
     table = time_table(runs, scif, paper_table("cure4rec-table-03"))
-    shown = table[table["dataset"].isin(grid.datasets) & table["model"].isin(grid.models)]
-    shown = shown[shown["unlearn_seconds"].notna()]
+    in_grid = table[table["dataset"].isin(grid.datasets) & table["model"].isin(grid.models)]
+    shown = in_grid[in_grid["unlearn_seconds"].notna()]
     cells = table.assign(paper=table["paper_seconds"], ours=table["unlearn_seconds"])
-    in_grid = table[table["dataset"].isin(grid.datasets) & table["model"].isin(grid.models)
-                    & (table["method"] != "retrain")]
-    relative = paper_layout(in_grid.assign(metric="vs_retrain", ours=in_grid["ours_vs_retrain"],
-                                           paper=in_grid["paper_vs_retrain"]),
+    others = in_grid[in_grid["method"] != "retrain"]  # Retrain's own row is 1 on both sides
+    relative = paper_layout(others.assign(metric="vs_retrain", ours=others["ours_vs_retrain"],
+                                          paper=others["paper_vs_retrain"]),
                             ["method", "selection"], ["dataset", "model"], ["vs_retrain"], digits=3)
     times_notice = cells_notice("Table 3, paper vs ours", cells, grid, ["model", "method", "selection"],
                                 pending_reason(grid.device), comparison_command(PAGE, grid, command, collected.pending))
