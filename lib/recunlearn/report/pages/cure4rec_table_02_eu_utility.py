@@ -36,7 +36,7 @@ def build(collected: ExactCollected | None = None, variants: Collected | None = 
 
     paper = paper_table("cure4rec-table-02")
     both = retrain_in_two_tables(paper, paper_table("cure4rec-table-01-05"), runs)
-    disagree = both[~both.pop("agree")].set_index(["dataset", "model", "selection", "metric"])
+    disagree = both[~both["agree"]].drop(columns="agree").set_index(["dataset", "model", "selection", "metric"])
     against_itself = disagree.rename(columns={"table_2": "Table 2", "tables_1_5": "Tables 1/5",
                                               "ratio": "Table 2 / Tables 1/5", "ours": "ours"}).round(4)
     comparison = compare_exact(runs, paper, METRICS)
