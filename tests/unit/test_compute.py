@@ -82,6 +82,13 @@ def test_a_grid_can_serve_some_of_its_entry_s_pages_and_the_page_counts_only_its
     assert page_text(status, "fake/b").startswith("0 of 3 runs done")
 
 
+def test_a_page_s_command_names_only_the_entries_with_a_pending_run_of_it(tmp_path):
+    plan_file = write_plan(tmp_path / "plan.yml", [fake_entry("finished", seed=[0]), fake_entry("open", seed=[1, 2])])
+    store(tmp_path / "records", fake_record(SleepConfig(seed=0)))
+    text = page_text(plan_status(plan_file, tmp_path / "records"), "fake/page")
+    assert text.startswith("1 of 3 runs done") and text.endswith("`python -m recunlearn compute --only open`")
+
+
 def test_the_status_page_plan_table_counts_a_shared_run_once_in_its_total(tmp_path):
     from recunlearn.report.status import plan_table
 
