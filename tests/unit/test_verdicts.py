@@ -398,6 +398,11 @@ def test_claim_ids_must_be_unique_and_text_shows_the_p_value():
     row = {"id": "a", "claim": "A", "verdict": "reproduced", "holds in": "3 of 3 cells", "p_value": 0.0004,
            "test": "", "evidence": ""}
     assert claim_text(row) == "reproduced (3 of 3 cells; p < 0.001)"
+    several = {**row, "verdict": "partly reproduced", "holds in": "1 of 1 cells by mean; 1 of 2 links significant",
+               "p_value": 0.5}
+    assert claim_text(several) == "partly reproduced (1 of 1 cells by mean; 1 of 2 links significant; largest p = 0.5)"
+    one = {**several, "holds in": "1 of 1 cells significant"}
+    assert claim_text(one) == "partly reproduced (1 of 1 cells significant; p = 0.5)"
     with pytest.raises(ValueError, match="unique"):
         claims_frame([row, row])
     other = {**row, "id": "b", "kind": SELF_CHECK}

@@ -56,6 +56,7 @@ import dataclasses
 import itertools
 import json
 import math
+import re
 from pathlib import Path
 from typing import Callable, Iterable
 
@@ -129,11 +130,19 @@ def holds_in_text(count: int, total: int, unit: str) -> str:
 
 
 def claim_text(row) -> str:
-    """What a page shows for a claim: ``"reproduced (3 of 3 cells; p = 0.002)"``."""
+    """What a page shows for a claim: ``"reproduced (3 of 3 cells; p = 0.002)"``. Where the claim rests
+    on several tests (``holds in`` counts more than one cell or link tested for significance), the p
+    shown is the largest of them and says so: ``"partly reproduced (3 of 4 cells significant;
+    largest p = 0.86)"``, so that a weak cell's p is not read as the whole claim's."""
     details = [str(row["holds in"])] if row["holds in"] else []
     if pd.notna(row["p_value"]):
-        details.append(format_p(row["p_value"]))
+        several = any(int(total) > 1 for total in SEVERAL_TESTS.findall(str(row["holds in"])))
+        details.append(("largest " if several else "") + format_p(row["p_value"]))
     return f"{row['verdict']} ({'; '.join(details)})" if details else str(row["verdict"])
+
+
+SEVERAL_TESTS = re.compile(r"\d+ of (\d+) \w+ significant")
+"""In ``holds in``: ``"<k> of <n> cells significant"`` / ``"... links significant"``, n tests."""
 
 
 def format_p(p: float) -> str:
