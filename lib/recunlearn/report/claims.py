@@ -5,8 +5,8 @@ verdict from :data:`recunlearn.report.verdicts.VERDICTS`, ``holds in`` (how many
 the claim, with the unit that says how: ``"3 of 4 cells significant"`` where each cell is tested,
 ``"3 of 4 cells by mean"`` where one pooled test decides and the cells' means only show where the
 claim holds, ``"3 of 4 cells"`` for exact checks), a ``p_value`` (one-sided in the claimed direction,
-the largest over the claim's links and cells -- its weakest evidence; NaN for exact checks), the
-``test`` used and the ``evidence`` behind the verdict.
+the largest over the claim's links and cells -- its weakest evidence; NaN for exact checks), ``p_tests``
+(how many tests that largest p was taken over), the ``test`` used and the ``evidence`` behind the verdict.
 
 How a claim is decided (alpha = :data:`~recunlearn.report.verdicts.ALPHA` = 0.05):
 
@@ -56,7 +56,6 @@ import dataclasses
 import itertools
 import json
 import math
-import re
 from pathlib import Path
 from typing import Callable, Iterable
 
@@ -67,7 +66,7 @@ from .names import display_name
 from .verdicts import (ALPHA, CLAIM_KINDS, INCONCLUSIVE, NOT_REPRODUCED, PAPER_CLAIM, PARTLY,  # noqa: F401
                        PENDING, REPRODUCED, SELF_CHECK, VERDICTS, combine, page_summary, page_verdict)
 
-CLAIM_COLUMNS = ["id", "claim", "verdict", "holds in", "p_value", "test", "evidence", "kind"]
+CLAIM_COLUMNS = ["id", "claim", "verdict", "holds in", "p_value", "p_tests", "test", "evidence", "kind"]
 N_PERMUTATIONS = 9999
 SESSION_GAP = pd.Timedelta(minutes=10)
 """Two records written further apart than this (with none in between) belong to different sessions."""
@@ -78,21 +77,23 @@ _CELL = {"holds": "pass", "fails": "fail", "noise": "noise"}
 
 
 def claim_row(id: str, claim: str, verdict: str, holds_in: str = "", p_value: float = float("nan"),
-              test: str = "", evidence: str = "", kind: str = PAPER_CLAIM) -> dict:
-    """One row of a claims frame (:data:`CLAIM_COLUMNS`); ``kind`` from :data:`CLAIM_KINDS`."""
+              test: str = "", evidence: str = "", kind: str = PAPER_CLAIM, p_tests: int = 1) -> dict:
+    """One row of a claims frame (:data:`CLAIM_COLUMNS`); ``kind`` from :data:`CLAIM_KINDS`; ``p_tests``:
+    the number of tests (cells, links) whose largest p is ``p_value``."""
     if verdict not in VERDICTS:
         raise ValueError(f"{verdict!r} is not in the verdict vocabulary {VERDICTS}")
     if kind not in CLAIM_KINDS:
         raise ValueError(f"claim kind {kind!r} is not one of {CLAIM_KINDS}")
     return {"id": id, "claim": claim, "verdict": verdict, "holds in": holds_in, "p_value": p_value,
-            "test": test, "evidence": evidence, "kind": kind}
+            "p_tests": p_tests, "test": test, "evidence": evidence, "kind": kind}
 
 
 def claims_frame(rows: Iterable[dict]) -> pd.DataFrame:
-    """Claim rows as a frame with :data:`CLAIM_COLUMNS` (a row without ``kind`` is a paper claim);
-    ids must be unique."""
+    """Claim rows as a frame with :data:`CLAIM_COLUMNS` (a row without ``kind`` is a paper claim, one
+    without ``p_tests`` has one test); ids must be unique."""
     frame = pd.DataFrame(list(rows), columns=CLAIM_COLUMNS)
     frame["kind"] = frame["kind"].fillna(PAPER_CLAIM)
+    frame["p_tests"] = frame["p_tests"].fillna(1).astype(int)
     duplicated = frame["id"][frame["id"].duplicated()].tolist()
     if duplicated:
         raise ValueError(f"claim ids must be unique per frame; repeated: {duplicated}")
@@ -130,19 +131,15 @@ def holds_in_text(count: int, total: int, unit: str) -> str:
 
 
 def claim_text(row) -> str:
-    """What a page shows for a claim: ``"reproduced (3 of 3 cells; p = 0.002)"``. Where the claim rests
-    on several tests (``holds in`` counts more than one cell or link tested for significance), the p
-    shown is the largest of them and says so: ``"partly reproduced (3 of 4 cells significant;
-    largest p = 0.86)"``, so that a weak cell's p is not read as the whole claim's."""
+    """What a page shows for a claim: ``"reproduced (3 of 3 cells; p = 0.002)"``. Where the p is the
+    largest of several tests (``p_tests`` > 1: cells or links tested one by one), it says so:
+    ``"partly reproduced (3 of 4 cells significant; largest p = 0.86)"``, so that a weak cell's p is
+    not read as the whole claim's."""
     details = [str(row["holds in"])] if row["holds in"] else []
     if pd.notna(row["p_value"]):
-        several = any(int(total) > 1 for total in SEVERAL_TESTS.findall(str(row["holds in"])))
+        several = row.get("p_tests", 1) > 1
         details.append(("largest " if several else "") + format_p(row["p_value"]))
     return f"{row['verdict']} ({'; '.join(details)})" if details else str(row["verdict"])
-
-
-SEVERAL_TESTS = re.compile(r"\d+ of (\d+) \w+ significant")
-"""In ``holds in``: ``"<k> of <n> cells significant"`` / ``"... links significant"``, n tests."""
 
 
 def format_p(p: float) -> str:
@@ -540,7 +537,7 @@ def ordering_claim(id: str, claim: str, runs: pd.DataFrame, factor: str, links: 
         if means:
             cell_hold.append(all(m > 0 for m in means))
     holds_in = holds_in_text(sum(cell_hold), len(cell_hold), "cells by mean")
-    parts, p_values, tests = [], [], set()
+    parts, p_values, tests, tested = [], [], set(), 0  # tested: the paired tests behind max(p_values)
     if per_cell:
         cell_up, cell_down, largest_cell = [], [], 0
         for key in keys:
@@ -552,6 +549,7 @@ def ordering_claim(id: str, claim: str, runs: pd.DataFrame, factor: str, links: 
                 largest_cell = max(largest_cell, len(part))
                 up, down, used = paired_p(part["diff"], alpha)
                 tests.add(used)
+                tested += 1
                 ups.append(up)
                 downs.append(down)
                 parts.append(f"{_label(cells, key)}: {display_name(a)} {relation} {display_name(b)} "
@@ -576,7 +574,7 @@ def ordering_claim(id: str, claim: str, runs: pd.DataFrame, factor: str, links: 
                          f"{display_name(a)} − {display_name(b)} "
                          f"{sign * (d['diff'].mean() + margin):+.4g}, "
                          f"{format_p(up)}" + (f" (opposite direction: {format_p(down)})" if down < alpha else ""))
-        p_values = ups
+        p_values, tested = ups, len(ups)
         link_outcomes, raw_links = corrected_outcomes(ups, downs, alpha)
         if "fails" in link_outcomes:
             verdict = NOT_REPRODUCED
@@ -595,7 +593,8 @@ def ordering_claim(id: str, claim: str, runs: pd.DataFrame, factor: str, links: 
     evidence = (note + " " if note else "") + f"{display_name(metric)}; " + "; ".join(parts) + f"; alpha = {alpha}"
     largest = largest_cell if per_cell else max(len(d) for d in diffs.values())
     p_value = max(p_values) if testable(largest) else float("nan")  # a single pair: no p to show
-    return claim_row(id, claim, verdict, holds_in, p_value, f"{paired_test_name(tests)}, {layout}", evidence)
+    return claim_row(id, claim, verdict, holds_in, p_value, f"{paired_test_name(tests)}, {layout}", evidence,
+                     p_tests=tested)
 
 
 def _t_mark(used: str) -> str:
@@ -641,7 +640,8 @@ def trend_claim(id: str, claim: str, runs: pd.DataFrame, x: str, metric: str, si
     test = "Spearman ρ over seed-level points, one-sided permutation p-value"
     evidence = (note + " " if note else "") + ("; ".join(parts) if parts else "no cell with two levels yet")
     return claim_row(id, claim, verdict, significant_text(outcomes, raw, "cells"),
-                     max(p_values) if p_values else float("nan"), test, evidence + f"; alpha = {alpha}")
+                     max(p_values) if p_values else float("nan"), test, evidence + f"; alpha = {alpha}",
+                     p_tests=len(p_values))
 
 
 def rank_agreement_claim(id: str, claim: str, runs: pd.DataFrame, unit: str, x: str, metric: str, cells: list[str],
@@ -728,7 +728,8 @@ def band_claim(id: str, claim: str, runs: pd.DataFrame, metric: str, cells: list
     if single:
         holds_in += f"; {single} with a single run (no test possible)"
     return claim_row(id, claim, verdict, holds_in, max(p_values) if p_values else
-                     float("nan"), "one-sided t-tests against both ends, per cell", evidence + f"; alpha = {alpha}")
+                     float("nan"), "one-sided t-tests against both ends, per cell", evidence + f"; alpha = {alpha}",
+                     p_tests=len(p_values))
 
 
 def band_text(low: float, high: float) -> str:
