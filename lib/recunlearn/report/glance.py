@@ -26,25 +26,34 @@ PAGE_ENV = "RECUNLEARN_PAGE"
 """Set by the notebook runner to the page being rendered (``<paper>/<notebook stem>``)."""
 
 
-def plan_text() -> str:
-    """The compute plan's runs, CPU-hours left and command for the page being rendered
-    (``RECUNLEARN_PAGE``, set by the notebook runner); "" outside a render or the plan."""
+def plan_text(counts: bool = True) -> str:
+    """The compute plan's runs (without ``counts``: only its CPU-hours left), CPU-hours left and command
+    for the page being rendered (``RECUNLEARN_PAGE``, set by the notebook runner); "" outside a render
+    or the plan."""
     import os
 
     page = os.environ.get(PAGE_ENV)
-    return _page_plan_text(page) if page else ""
+    return _page_plan_text(page, counts) if page else ""
+
+
+def _page_plan_text(page: str, counts: bool = True) -> str:
+    from ..compute.summary import page_text
+
+    status = _plan_status()
+    return "" if status is None else page_text(status, page, markdown=False, counts=counts)
 
 
 @functools.lru_cache(maxsize=None)
-def _page_plan_text(page: str) -> str:
+def _plan_status():
+    """The compute plan against the committed records, on CPU (read once per process); None if unreadable."""
     from ..compute.command import DEFAULT_PLAN
-    from ..compute.summary import page_text, plan_status
+    from ..compute.summary import plan_status
     from ..paths import committed_records_dir
 
     try:
-        return page_text(plan_status(DEFAULT_PLAN, committed_records_dir(), "cpu"), page, markdown=False)
+        return plan_status(DEFAULT_PLAN, committed_records_dir(), "cpu")
     except (OSError, ValueError):
-        return ""
+        return None
 
 
 def not_run_reason() -> str:
@@ -52,6 +61,8 @@ def not_run_reason() -> str:
     left and command for the page being rendered (:func:`plan_text`), else :data:`NOT_RUN_REASON`."""
     text = plan_text()
     return f"not run yet; the compute plan lists this page's runs: {text}" if text else NOT_RUN_REASON
+
+
 PARAMETER_NAME = re.compile(r"^[A-Z][A-Z0-9_]*$")
 
 
@@ -227,7 +238,7 @@ def pending_text(grid, runs: pd.DataFrame | None = None) -> str:
     detail = _pending_detail(runs)
     for reason, n in reasons.most_common():
         parts.append(f"{n} of {total} runs {reason}{detail}")
-    plan = plan_text()
+    plan = plan_text(counts=False)  # the page's own runs are counted above; the plan's can differ
     if reasons and plan and not any(plan in part for part in parts):
         parts.append(f"the compute plan has them: {plan}")
     return "; ".join(parts) if parts else "nothing"
