@@ -89,6 +89,10 @@ def test_a_page_s_command_names_only_the_entries_with_a_pending_run_of_it(tmp_pa
     assert text.startswith("1 of 3 runs done") and text.endswith("`python -m recunlearn compute --only open`")
     hours_only = page_text(plan_status(plan_file, tmp_path / "records"), "fake/page", counts=False)
     assert hours_only.startswith("~") and text.endswith(hours_only)
+    for seed in (1, 2):
+        store(tmp_path / "records", fake_record(SleepConfig(seed=seed)))
+    done = plan_status(plan_file, tmp_path / "records")
+    assert page_text(done, "fake/page") == "all 3 runs done" and page_text(done, "fake/page", counts=False) == ""
 
 
 def test_the_status_page_plan_table_counts_a_shared_run_once_in_its_total(tmp_path):

@@ -1,11 +1,14 @@
-"""A page's missing paper datasets name the compute plan's command and CPU-hours for that page."""
+"""A page's pending line: its missing paper datasets and runs without a record, then the compute plan's
+CPU-hours and command for that page."""
+
+import dataclasses
 
 import pandas as pd
 import pytest
 
 from recunlearn import paths
 from recunlearn.report import glance
-from recunlearn.report.glance import NOT_RUN_REASON, PAGE_ENV, not_run_reason, pending_text
+from recunlearn.report.glance import NOT_RUN_REASON, PAGE_ENV, pending_text
 
 
 @pytest.fixture
@@ -17,24 +20,32 @@ def no_records(monkeypatch, tmp_path):
     glance._plan_status.cache_clear()
 
 
-def test_without_a_page_the_reason_is_the_fixed_sentence(monkeypatch):
+@dataclasses.dataclass
+class ThreeDatasetGrid:
+    """A page's grid over one of the paper's three datasets."""
+
+    PAPER_DATASETS = ("ml-100k", "ml-1m", "adm")
+    datasets: tuple = ("ml-100k",)
+
+
+def test_without_a_page_a_missing_dataset_gets_the_fixed_sentence(monkeypatch):
     monkeypatch.delenv(PAGE_ENV, raising=False)
-    assert not_run_reason() == NOT_RUN_REASON
+    assert pending_text(ThreeDatasetGrid(), None) == f"ML-1M and ADM: {NOT_RUN_REASON}"
 
 
 def test_a_page_of_the_plan_gets_its_command(monkeypatch, no_records):
     monkeypatch.setenv(PAGE_ENV, "cure4rec/table-02-eu-utility")
-    reason = not_run_reason()
-    assert "0 of " in reason and "CPU-hours left" in reason
-    assert reason.endswith("python -m recunlearn compute --only cure4rec-ml100k-table-2 cure4rec-ml1m-table-2 "
-                           "cure4rec-adm-table-2")
-    text = pending_text({"DATASETS": ["ml-100k"]}, None)
-    assert text == "nothing"  # a grid that is not CURE4Rec's lists only its own datasets
+    text = pending_text(ThreeDatasetGrid(), None)
+    assert text.startswith("ML-1M and ADM: not run yet; the compute plan has them: ~")
+    assert "CPU-hours left" in text and "runs done" not in text
+    assert text.endswith("python -m recunlearn compute --only cure4rec-ml100k-table-2 cure4rec-ml1m-table-2 "
+                         "cure4rec-adm-table-2")
+    assert pending_text({"DATASETS": ["ml-100k"]}, None) == "nothing"  # not CURE4Rec's: only its own datasets
 
 
 def test_a_page_outside_the_plan_keeps_the_fixed_sentence(monkeypatch):
     monkeypatch.setenv(PAGE_ENV, "cure4rec/no-such-page")
-    assert not_run_reason() == NOT_RUN_REASON
+    assert pending_text(ThreeDatasetGrid(), None) == f"ML-1M and ADM: {NOT_RUN_REASON}"
 
 
 def test_runs_without_a_record_name_the_plans_command(monkeypatch, no_records):

@@ -90,16 +90,16 @@ def page_progress(status: PlanStatus, page: str) -> tuple[Progress, list[str]] |
 
 def page_text(status: PlanStatus, page: str, markdown: bool = True, counts: bool = True) -> str:
     """``N of M runs done, ~H CPU-hours left: <command>`` for a page of the plan ("" if the plan has none);
-    without ``counts``, ``~H CPU-hours left: <command>`` (for a text that already counted the page's own
-    runs: the plan's runs of a page can include runs another table of the page reads). The command names
-    only the entries holding a pending run of the page, in backticks for Markdown, bare for plain text (a
-    glued text is not parsed)."""
+    without ``counts``, ``~H CPU-hours left: <command>`` ("" when none is left), for a text that already
+    counted the page's own runs (the plan's runs of a page can include runs another table of it reads).
+    The command names only the entries holding a pending run of the page, in backticks for Markdown, bare
+    for plain text (a glued text is not parsed)."""
     found = page_progress(status, page)
     if found is None:
         return ""
     progress, entries = found
     if progress.done == progress.total:
-        return f"all {progress.total} runs done"
+        return f"all {progress.total} runs done" if counts else ""
     waiting = {name for run in status.plan.runs_of_page(page) if not status.is_done(run) for name in run.entries}
     entries = [name for name in entries if name in waiting]
     command = f"`{compute_command(entries)}`" if markdown else compute_command(entries)

@@ -26,21 +26,17 @@ PAGE_ENV = "RECUNLEARN_PAGE"
 """Set by the notebook runner to the page being rendered (``<paper>/<notebook stem>``)."""
 
 
-def plan_text(counts: bool = True) -> str:
-    """The compute plan's runs (without ``counts``: only its CPU-hours left), CPU-hours left and command
-    for the page being rendered (``RECUNLEARN_PAGE``, set by the notebook runner); "" outside a render
-    or the plan."""
+def plan_text() -> str:
+    """``~H CPU-hours left: <command>``: the compute plan's CPU-hours left and command for the page being
+    rendered (``RECUNLEARN_PAGE``, set by the notebook runner); "" outside a render, outside the plan or
+    when the plan cannot be read."""
     import os
 
-    page = os.environ.get(PAGE_ENV)
-    return _page_plan_text(page, counts) if page else ""
-
-
-def _page_plan_text(page: str, counts: bool = True) -> str:
     from ..compute.summary import page_text
 
-    status = _plan_status()
-    return "" if status is None else page_text(status, page, markdown=False, counts=counts)
+    page = os.environ.get(PAGE_ENV)
+    status = _plan_status() if page else None
+    return "" if status is None else page_text(status, page, markdown=False, counts=False)
 
 
 @functools.lru_cache(maxsize=None)
@@ -54,13 +50,6 @@ def _plan_status():
         return plan_status(DEFAULT_PLAN, committed_records_dir(), "cpu")
     except (OSError, ValueError):
         return None
-
-
-def not_run_reason() -> str:
-    """Why the paper's datasets missing from a page are missing: the compute plan's runs, CPU-hours
-    left and command for the page being rendered (:func:`plan_text`), else :data:`NOT_RUN_REASON`."""
-    text = plan_text()
-    return f"not run yet; the compute plan lists this page's runs: {text}" if text else NOT_RUN_REASON
 
 
 PARAMETER_NAME = re.compile(r"^[A-Z][A-Z0-9_]*$")
@@ -224,8 +213,11 @@ def _pending_detail(runs: pd.DataFrame | None) -> str:
 
 
 def pending_text(grid, runs: pd.DataFrame | None = None) -> str:
-    """What the page is still missing and why: the paper's datasets not in the grid, and the grid's
-    runs without a record with their reason; ``"nothing"`` when complete."""
+    """What the page is still missing and why: the paper's datasets not in the grid, the grid's runs
+    without a record with their reason, then the compute plan's CPU-hours left and command for the page
+    being rendered (:func:`plan_text`; runs are counted once, the page's own: the plan's runs of a page
+    can include runs another table of it reads); ``"nothing"`` when complete."""
+    plan = plan_text()
     parts = []
     if grid is not None:
         computed = set(_listed(_settings(grid).get("datasets")))
@@ -233,13 +225,12 @@ def pending_text(grid, runs: pd.DataFrame | None = None) -> str:
         if missing:
             names = " and ".join([", ".join(map(display_name, missing[:-1])), display_name(missing[-1])]) \
                 if len(missing) > 1 else display_name(missing[0])
-            parts.append(f"{names}: {not_run_reason()}")
+            parts.append(f"{names}: not run yet" if plan else f"{names}: {NOT_RUN_REASON}")
     total, reasons = run_counts(grid, runs)
     detail = _pending_detail(runs)
     for reason, n in reasons.most_common():
         parts.append(f"{n} of {total} runs {reason}{detail}")
-    plan = plan_text(counts=False)  # the page's own runs are counted above; the plan's can differ
-    if reasons and plan and not any(plan in part for part in parts):
+    if parts and plan:
         parts.append(f"the compute plan has them: {plan}")
     return "; ".join(parts) if parts else "nothing"
 
