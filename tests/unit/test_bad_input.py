@@ -21,6 +21,7 @@ import nbformat
 import numpy
 import pytest
 import torch
+import yaml
 
 from recunlearn import cli, paths
 from recunlearn.data import registry
@@ -283,6 +284,47 @@ def test_papermill_reads_every_parameter_of_every_notebook():
         read = {parameter.name for parameter in PythonTranslator.inspect(cell)}
         unread += [(path.name, name) for name in assigned if name not in read]
     assert unread == []
+
+
+def test_a_parameters_comment_gives_the_value_the_paper_profile_renders_with():
+    """A reader re-running a page reads ``NAME = smoke value  # paper profile: VALUE`` in its
+    parameters cell: VALUE (where it starts with a Python literal) must be what the page's paper
+    profile sets, or the notebook's own value where the profile does not set it; a file the cell
+    names must exist."""
+    import ast
+    import re
+
+    not_a_literal = object()
+
+    def leading_literal(text: str):
+        """The value a comment starts with; words may follow it only after "(" or ";"."""
+        for end in range(len(text), 0, -1):
+            if text[end:].strip()[:1] not in ("", "(", ";"):
+                continue
+            try:
+                return ast.literal_eval(text[:end].strip())
+            except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+                continue
+        return not_a_literal
+
+    wrong, checked = [], 0
+    for path in sorted((paths.REPO_ROOT / "notebooks").glob("*/[!.]*.ipynb")):
+        cell = next(c for c in nbformat.read(path, as_version=4).cells if "parameters" in c.metadata.get("tags", []))
+        namespace: dict = {}
+        exec(cell.source, {}, namespace)
+        profile_file = paths.REPO_ROOT / "notebooks" / "params" / path.parent.name / f"{path.stem}.paper.yml"
+        profile = {**namespace, **yaml.safe_load(profile_file.read_text())}
+        for name, comment in re.findall(r"^([A-Z_]\w*)\s*=.*#.*?paper profile:\s*(.*)$", cell.source, flags=re.M):
+            stated = leading_literal(comment)
+            if stated is not_a_literal:
+                continue  # words, e.g. "1..8, CASPER deleting k interactions"
+            checked += 1
+            if stated != profile[name]:
+                wrong.append((path.name, name, stated, profile[name]))
+        wrong += [(path.name, named) for named in re.findall(r"grids/[\w.-]+", cell.source)
+                  if not (paths.REPO_ROOT / named).is_file()]
+    assert checked > 40
+    assert wrong == []
 
 
 # --- 3. a percentage below 1 -------------------------------------------------------------------------
