@@ -197,6 +197,36 @@ def test_overview_uses_measured_exact_mio_and_normalises_per_model():
     assert aspects["efficiency"].to_dict() == {"retrain": 1.0, "scif": 10.0, "sisa": 5.0}  # speed-ups over Retrain
 
 
+def test_texts_of_scif_speed_ups_and_of_where_exact_completeness_is_measured():
+    """The overview and Table 3 say in numbers what they once said in words ("SCIF is slower than
+    retraining", "measured on ML-100K"), so a new record cannot leave the sentence wrong."""
+    from recunlearn.report.cure4rec_scif import exact_mio_sources, scif_slower_cells, scif_speedup_text
+    from recunlearn.unlearning import EXACT_METHODS
+
+    scif = pd.DataFrame([{"dataset": d, "model": "wmf", "selection": s, "seed": seed, "speedup": v}
+                         for d, s, seed, v in (("ml-1m", "core", 0, 2.0), ("ml-1m", "core", 1, 0.2),   # mean 1.1
+                                               ("ml-100k", "core", 0, 0.5), ("ml-100k", "edge", 0, 0.9))])
+    assert scif_slower_cells(scif) == "2 of 3 cells of dataset, backbone and unlearning set"
+    assert scif_slower_cells(scif.iloc[:0]) == "no cell yet (no SCIF run)"
+
+    aspects = pd.DataFrame([{"dataset": d, "model": m, "method": meth, "efficiency": e}
+                            for d, m, meth, e in (("ml-1m", "wmf", "scif", 2.0), ("ml-1m", "bpr", "scif", 3.0),
+                                                  ("ml-100k", "wmf", "scif", 0.5), ("ml-100k", "wmf", "sisa", 9.0),
+                                                  ("ml-100k", "bpr", "scif", 0.6))])
+    assert scif_speedup_text(aspects) == "ML-100K 0.55, ML-1M 2.5"  # paper order, mean over models
+    assert scif_speedup_text(aspects.iloc[:0]) == "none yet"
+
+    full = [{"dataset": "ml-100k", "model": m, "method": meth, "selection": "random"}
+            for m in ("wmf", "bpr") for meth in EXACT_METHODS]
+    part = [{"dataset": "ml-1m", "model": "wmf", "method": "retrain", "selection": "random"}] + [
+        {"dataset": "ml-1m", "model": "bpr", "method": meth, "selection": "core"} for meth in EXACT_METHODS]
+    sources = exact_mio_sources(aspects, pd.DataFrame(full + part))
+    assert sources == {"measured": "ML-100K", "assumed": "ML-1M"}  # ML-1M: one method, or another selection
+    sources = exact_mio_sources(aspects, pd.DataFrame(full[:4]))
+    assert sources == {"measured": "ML-100K (WMF)", "assumed": "ML-100K (BPR); ML-1M"}
+    assert exact_mio_sources(aspects, pd.DataFrame()) == {"measured": "none", "assumed": "ML-100K; ML-1M"}
+
+
 def test_speedups_divide_by_the_retrain_timed_beside_each_run():
     from recunlearn.report.cure4rec_scif import exact_speedups, scif_speedups
 

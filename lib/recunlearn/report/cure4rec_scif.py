@@ -15,6 +15,7 @@ from .claims import (SELF_CHECK, band_claim, check_claim, claims_frame, ordering
                      record_values)
 from .compare import compare, summarize_runs
 from .cure4rec import EU_METHODS, RETRAIN_BESIDE, exact_speedups, speedup_ordering
+from .names import display_name, display_names, paper_sorted
 
 
 def damping_sweep_table(sweep: pd.DataFrame) -> pd.DataFrame:
@@ -143,6 +144,50 @@ def scif_times(scif_runs: pd.DataFrame) -> pd.DataFrame:
     out = scif.reindex(columns=keys + ["unlearn_seconds", "scif_cg_seconds", "cg_iterations"]).assign(
         retrain_seconds=own_retrain_seconds(scif_runs)[scif.index])
     return out.assign(speedup=out["retrain_seconds"] / out["unlearn_seconds"].astype(float)).reset_index(drop=True)
+
+
+def scif_slower_cells(scif: pd.DataFrame) -> str:
+    """How many cells (dataset, model, unlearning set) of :func:`scif_times` have SCIF slower than
+    the Retrain of its own process (mean speed-up over seeds below 1): ``"10 of 18 cells of dataset,
+    backbone and unlearning set"``; ``"no cell yet (no SCIF run)"``."""
+    if not len(scif):
+        return "no cell yet (no SCIF run)"
+    cells = scif.groupby(["dataset", "model", "selection"])["speedup"].mean()
+    return f"{int((cells < 1).sum())} of {len(cells)} cells of dataset, backbone and unlearning set"
+
+
+def scif_speedup_text(aspects: pd.DataFrame) -> str:
+    """SCIF's mean speed-up over the Retrain of its own process per dataset, from the rows of
+    :func:`overview_aspects` (their ``efficiency``, averaged over models): ``"ML-100K 0.55, ML-1M 2.3"``;
+    ``"none yet"`` without a SCIF row."""
+    scif = aspects[aspects["method"] == "scif"] if len(aspects) else aspects
+    if not len(scif):
+        return "none yet"
+    means = scif.groupby("dataset")["efficiency"].mean()
+    return ", ".join(f"{display_name(d)} {means[d]:.2g}" for d in paper_sorted("dataset", means.index))
+
+
+def exact_mio_sources(aspects: pd.DataFrame, exact_mio: pd.DataFrame, selection: str = "random") -> dict:
+    """Where the exact methods' completeness in :func:`overview_aspects` (rows ``aspects``) is measured
+    by their own MIO runs (``exact_mio``, rows of ``selection``) for every exact method of a dataset
+    and model, and where it is Retrain's value from the SCIF runs, assumed: ``{"measured": text,
+    "assumed": text}``, each ``"ML-100K; ML-1M (WMF, BPR)"`` or ``"none"``. A dataset and model with
+    some exact methods measured and others not counts as assumed."""
+    drawn = aspects[["dataset", "model"]].drop_duplicates() if len(aspects) else pd.DataFrame(columns=["dataset", "model"])
+    mine = exact_mio[exact_mio["selection"] == selection] if len(exact_mio) else exact_mio
+    methods = mine.groupby(["dataset", "model"])["method"].nunique() if len(mine) else pd.Series(dtype=int)
+    measured = {(d, m) for (d, m), n in methods.items() if n == len(EXACT_METHODS)}
+    texts = {}
+    for kind in ("measured", "assumed"):
+        parts = []
+        for dataset in paper_sorted("dataset", drawn["dataset"].unique()):
+            models = paper_sorted("model", drawn.loc[drawn["dataset"] == dataset, "model"])
+            chosen = [m for m in models if ((dataset, m) in measured) == (kind == "measured")]
+            if chosen:
+                parts.append(display_name(dataset) if chosen == models
+                             else f"{display_name(dataset)} ({', '.join(display_names(chosen))})")
+        texts[kind] = "; ".join(parts) or "none"
+    return texts
 
 
 def retrain_pairs(exact_runs: pd.DataFrame, scif_runs: pd.DataFrame, column: str) -> pd.DataFrame:

@@ -9,8 +9,8 @@ from ...experiments import cure4rec_exact
 from ...experiments.cure4rec import Collected
 from ...experiments.cure4rec_exact import ExactGrid
 from ...experiments.cure4rec_scif import ScifGrid, collect, collect_exact_mio, exact_mio_configs
-from ..cure4rec_scif import (ASPECTS, complete_cells, overview_aspects, overview_aspects_by_seed, overview_claims,
-                             retrain_session_ratios, with_parallel_times)
+from ..cure4rec_scif import (ASPECTS, complete_cells, exact_mio_sources, overview_aspects, overview_aspects_by_seed,
+                             overview_claims, retrain_session_ratios, scif_speedup_text, with_parallel_times)
 from ..glance import with_page_runs
 from ..names import display_name, display_names, paper_sorted
 from ..plots import aspect_radar
@@ -95,7 +95,9 @@ def build(collected: Collected | None = None, exact: Collected | None = None, ex
                 "normalised": overview.set_index(["dataset", "method"]).round(2) if len(overview) else overview},
         figures={"figures": figures},
         values={"models": ", ".join(display_names(paper_sorted("model", grid.models))),
-                "retrain_session_ratio": ratio_text(retrain_session_ratios(exact_runs, scif_runs))},
+                "retrain_session_ratio": ratio_text(retrain_session_ratios(exact_runs, scif_runs)),
+                "scif_speedup": scif_speedup_text(aspects),
+                **{f"exact_mio_{kind}": text for kind, text in exact_mio_sources(aspects, mio_runs).items()}},
         notices=notices(runs=runs_notice("The runs of this page", len(configs), pending, command),
                         raw=runs_notice("The raw aspects", len(configs), pending, command),
                         normalised=runs_notice("The normalised aspects", len(configs), pending, command),

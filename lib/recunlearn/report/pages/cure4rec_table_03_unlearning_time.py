@@ -12,7 +12,7 @@ from ...experiments.cure4rec_scif import ScifGrid, collect
 from ..cure4rec import time_claims, time_table
 from ..claims import claims_frame, joined_claims
 from ..compare import paper_layout
-from ..cure4rec_scif import same_retrain_check, scif_times
+from ..cure4rec_scif import same_retrain_check, scif_slower_cells, scif_times
 from ..paper import paper_table
 from ..plots import method_bars
 from . import Notice, Page
@@ -69,5 +69,6 @@ def build(collected: ExactCollected | None = None, scif_runs: pd.DataFrame | Non
             paper_table=times_notice, times=times_notice,
             scif_times=no_scif, scif_figure=no_scif,
             figure=runs_notice("The figure", total, pending, command)),
+        values={"scif_slower_cells": scif_slower_cells(scif)},
         checks=[printed(runs.groupby(["dataset", "model", "method", "selection"])["unlearn_seconds"].size())],
         claims_command=command)
