@@ -316,3 +316,21 @@ def test_retrain_session_ratios_divide_the_two_timings_of_one_retrain():
                          for s, m, t in ((0, "retrain", 3.0), (0, "scif", 7.0), (1, "retrain", 4.0))])
     assert sorted(retrain_session_ratios(exact, scif)) == [0.5, 3.0]   # seed 2: no SCIF run; SISA: not a Retrain
     assert retrain_session_ratios(exact, scif.iloc[:0]).empty
+
+
+def test_the_two_audits_of_one_retrain_are_compared_seed_by_seed():
+    from recunlearn.report.pages.cure4rec_table_01_05_scif_completeness import retrain_mio_agreement
+
+    key = {"model": "wmf", "selection": "core"}
+    scif = pd.DataFrame([{**key, "dataset": d, "seed": s, "method": m, "mio_accuracy": v}
+                         for d, s, m, v in (("ml-1m", 0, "retrain", 0.50), ("ml-1m", 1, "retrain", 0.51),
+                                            ("ml-100k", 0, "retrain", 0.49), ("ml-100k", 0, "scif", 0.7))])
+    exact = pd.DataFrame([{**key, "dataset": d, "seed": s, "method": m, "mio_accuracy": v}
+                          for d, s, m, v in (("ml-1m", 0, "retrain", 0.50), ("ml-1m", 1, "retrain", 0.52),
+                                             ("ml-100k", 0, "retrain", 0.49), ("ml-100k", 0, "sisa", 0.6),
+                                             ("ml-100k", 1, "retrain", 0.5))])
+    assert retrain_mio_agreement(exact, scif) == ("equal in 2 of 3 pairs; different in ML-1M WMF: 1 "
+                                                  "(largest difference 0.010)")
+    same = exact.assign(mio_accuracy=lambda f: f["mio_accuracy"].where(f["seed"] != 1, 0.51))
+    assert retrain_mio_agreement(same, scif) == "equal in all 3 pairs"
+    assert retrain_mio_agreement(exact.iloc[:0], scif) == "no pair yet"
