@@ -319,7 +319,7 @@ def test_retrain_session_ratios_divide_the_two_timings_of_one_retrain():
 
 
 def test_the_two_audits_of_one_retrain_are_compared_seed_by_seed():
-    from recunlearn.report.pages.cure4rec_table_01_05_scif_completeness import retrain_mio_agreement
+    from recunlearn.report.cure4rec_scif import retrain_mio_agreement
 
     key = {"model": "wmf", "selection": "core"}
     scif = pd.DataFrame([{**key, "dataset": d, "seed": s, "method": m, "mio_accuracy": v}

@@ -232,6 +232,27 @@ def same_retrain_check(exact_runs: pd.DataFrame, scif_runs: pd.DataFrame) -> dic
         kind=SELF_CHECK)
 
 
+def retrain_mio_agreement(exact_mio: pd.DataFrame, scif_runs: pd.DataFrame) -> str:
+    """Whether the two audits of one Retrain model agree: the MIO of each seed's Retrain in the SCIF
+    runs against the exact pipeline's (``exact_mio``) for the same dataset, model, unlearning set and
+    seed (:func:`retrain_pairs`). ``"equal in all 54 pairs"``, or the pairs that differ, by dataset
+    and model, with the largest difference; ``"no pair yet"``. (The oracle's floating-point results
+    depend on the CPU, so records made on different machines can differ by a few decisions.)"""
+    pairs = retrain_pairs(exact_mio, scif_runs, "mio_accuracy")
+    if not len(pairs):
+        return "no pair yet"
+    gap = (pairs["mio_accuracy_scif"] - pairs["mio_accuracy_exact"]).abs()
+    differ = pairs[gap > 0]
+    if not len(differ):
+        return f"equal in all {len(pairs)} pairs"
+    where = differ.groupby(["dataset", "model"]).size()
+    cells = "; ".join(f"{display_name(d)} {display_name(m)}: {where[(d, m)]}"
+                      for d in paper_sorted("dataset", where.index.get_level_values("dataset").unique())
+                      for m in paper_sorted("model", where[d].index))
+    return (f"equal in {len(pairs) - len(differ)} of {len(pairs)} pairs; different in {cells} "
+            f"(largest difference {gap.max():.3f})")
+
+
 def with_parallel_times(exact_runs: pd.DataFrame, parallel_runs: pd.DataFrame) -> pd.DataFrame:
     """The exact runs of Figures 2 and 5 (``exact_runs``: affected shards trained together, the runs
     whose utility and fairness Table 2 and Figures 3, 6, 7 show) with each run's ``unlearn_seconds``

@@ -10,9 +10,9 @@ from ...experiments.cure4rec import Collected, pending_reason
 from ...experiments.cure4rec_scif import (ScifGrid, collect, collect_damping_sweep, collect_exact_mio,
                                           damping_sweep_configs, exact_mio_configs)
 from ..compare import paper_layout, paper_vs_ours_table, within_text
-from ..cure4rec_scif import compare_scif, damping_sweep_table, exact_mio_table, scif_claims
+from ..cure4rec_scif import compare_scif, damping_sweep_table, exact_mio_table, retrain_mio_agreement, scif_claims
 from ..glance import with_page_runs
-from ..names import by_dataset, display_name, paper_sorted
+from ..names import by_dataset, display_name
 from ..paper import paper_table
 from ..plots import damping_sweep, method_bars
 from . import Notice, Page, computed_cells, validated
@@ -85,31 +85,6 @@ def exact_values(exact_mio: pd.DataFrame, runs: pd.DataFrame) -> dict:
     return {"exact_mio_range": range_text(exact_means), "exact_mio_maxdev": fixed(distance.max(), 3),
             "scif_mio_range": range_text(scif_means), "exact_verdict": verdict,
             "retrain_mio_agreement": retrain_mio_agreement(exact_mio, runs)}
-
-
-def retrain_mio_agreement(exact_mio: pd.DataFrame, runs: pd.DataFrame) -> str:
-    """Whether the two audits of one Retrain model agree: the MIO of each seed's Retrain in the SCIF
-    runs (``runs``) against the exact pipeline's (``exact_mio``) for the same dataset, model, unlearning
-    set and seed. ``"equal in all 54 pairs"``, or the pairs that differ, by dataset and model, with the
-    largest difference; ``"no pair yet"``."""
-    keys = ["dataset", "model", "selection", "seed"]
-    if not len(exact_mio) or not len(runs):
-        return "no pair yet"
-    pairs = (runs.loc[runs["method"] == "retrain", keys + ["mio_accuracy"]]
-             .merge(exact_mio.loc[exact_mio["method"] == "retrain", keys + ["mio_accuracy"]], on=keys,
-                    suffixes=("_scif", "_exact")))
-    if not len(pairs):
-        return "no pair yet"
-    gap = (pairs["mio_accuracy_scif"] - pairs["mio_accuracy_exact"]).abs()
-    differ = pairs[gap > 0]
-    if not len(differ):
-        return f"equal in all {len(pairs)} pairs"
-    where = differ.groupby(["dataset", "model"]).size()
-    cells = "; ".join(f"{display_name(d)} {display_name(m)}: {where[(d, m)]}"
-                      for d in paper_sorted("dataset", where.index.get_level_values("dataset").unique())
-                      for m in paper_sorted("model", where[d].index))
-    return (f"equal in {len(pairs) - len(differ)} of {len(pairs)} pairs; different in {cells} "
-            f"(largest difference {gap.max():.3f})")
 
 
 def build(collected: Collected | None = None, exact_mio: Collected | None = None, sweep: Collected | None = None,
