@@ -221,7 +221,7 @@ def test_figure_5_6_counts_and_tables(monkeypatch):
 def test_claims_reduced_scale_table_matches_the_notebook_pipeline(monkeypatch):
     page = fake_page("claims-reduced-scale-cpu", SEEDS=[0, 1, 2])
     keys = ["dataset", "model", "selector", "perturbation", "replacement"]
-    single = page.runs[page.runs["k"] == 1]
+    single = page.runs[(page.runs["k"] == 1) & (page.runs["id_map"] == "fixed")]  # the numbering runs: their own section
     summary = summarize_rls(single, keys, ["ao", "rbo_min", "jaccard", "mrr_original", "mrr_perturbed"])
     paper = paper_table("casper-table-03")
     comparison = label_pending(compare(summary, paper[keys + ["metric", "value", "resolution"]], keys))
@@ -256,7 +256,10 @@ def test_the_reduced_scale_grid_adds_casper_deletion_sweep_to_the_one_interactio
     values = params("claims-reduced-scale-cpu", "paper")
     grid = validated(page_grid_class("claims-reduced-scale-cpu"), values)
     runs = grid.runs()
-    assert len(runs) == len(set(runs)) == 4 * 3 * (1 + 7 * 2 + 1 + 3 + 7)  # control, 7 baselines x 2, CASPER, k 2..8
+    numbering = [c for c in runs if c.id_map != "fixed"]  # JODIE, LatentCross x 3 seeds x 5 settings x 2 numberings
+    assert len(numbering) == 2 * 3 * 5 * 2 and {c.model for c in numbering} == {"jodie", "latentcross"}
+    assert len(runs) == len(set(runs)) == 4 * 3 * (1 + 7 * 2 + 1 + 3 + 7) + len(numbering)  # control, 7 baselines
+    # x 2, CASPER (3 replacement items), k 2..8
     assert {c.k for c in runs if c.selector != "casper" or c.perturbation != "loo"} == {1}
     assert sorted({c.k for c in runs if c.selector == "casper" and c.perturbation == "loo"}) == list(range(1, 9))
     with pytest.raises(ConfigError, match="CASPER_KS"):

@@ -12,7 +12,7 @@ import pandas as pd
 import seaborn as sns
 
 from ..data.sequences import DATASET_LABELS, Stream
-from ..experiments.casper import MODELS, CasperGrid, Figure8Grid
+from ..experiments.casper import ID_MAPS, MODELS, CasperGrid, Figure8Grid
 from ..experiments.config import option
 from ..experiments.records import PENDING_CPU
 from ..models.sequential import SEQUENTIAL_MODELS
@@ -822,15 +822,21 @@ def casper_lowest_per_group_claim(runs: pd.DataFrame, metric: str = "jaccard", c
 class ReducedScaleGrid(CasperGrid):
     """The reduced-scale claims page: every selector of ``selectors`` on every perturbation of
     ``perturbations`` (one perturbed interaction: ``ks``, normally 1), as the Table 3 page lays them
-    out, and CASPER's deletion (LOO) at each number of perturbed interactions of ``casper_ks`` (Figure
-    8(a)'s sweep, on every model of ``models``)."""
+    out, CASPER's deletion (LOO) at each number of perturbed interactions of ``casper_ks`` (Figure
+    8(a)'s sweep, on every model of ``models``), and JODIE's and LatentCross's runs under each of the
+    authors' item numberings of ``id_maps`` (:mod:`~recunlearn.report.casper_numbering`)."""
 
     casper_ks: tuple[int, ...] = option((1,), min=1, doc="k of CASPER's deletion sweep (Figure 8(a))")
+    id_maps: tuple[str, ...] = option(("fixed",), choices=ID_MAPS, doc="item numberings compared for JODIE and "
+                                      "LatentCross (report.casper_numbering); every other run: fixed")
 
     def runs(self):
+        from .casper_numbering import numbering_runs
+
         plain = as_base(self, CasperGrid)
         sweep = as_base(self, CasperGrid, selectors=("casper",), perturbations=("loo",), ks=self.casper_ks)
-        return list(dict.fromkeys(CasperGrid.runs(plain) + CasperGrid.runs(sweep)))  # k = 1 listed once
+        # k = 1 listed once; the numbering comparison's runs last
+        return list(dict.fromkeys(CasperGrid.runs(plain) + CasperGrid.runs(sweep) + numbering_runs(self)))
 
 
 PAGE_GRIDS = {"claims-reduced-scale-cpu": ReducedScaleGrid, "figure-08-perturbation-count-and-runtime": Figure8Grid}

@@ -19,8 +19,23 @@ def collect_page(page: str, grid_cls: type[CasperGrid], params: Mapping[str, Any
     is validated before any compute; ``collected`` (e.g. runs made up by a test) replaces
     :func:`~recunlearn.experiments.casper.collect`."""
     grid = validated(grid_cls, params)
-    collected = collect(grid) if collected is None else collected
+    collected = with_id_maps(collect(grid) if collected is None else collected, grid.runs())
     return grid, collected, pending_command(page, grid, collected.pending)
+
+
+def with_id_maps(collected: Collected, configs: list[CasperConfig]) -> Collected:
+    """``collected`` with an ``id_map`` column (the run's item numbering) in its runs and pending frames:
+    the runs of a grid are one row per config, in the grid's order (``configs``), the pending ones in
+    the same order; runs made up without the column and not one per config are the fixed numbering."""
+    runs, pending = collected.runs, collected.pending
+    if "id_map" in runs:
+        return collected
+    if len(runs) != len(configs):
+        return Collected(runs.assign(id_map="fixed"), pending.assign(id_map="fixed"))
+    id_maps = pd.Series([c.id_map for c in configs], index=runs.index)
+    waiting = id_maps[runs["status"] != "computed"].to_numpy() if "status" in runs else []
+    return Collected(runs.assign(id_map=id_maps),
+                     pending.assign(id_map=waiting if len(waiting) == len(pending) else "fixed"))
 
 
 def pending_command(page: str, grid: CasperGrid, pending: pd.DataFrame) -> str | None:

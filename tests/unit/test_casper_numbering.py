@@ -1,0 +1,100 @@
+"""The numbering comparison of the reduced-scale CASPER page (recunlearn.report.casper_numbering): which
+runs it adds, that the page's other tables never read them, and its tests on made-up runs with known
+answers, including ones where the authors' numbering changes nothing."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from recunlearn.experiments.casper import Collected
+from recunlearn.report.casper import ReducedScaleGrid
+from recunlearn.report.casper_numbering import (NUMBERING_SETTINGS, numbering_part, numbering_table, numbering_tests,
+                                                numbering_text)
+from recunlearn.report.pages.casper_claims_reduced_scale_cpu import build
+from recunlearn.report.pages.casper_runs import with_id_maps
+
+from test_casper_pages import fake_collected, params
+
+ALL = ("fixed", "first_appearance", "first_appearance_labels")
+
+
+def grid(**changes) -> ReducedScaleGrid:
+    values = dict(models=("lstm", "jodie", "latentcross"), selectors=("none", "random", "earliest", "casper"),
+                  perturbations=("loo", "replace"), replacements=("random", "popular", "unpopular"), seeds=(0, 1, 2),
+                  epochs=1, max_rows=2000, id_maps=ALL)
+    return ReducedScaleGrid(**{**values, **changes})
+
+
+def test_the_numbering_runs_are_jodie_and_latentcross_on_each_setting_under_each_authors_numbering():
+    runs = grid().runs()
+    extra = [c for c in runs if c.id_map != "fixed"]
+    assert len(extra) == 2 * 3 * len(NUMBERING_SETTINGS) * 2
+    assert {(c.selector, c.perturbation, c.replacement) for c in extra} == set(NUMBERING_SETTINGS)
+    assert {c.model for c in extra} == {"jodie", "latentcross"} and {c.k for c in extra} == {1}
+    fixed = {c for c in runs if c.id_map == "fixed"}  # every numbering run has its fixed-numbering partner
+    assert all(c.replace(id_map="fixed") in fixed for c in extra)
+    assert not [c for c in grid(id_maps=("fixed",)).runs() if c.id_map != "fixed"]
+    assert not [c for c in grid(models=("lstm",)).runs() if c.id_map != "fixed"]
+    # a setting whose selector or replacement the grid does not list is left out
+    narrow = {(c.selector, c.replacement) for c in grid(replacements=("random",)).runs() if c.id_map != "fixed"}
+    assert ("casper", "unpopular") not in narrow and ("casper", "random") in narrow
+
+
+def made_up(g: ReducedScaleGrid, labels_drop: float, noise: float = 0.0) -> Collected:
+    """Made-up runs of ``g`` (:func:`fake_collected`), with the label-by-label runs' AO ``labels_drop`` below
+    their fixed-numbering partners', plus seeded noise of size ``noise`` on every numbering run."""
+    collected = with_id_maps(fake_collected(g), g.runs())
+    runs = collected.runs.copy()
+    rng = np.random.default_rng(0)
+    renumbered = runs["id_map"] != "fixed"
+    runs.loc[renumbered, "ao"] += noise * rng.standard_normal(int(renumbered.sum()))
+    runs.loc[runs["id_map"] == "first_appearance_labels", "ao"] -= labels_drop
+    return Collected(runs, collected.pending)
+
+
+def test_a_drop_under_the_label_by_label_comparison_is_found_and_attributed_to_the_relabelling():
+    runs = made_up(grid(), labels_drop=0.1).runs
+    tests = numbering_tests(runs).set_index(["a", "b"])
+    whole = tests.loc[("fixed", "first_appearance_labels")]
+    assert whole["pairs"] == 2 * 3 * len(NUMBERING_SETTINGS) and whole["pairs below 0"] == 0
+    assert np.isclose(whole["mean difference (AO)"], 0.1) and whole["p (one-sided, a higher)"] < 0.001
+    assert np.isclose(tests.loc[("first_appearance", "first_appearance_labels"), "mean difference (AO)"], 0.1)
+    assert np.isclose(tests.loc[("fixed", "first_appearance"), "mean difference (AO)"], 0.0)
+    text = numbering_text(runs)
+    assert "lower in 30 of 30 seed-paired runs, higher in 0" in text and "a significant drop" in text and "lowers AO by 0.100" in text
+    assert "leaves AO unchanged on average" in text  # the mapped-back lists: the same AO as ours
+
+
+def test_the_numbering_test_can_fail_no_drop_within_noise_is_not_significant():
+    runs = made_up(grid(), labels_drop=0.0, noise=0.01).runs
+    whole = numbering_tests(runs).set_index(["a", "b"]).loc[("fixed", "first_appearance_labels")]
+    assert whole["p (one-sided, a higher)"] > 0.05
+    assert "not a significant drop" in numbering_text(runs)
+
+
+def test_the_table_shows_each_numbering_and_the_paper_value_and_pending_cells_without_runs():
+    from recunlearn.report.paper import paper_table
+
+    collected = made_up(grid(), labels_drop=0.1)
+    table = numbering_table(collected.runs, paper_table("casper-table-03"))
+    assert list(table.index.get_level_values(0).unique()) == ["JODIE", "LatentCross"]
+    assert len(table) == 2 * len(NUMBERING_SETTINGS)
+    row = table.loc[("LatentCross", "CASPER (unpopular), replacement")]
+    assert row.iloc[0].startswith("0.82") and row.iloc[2].startswith("0.72") and row.iloc[3] == "0.5193"
+    waiting = collected.runs.assign(status=np.where(collected.runs["id_map"] == "fixed", "computed", "not run"))
+    assert (numbering_table(waiting).iloc[:, 1:] == "pending").all().all()
+    assert numbering_text(waiting).startswith("pending")
+
+
+def test_the_pages_other_tables_and_claims_never_read_the_numbering_runs(monkeypatch):
+    values = params("claims-reduced-scale-cpu", SEEDS=[0, 1, 2], MODELS=["lstm", "jodie", "latentcross"])
+    g = ReducedScaleGrid(**{k.lower(): v for k, v in values.items()})
+    with_numbering = build(collected=made_up(g, labels_drop=0.3), **values)
+    without = build(collected=made_up(g.replace(id_maps=("fixed",)), labels_drop=0.0),
+                    **{**values, "ID_MAPS": ["fixed"]})
+    for name in ("table_3a", "rbo", "jaccard", "groups", "k_sweep"):
+        pd.testing.assert_frame_equal(with_numbering.tables[name], without.tables[name])
+    pd.testing.assert_frame_equal(with_numbering.claims, without.claims)
+    assert with_numbering.texts()["ao_range"] == without.texts()["ao_range"]
+    assert len(numbering_part(with_numbering.runs)) == 2 * 3 * len(NUMBERING_SETTINGS) * 3
