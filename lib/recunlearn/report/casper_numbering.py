@@ -43,6 +43,9 @@ NUMBERING_LABELS = {"fixed": "one fixed numbering (ours)",
                     "first_appearance_labels": "per-run numbering, compared label by label (authors')"}
 """How a page names each numbering (:data:`~recunlearn.experiments.casper.ID_MAPS`)."""
 
+SHORT_LABELS = {"fixed": "fixed", "first_appearance": "mapped back", "first_appearance_labels": "label by label"}
+"""The numberings' short names, in the tests' contrasts."""
+
 SETTING_KEYS = ["model", "selector", "perturbation", "replacement"]
 
 
@@ -128,12 +131,12 @@ def numbering_tests(runs: pd.DataFrame) -> pd.DataFrame:
             continue
         d = diff["diff"].astype(float)
         higher, lower, test = paired_p(d)
-        rows.append({"contrast": f"{NUMBERING_LABELS[a]} − {NUMBERING_LABELS[b]}", "measures": what,
+        rows.append({"contrast (a − b)": f"{SHORT_LABELS[a]} − {SHORT_LABELS[b]}", "measures": what,
                      "pairs": len(d), "mean difference (AO)": float(d.mean()),
                      "pairs above 0": int((d > 0).sum()), "pairs below 0": int((d < 0).sum()),
                      "p (one-sided, a higher)": higher if testable(len(d)) else np.nan,
                      "p (two-sided)": min(1.0, 2 * min(higher, lower)) if testable(len(d)) else np.nan,
-                     "test": test if testable(len(d)) else "none (1 pair)", "a": a, "b": b})
+                     "test used": test if testable(len(d)) else "none (1 pair)", "a": a, "b": b})
     return pd.DataFrame(rows)
 
 
@@ -156,17 +159,17 @@ def numbering_text(runs: pd.DataFrame, alpha: float = 0.05) -> str:
         part.append(f"compared label by label under the authors' numbering, AO is {means['first_appearance_labels']:.3f} "
                     f"on average instead of {means['fixed']:.3f} under one fixed numbering (lower in "
                     f"{whole['pairs above 0']} of {whole['pairs']} seed-paired runs, higher in {whole['pairs below 0']}; "
-                    f"one-sided {whole['test']}, {format_p(whole['p (one-sided, a higher)'])}: "
+                    f"one-sided {whole['test used']}, {format_p(whole['p (one-sided, a higher)'])}: "
                     + ("a significant drop" if significant else "not a significant drop") + f" at α = {alpha:g})")
     relabel = by.get(("first_appearance", "first_appearance_labels"))
     if relabel is not None:
         part.append(f"on the same trained models, comparing label by label instead of mapping the lists back "
-                    f"{_moves(-relabel['mean difference (AO)'])} ({relabel['test']}, two-sided "
+                    f"{_moves(-relabel['mean difference (AO)'])} ({relabel['test used']}, two-sided "
                     f"{format_p(relabel['p (two-sided)'])})")
     weights = by.get(("fixed", "first_appearance"))
     if weights is not None:
         part.append(f"the per-run numbering itself (lists mapped back) {_moves(-weights['mean difference (AO)'])} "
-                    f"against one fixed numbering ({weights['test']}, two-sided {format_p(weights['p (two-sided)'])})")
+                    f"against one fixed numbering ({weights['test used']}, two-sided {format_p(weights['p (two-sided)'])})")
     text = "; ".join(part)
     return text[0].upper() + text[1:]
 
@@ -232,7 +235,7 @@ def numbering_tests_view(runs: pd.DataFrame) -> pd.DataFrame:
     tests = numbering_tests(runs)
     if tests.empty:
         return tests
-    shown = tests.drop(columns=["a", "b"]).set_index("contrast")
+    shown = tests.drop(columns=["a", "b"]).set_index("contrast (a − b)")
     for column in ("p (one-sided, a higher)", "p (two-sided)"):
         shown[column] = [format_p(p) if pd.notna(p) else "—" for p in shown[column]]
     return shown.round({"mean difference (AO)": 4})
