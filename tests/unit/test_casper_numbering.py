@@ -98,3 +98,21 @@ def test_the_pages_other_tables_and_claims_never_read_the_numbering_runs(monkeyp
     pd.testing.assert_frame_equal(with_numbering.claims, without.claims)
     assert with_numbering.texts()["ao_range"] == without.texts()["ao_range"]
     assert len(numbering_part(with_numbering.runs)) == 2 * 3 * len(NUMBERING_SETTINGS) * 3
+
+
+def test_the_share_of_the_gap_to_the_paper_that_the_protocol_closes():
+    from recunlearn.report.casper_numbering import numbering_gap_text
+
+    runs = made_up(grid(), labels_drop=0.1).runs
+    part = numbering_part(runs)
+    settings = part[["selector", "perturbation", "replacement"]].drop_duplicates()
+    # a made-up paper 0.2 below our fixed-numbering AO in every setting: the drop of 0.1 closes half the gap
+    fixed = part[(part["id_map"] == "fixed")].groupby(["model", "selector", "perturbation", "replacement"])["ao"].mean()
+    paper = pd.DataFrame([{"model": m, "selector": s, "perturbation": p, "replacement": r, "metric": "ao",
+                           "value": fixed[(m, s, p, r)] - 0.2}
+                          for m in ("jodie", "latentcross") for s, p, r in settings.itertuples(index=False)])
+    text = numbering_gap_text(runs, paper)
+    assert text.count("(50% of the gap, over 5 settings)") == 2 and text.startswith("the authors' protocol moves")
+    # the protocol moving AO away from the paper's reads as a negative share
+    assert "(-50% of the gap" in numbering_gap_text(made_up(grid(), labels_drop=-0.1).runs, paper)
+    assert numbering_gap_text(runs, paper.iloc[:0]).startswith("pending")

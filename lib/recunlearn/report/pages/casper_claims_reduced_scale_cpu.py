@@ -6,8 +6,8 @@ and how much the authors' item numbering changes JODIE's and LatentCross's AO.""
 from __future__ import annotations
 
 from ...experiments.casper import Collected
-from ..casper_numbering import (numbering_figure, numbering_part, numbering_table, numbering_tests_view,
-                               numbering_text)
+from ..casper_numbering import (numbering_figure, numbering_gap_text, numbering_part, numbering_table,
+                               numbering_tests_view, numbering_text)
 from ..casper import (ReducedScaleGrid, casper_k_sweep, group_table, k_figure, label_pending, one_interaction,
                       reduced_scale_claims, rls_bars, summarize_rls, table3_view)
 from ..compare import compare, mean_std_table
@@ -48,7 +48,8 @@ def build(collected: Collected | None = None, **params) -> Page:
               "scale": f"{rows} of {', '.join(display_names(grid.datasets))}, {grid.epochs} epochs, seeds "
                        f"{', '.join(map(str, grid.seeds))}, models {', '.join(display_names(grid.models))}, "
                        f"on {grid.device}",
-              "numbering_effect": numbering_text(every_run)}
+              "numbering_effect": numbering_text(every_run),
+              "numbering_gap": numbering_gap_text(every_run, paper)}
     computed = runs[runs["status"] == "computed"]
     checks = [printed(computed[["model", "selector", "perturbation", "replacement", "k", "seed", "ao", "rbo_min",
                                 "jaccard", "mrr_original", "mrr_perturbed"]].round(2))]
