@@ -116,3 +116,21 @@ def test_the_share_of_the_gap_to_the_paper_that_the_protocol_closes():
     # the protocol moving AO away from the paper's reads as a negative share
     assert "(-50% of the gap" in numbering_gap_text(made_up(grid(), labels_drop=-0.1).runs, paper)
     assert numbering_gap_text(runs, paper.iloc[:0]).startswith("pending")
+
+
+def test_table_3_reads_its_numbering_runs_only_in_the_numbering_section(monkeypatch):
+    """The Table 3 page's table, tests and claims are those of its fixed-numbering runs; its paper-profile
+    grid adds JODIE's and LatentCross's runs under the two other numberings (deletion by Random,
+    Earliest-Random and CASPER, CASPER's replacement by a random and the least popular item)."""
+    import yaml
+
+    from recunlearn import paths
+    from recunlearn.report.casper import NumberingGrid
+    from recunlearn.report.pages import validated
+
+    paper = yaml.safe_load((paths.REPO_ROOT / "notebooks/params/casper/table-03-perturbation-methods.paper.yml")
+                           .read_text())
+    runs = validated(NumberingGrid, paper).runs()
+    extra = [c for c in runs if c.id_map != "fixed"]
+    assert len(extra) == 2 * 3 * len(NUMBERING_SETTINGS) * 2 and {c.epochs for c in extra} == {50}
+    assert {c.max_rows for c in extra} == {None}

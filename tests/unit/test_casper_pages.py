@@ -428,7 +428,7 @@ def test_casper_vs_baselines_pairs_by_seed_and_gives_no_p_for_one_pair():
 def test_reduced_scale_grid_adds_casper_deletion_sweep():
     """The reduced-scale page reads its CasperGrid's runs and CASPER's deletion at every k of casper_ks
     (k = 1 listed once)."""
-    from recunlearn.report.casper import ReducedScaleGrid, page_grid_class
+    from recunlearn.report.casper import NumberingGrid, ReducedScaleGrid, page_grid_class
     grid = ReducedScaleGrid(models=("lstm",), selectors=("none", "random", "casper"), perturbations=("loo", "replace"),
                             casper_ks=(1, 2, 4), seeds=(0,))
     plain = CasperGrid(models=("lstm",), selectors=("none", "random", "casper"), perturbations=("loo", "replace"),
@@ -438,7 +438,8 @@ def test_reduced_scale_grid_adds_casper_deletion_sweep():
     extra = [c for c in runs if record_key(c) not in {record_key(p) for p in plain.runs()}]
     assert sorted((c.selector, c.perturbation, c.k) for c in extra) == [("casper", "loo", 2), ("casper", "loo", 4)]
     assert page_grid_class("claims-reduced-scale-cpu") is ReducedScaleGrid
-    assert page_grid_class("table-03-perturbation-methods") is CasperGrid
+    assert page_grid_class("figure-02-random-loo") is CasperGrid
+    assert page_grid_class("table-03-perturbation-methods") is NumberingGrid  # Table 3 trains the numberings too
 
 
 def test_figure_7_one_seed_decides_nothing_about_every_group(monkeypatch):

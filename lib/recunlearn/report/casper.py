@@ -819,16 +819,27 @@ def casper_lowest_per_group_claim(runs: pd.DataFrame, metric: str = "jaccard", c
 # --- the reduced-scale page: its grid and its claims -------------------------------------------------
 
 @dataclasses.dataclass(frozen=True)
-class ReducedScaleGrid(CasperGrid):
+class NumberingGrid(CasperGrid):
+    """A CASPER page's runs (:class:`CasperGrid`) and JODIE's and LatentCross's runs under each of the
+    authors' item numberings of ``id_maps`` (:mod:`~recunlearn.report.casper_numbering`)."""
+
+    id_maps: tuple[str, ...] = option(("fixed",), choices=ID_MAPS, doc="item numberings compared for JODIE and "
+                                      "LatentCross (report.casper_numbering); every other run: fixed")
+
+    def runs(self):
+        from .casper_numbering import numbering_runs
+
+        return list(dict.fromkeys(CasperGrid.runs(as_base(self, CasperGrid)) + numbering_runs(self)))
+
+
+@dataclasses.dataclass(frozen=True)
+class ReducedScaleGrid(NumberingGrid):
     """The reduced-scale claims page: every selector of ``selectors`` on every perturbation of
     ``perturbations`` (one perturbed interaction: ``ks``, normally 1), as the Table 3 page lays them
     out, CASPER's deletion (LOO) at each number of perturbed interactions of ``casper_ks`` (Figure
-    8(a)'s sweep, on every model of ``models``), and JODIE's and LatentCross's runs under each of the
-    authors' item numberings of ``id_maps`` (:mod:`~recunlearn.report.casper_numbering`)."""
+    8(a)'s sweep, on every model of ``models``), and the numbering comparison's runs (:class:`NumberingGrid`)."""
 
     casper_ks: tuple[int, ...] = option((1,), min=1, doc="k of CASPER's deletion sweep (Figure 8(a))")
-    id_maps: tuple[str, ...] = option(("fixed",), choices=ID_MAPS, doc="item numberings compared for JODIE and "
-                                      "LatentCross (report.casper_numbering); every other run: fixed")
 
     def runs(self):
         from .casper_numbering import numbering_runs
@@ -839,7 +850,8 @@ class ReducedScaleGrid(CasperGrid):
         return list(dict.fromkeys(CasperGrid.runs(plain) + CasperGrid.runs(sweep) + numbering_runs(self)))
 
 
-PAGE_GRIDS = {"claims-reduced-scale-cpu": ReducedScaleGrid, "figure-08-perturbation-count-and-runtime": Figure8Grid}
+PAGE_GRIDS = {"claims-reduced-scale-cpu": ReducedScaleGrid, "table-03-perturbation-methods": NumberingGrid,
+              "figure-08-perturbation-count-and-runtime": Figure8Grid}
 """The grid class of each CASPER page whose runs are not one :class:`CasperGrid` (its notebook's parameters)."""
 
 
