@@ -134,3 +134,19 @@ def test_table_3_reads_its_numbering_runs_only_in_the_numbering_section(monkeypa
     extra = [c for c in runs if c.id_map != "fixed"]
     assert len(extra) == 2 * 3 * len(NUMBERING_SETTINGS) * 2 and {c.epochs for c in extra} == {50}
     assert {c.max_rows for c in extra} == {None}
+
+
+def test_each_run_and_each_pending_run_gets_its_own_numbering():
+    """``with_id_maps`` labels the runs in the grid's order and the pending runs in theirs, so a pending
+    run of the label-by-label numbering is never counted as a fixed-numbering one."""
+    g = grid(models=("latentcross",), seeds=(0,))
+    configs = g.runs()
+    made = fake_collected(g, pending={})
+    waiting = [i for i, c in enumerate(configs) if c.id_map == "first_appearance_labels"]
+    runs = made.runs.copy()
+    runs.loc[waiting, "status"] = "not run"
+    pending = pd.DataFrame([{"key": str(i), "reason": "not run"} for i in waiting])
+    labelled = with_id_maps(Collected(runs, pending), configs)
+    assert list(labelled.runs["id_map"]) == [c.id_map for c in configs]
+    assert set(labelled.pending["id_map"]) == {"first_appearance_labels"}
+    assert with_id_maps(labelled, configs) is labelled  # a frame that has the column keeps it
