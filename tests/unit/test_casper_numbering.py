@@ -150,3 +150,22 @@ def test_each_run_and_each_pending_run_gets_its_own_numbering():
     assert list(labelled.runs["id_map"]) == [c.id_map for c in configs]
     assert set(labelled.pending["id_map"]) == {"first_appearance_labels"}
     assert with_id_maps(labelled, configs) is labelled  # a frame that has the column keeps it
+
+
+def test_the_means_compared_cover_the_same_runs_under_both_numberings():
+    """A fixed-numbering run without a label-by-label partner (or the reverse) is left out of the means the
+    sentences compare, so unequal coverage cannot pass for an effect of the numbering."""
+    from recunlearn.report.casper_numbering import paired_ao
+
+    runs = made_up(grid(), labels_drop=0.1).runs
+    # the fixed run of one (model, setting, seed) has no label-by-label partner: its AO must not count
+    lonely = runs.index[(runs["id_map"] == "first_appearance_labels") & (runs["model"] == "jodie")
+                        & (runs["selector"] == "random") & (runs["seed"] == 0)]
+    runs.loc[lonely, "status"] = "not run"
+    fixed_alone = runs.index[(runs["id_map"] == "fixed") & (runs["model"] == "jodie") & (runs["selector"] == "random")
+                             & (runs["perturbation"] == "loo") & (runs["seed"] == 0)]
+    runs.loc[fixed_alone, "ao"] = 0.0
+    pairs = paired_ao(runs)
+    assert len(pairs) == 2 * 3 * len(NUMBERING_SETTINGS) - 1 and (pairs["fixed"] > 0.5).all()
+    assert np.isclose((pairs["fixed"] - pairs["first_appearance_labels"]).mean(), 0.1)
+    assert "instead of 0.0" not in numbering_text(runs)

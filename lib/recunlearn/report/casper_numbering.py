@@ -140,6 +140,18 @@ def numbering_tests(runs: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+def paired_ao(runs: pd.DataFrame, a: str = "fixed", b: str = "first_appearance_labels") -> pd.DataFrame:
+    """AO of the computed runs of numberings ``a`` and ``b`` side by side (columns), one row per (model,
+    setting, seed) where both exist: the runs every mean of the comparison is taken over, so that the
+    two numberings' means cover the same settings and seeds."""
+    done = numbering_part(runs)
+    done = done[(done["status"] == "computed") & done["id_map"].isin([a, b])]
+    if done.empty:
+        return pd.DataFrame(columns=[a, b])
+    table = done.pivot_table(index=SETTING_KEYS + ["seed"], columns="id_map", values="ao", aggfunc="mean")
+    return table.reindex(columns=[a, b]).dropna()
+
+
 def numbering_text(runs: pd.DataFrame, alpha: float = 0.05) -> str:
     """What the numbering comparison found, in one sentence for the page: the whole change the authors'
     protocol makes to AO with its test, and its relabelling part; ``pending`` without paired runs."""
@@ -152,9 +164,7 @@ def numbering_text(runs: pd.DataFrame, alpha: float = 0.05) -> str:
     part = []
     whole = by.get(("fixed", "first_appearance_labels"))
     if whole is not None:
-        done = numbering_part(runs)
-        done = done[done["status"] == "computed"]
-        means = done.groupby("id_map")["ao"].mean()
+        means = paired_ao(runs).mean()
         significant = pd.notna(whole["p (one-sided, a higher)"]) and whole["p (one-sided, a higher)"] < alpha
         part.append(f"compared label by label under the authors' numbering, AO is {means['first_appearance_labels']:.3f} "
                     f"on average instead of {means['fixed']:.3f} under one fixed numbering (lower in "
@@ -176,21 +186,18 @@ def numbering_text(runs: pd.DataFrame, alpha: float = 0.05) -> str:
 
 def numbering_gap_text(runs: pd.DataFrame, paper: pd.DataFrame) -> str:
     """How much of the distance between our AO and the paper's Table 3 value the authors' protocol
-    covers, per model: the mean over the settings with runs of both numberings (fixed, label by label)
-    and a paper value of our AO under each, the paper's mean, and the share of the gap closed (negative:
+    covers, per model: the mean over the settings with seed-paired runs of both numberings (fixed,
+    label by label; :func:`paired_ao`) and a paper value of our AO under each, the paper's mean, and the share of the gap closed (negative:
     the protocol moves AO away from the paper's). ``pending`` without such settings. Orientation only:
     the paper's values are at full scale."""
-    done = numbering_part(runs)
-    done = done[done["status"] == "computed"]
+    pairs = paired_ao(runs).reset_index()
     reference = paper[paper["metric"] == "ao"].rename(columns={"value": "paper"})
     texts = []
-    for model in paper_sorted("model", done["model"]):
-        means = (done[done["model"] == model].groupby(SETTING_KEYS[1:] + ["id_map"])["ao"].mean()
-                 .unstack("id_map"))
-        if not {"fixed", "first_appearance_labels"} <= set(means.columns):
-            continue
-        rows = means[["fixed", "first_appearance_labels"]].dropna().reset_index()
-        rows = rows.merge(reference[reference["model"] == model][SETTING_KEYS[1:] + ["paper"]], on=SETTING_KEYS[1:])
+    for model in paper_sorted("model", pairs["model"]):
+        settings = (pairs[pairs["model"] == model].groupby(SETTING_KEYS[1:])[["fixed", "first_appearance_labels"]]
+                    .mean().reset_index())
+        rows = settings.merge(reference[reference["model"] == model][SETTING_KEYS[1:] + ["paper"]],
+                              on=SETTING_KEYS[1:])
         if rows.empty:
             continue
         fixed, labels, theirs = rows["fixed"].mean(), rows["first_appearance_labels"].mean(), rows["paper"].mean()
