@@ -50,7 +50,8 @@ SETTING_KEYS = ["model", "selector", "perturbation", "replacement"]
 
 
 def numbering_runs(grid) -> list[CasperConfig]:
-    """The runs a reduced-scale ``grid`` adds for each numbering of ``grid.id_maps`` but ``fixed`` (the
+    """The runs a :class:`~recunlearn.report.casper.NumberingGrid` (Table 3's, the reduced-scale page's)
+    adds for each numbering of ``grid.id_maps`` but ``fixed`` (the
     numbering of its other runs, which include the fixed-numbering side of the comparison): every model of
     :data:`NUMBERING_MODELS` in ``grid.models``, every seed, every setting of :data:`NUMBERING_SETTINGS`
     whose selector, perturbation and replacement the grid lists; one perturbed interaction."""
