@@ -169,3 +169,18 @@ def test_the_means_compared_cover_the_same_runs_under_both_numberings():
     assert len(pairs) == 2 * 3 * len(NUMBERING_SETTINGS) - 1 and (pairs["fixed"] > 0.5).all()
     assert np.isclose((pairs["fixed"] - pairs["first_appearance_labels"]).mean(), 0.1)
     assert "instead of 0.0" not in numbering_text(runs)
+
+
+def test_the_figure_has_a_panel_per_model_a_series_per_numbering_and_the_papers_values():
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from recunlearn.report.casper_numbering import numbering_figure
+    from recunlearn.report.paper import paper_table
+
+    figure = numbering_figure(made_up(grid(), labels_drop=0.1).runs, "made up", paper_table("casper-table-03"))
+    panels = [ax for ax in figure.axes if ax.get_visible() and ax.get_title()]
+    assert [ax.get_title() for ax in panels] == ["JODIE", "LatentCross"]
+    assert [len(ax.get_xticks()) for ax in panels] == [len(NUMBERING_SETTINGS)] * 2
+    labels = [t.get_text() for t in figure.legends[0].get_texts()]
+    assert len(labels) == 4 and labels[-1].startswith("paper")

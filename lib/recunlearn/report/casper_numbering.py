@@ -219,9 +219,19 @@ def _moves(change: float) -> str:
     return f"{'lowers' if change < 0 else 'raises'} AO by {amount} on average"
 
 
-def numbering_figure(runs: pd.DataFrame, title: str):
-    """AO mean ± std over seeds by setting, one panel per model, one colour per numbering; the value axis
-    zoomed to the data (range in its label), the dotted line at 0.5 (AO of shuffled lists) where shown."""
+def _paper_values(paper: pd.DataFrame, model: str) -> dict[str, float]:
+    """The paper's AO of ``model`` by setting label (:func:`setting_label`), for the settings compared."""
+    rows = paper[(paper["model"] == model) & (paper["metric"] == "ao")]
+    found = {(s, p, r): v for s, p, r, v in zip(rows["selector"], rows["perturbation"], rows["replacement"],
+                                                 rows["value"])}
+    return {setting_label(*key): float(found[key]) for key in NUMBERING_SETTINGS if key in found}
+
+
+def numbering_figure(runs: pd.DataFrame, title: str, paper: pd.DataFrame | None = None):
+    """AO mean ± std over seeds by setting, one panel per model, one colour per numbering, and the
+    paper's Table 3 value of each setting (``paper``, rows of ``casper-table-03``) as a diamond, for
+    orientation; the value axis zoomed to the data (range in its label), the dotted line at 0.5 (AO of
+    shuffled lists) where shown."""
     set_theme()
     part = numbering_part(runs)
     done = part[part["status"] == "computed"]
@@ -249,6 +259,12 @@ def numbering_figure(runs: pd.DataFrame, title: str):
             ax.errorbar(positions, rows["mean"], yerr=rows["std"].fillna(0), fmt="o", capsize=3, markersize=6,
                         color=colours[id_map], label=NUMBERING_LABELS[id_map])
             values += list(rows["mean"] - rows["std"].fillna(0)) + list(rows["mean"] + rows["std"].fillna(0))
+        if paper is not None:
+            reference = _paper_values(paper, model)
+            shown = [(settings.index(s), reference[s]) for s in settings if s in reference]
+            if shown:
+                ax.scatter(*zip(*shown), marker="D", color="#DD8452", zorder=3, label="paper (whole file, 50 epochs)")
+                values += [v for _, v in shown]
         low, high = zoomed_limits(np.nanmin(values), np.nanmax(values))
         ax.set_ylim(low, high)
         if low <= 0.5 <= high:
@@ -261,7 +277,9 @@ def numbering_figure(runs: pd.DataFrame, title: str):
     fig.suptitle(title)
     fig.tight_layout()
     with_handles = [ax for ax in axes if ax.get_legend_handles_labels()[0]]
-    legend_below(fig, with_handles[0] if with_handles else axes[0], ncol=1)
+    if with_handles:  # the numberings in their order, the paper's value last
+        pairs = sorted(zip(*with_handles[0].get_legend_handles_labels()), key=lambda hl: hl[1].startswith("paper"))
+        legend_below(fig, handles=[h for h, _ in pairs], labels=[label for _, label in pairs], ncol=1)
     return fig
 
 

@@ -85,7 +85,7 @@ def build(collected: Collected | None = None, **params) -> Page:
                  "k_figure": lambda: k_figure(sweep_summary, ["ao"], f"Foursquare, {rows_title}, {grid.epochs} "
                                               "epochs: CASPER deletes k interactions", by="model"),
                  "numbering_figure": lambda: numbering_figure(every_run, f"Foursquare, {rows_title}, {grid.epochs} "
-                                                              "epochs: AO under three item numberings")},
+                                                              "epochs: AO under three item numberings", paper)},
         values=values,
         notices={name: notice for name, notice in notices.items() if notice is not None},
         checks=checks, claims_command=command)

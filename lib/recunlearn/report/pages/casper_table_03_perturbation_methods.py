@@ -90,7 +90,8 @@ def build(collected: Collected | None = None, **params) -> Page:
                 "numbering_tests": numbering_tests_view(every_run)},
         figures={"figure": lambda: rls_bars(shown, x="method", hue="model", metrics=["ao", "jaccard"],
                                             title="Foursquare: perturbation methods"),
-                 "numbering_figure": lambda: numbering_figure(every_run, "Foursquare: AO under three item numberings")},
+                 "numbering_figure": lambda: numbering_figure(every_run, "Foursquare: AO under three item numberings",
+                                                              paper)},
         values=values,
         notices={name: notice for name, notice in notices.items() if notice is not None},
         checks=checks, claims_command=command)
