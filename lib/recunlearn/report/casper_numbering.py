@@ -240,7 +240,8 @@ def numbering_figure(runs: pd.DataFrame, title: str, paper: pd.DataFrame | None 
     axes = list(axes.ravel())
     id_maps = [m for m in ID_MAPS if m in set(part["id_map"])]
     colours = dict(zip(ID_MAPS, ("#4C72B0", "#55A868", "#C44E52")))
-    width = 0.7 / max(len(id_maps), 1)
+    slots = len(id_maps) + (paper is not None)  # one slot per numbering, the paper's value in the last
+    width = 0.8 / max(slots, 1)
     for ax, model in zip(axes, models):
         ax.set_title(display_name(model))
         mine = done[done["model"] == model]
@@ -254,14 +255,15 @@ def numbering_figure(runs: pd.DataFrame, title: str, paper: pd.DataFrame | None 
         for j, id_map in enumerate(id_maps):
             stats = mine[mine["id_map"] == id_map].groupby("setting")["ao"].agg(["mean", "std"])
             shown = [s for s in settings if s in stats.index]
-            positions = [settings.index(s) - 0.35 + width * (j + 0.5) for s in shown]
+            positions = [settings.index(s) - 0.4 + width * (j + 0.5) for s in shown]
             rows = stats.reindex(shown)
             ax.errorbar(positions, rows["mean"], yerr=rows["std"].fillna(0), fmt="o", capsize=3, markersize=6,
                         color=colours[id_map], label=NUMBERING_LABELS[id_map])
             values += list(rows["mean"] - rows["std"].fillna(0)) + list(rows["mean"] + rows["std"].fillna(0))
         if paper is not None:
             reference = _paper_values(paper, model)
-            shown = [(settings.index(s), reference[s]) for s in settings if s in reference]
+            shown = [(settings.index(s) - 0.4 + width * (slots - 0.5), reference[s]) for s in settings
+                     if s in reference]
             if shown:
                 ax.scatter(*zip(*shown), marker="D", color="#DD8452", zorder=3, label="paper (whole file, 50 epochs)")
                 values += [v for _, v in shown]
