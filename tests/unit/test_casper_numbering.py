@@ -55,7 +55,10 @@ def made_up(g: ReducedScaleGrid, labels_drop: float, noise: float = 0.0) -> Coll
 
 def test_a_drop_under_the_label_by_label_comparison_is_found_and_attributed_to_the_relabelling():
     runs = made_up(grid(), labels_drop=0.1).runs
-    tests = numbering_tests(runs).set_index(["a", "b"])
+    every = numbering_tests(runs)
+    assert list(every["models"].unique()) == ["all", "JODIE", "LatentCross"]  # pooled, then each model alone
+    assert every.groupby("models")["pairs"].first().to_dict() == {"all": 30, "JODIE": 15, "LatentCross": 15}
+    tests = every[every["models"] == "all"].set_index(["a", "b"])
     whole = tests.loc[("fixed", "first_appearance_labels")]
     assert whole["pairs"] == 2 * 3 * len(NUMBERING_SETTINGS) and whole["pairs below 0"] == 0
     assert np.isclose(whole["mean difference (AO)"], 0.1) and whole["p (one-sided, a higher)"] < 0.001
@@ -68,7 +71,8 @@ def test_a_drop_under_the_label_by_label_comparison_is_found_and_attributed_to_t
 
 def test_the_numbering_test_can_fail_no_drop_within_noise_is_not_significant():
     runs = made_up(grid(), labels_drop=0.0, noise=0.01).runs
-    whole = numbering_tests(runs).set_index(["a", "b"]).loc[("fixed", "first_appearance_labels")]
+    tests = numbering_tests(runs)
+    whole = tests[tests["models"] == "all"].set_index(["a", "b"]).loc[("fixed", "first_appearance_labels")]
     assert whole["p (one-sided, a higher)"] > 0.05
     assert "not a significant drop" in numbering_text(runs)
 
@@ -85,6 +89,8 @@ def test_the_table_shows_each_numbering_and_the_paper_value_and_pending_cells_wi
     waiting = collected.runs.assign(status=np.where(collected.runs["id_map"] == "fixed", "computed", "not run"))
     assert (numbering_table(waiting).iloc[:, 1:] == "pending").all().all()
     assert numbering_text(waiting).startswith("pending")
+    from recunlearn.report.casper_numbering import numbering_gap_text
+    assert numbering_gap_text(waiting, paper_table("casper-table-03")).startswith("pending")
 
 
 def test_the_pages_other_tables_and_claims_never_read_the_numbering_runs(monkeypatch):

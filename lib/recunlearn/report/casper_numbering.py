@@ -117,9 +117,10 @@ CONTRASTS = (("fixed", "first_appearance_labels", "the authors' protocol, in all
 
 
 def numbering_tests(runs: pd.DataFrame) -> pd.DataFrame:
-    """One row per contrast of :data:`CONTRASTS` with runs of both numberings: seed-paired AO differences
-    a − b over every (model, setting), their mean, how many are positive, and the one-sided p that a
-    is higher (:func:`~recunlearn.report.claims.paired_p`: Wilcoxon signed-rank, a paired t-test for 4
+    """One row per contrast of :data:`CONTRASTS` with runs of both numberings, and per model
+    (``models``: ``all`` pools the models, then each model alone): seed-paired AO differences a − b
+    over every setting, their mean, how many are positive and negative, the one-sided p that a is
+    higher (:func:`~recunlearn.report.claims.paired_p`: Wilcoxon signed-rank, a paired t-test for 4
     or fewer pairs) and the two-sided p."""
     from .claims import paired_differences, paired_p, testable
 
@@ -130,14 +131,17 @@ def numbering_tests(runs: pd.DataFrame) -> pd.DataFrame:
         diff = paired_differences(done, "id_map", a, b, "ao", SETTING_KEYS)
         if diff.empty:
             continue
-        d = diff["diff"].astype(float)
-        higher, lower, test = paired_p(d)
-        rows.append({"contrast (a − b)": f"{SHORT_LABELS[a]} − {SHORT_LABELS[b]}", "measures": what,
-                     "pairs": len(d), "mean difference (AO)": float(d.mean()),
-                     "pairs above 0": int((d > 0).sum()), "pairs below 0": int((d < 0).sum()),
-                     "p (one-sided, a higher)": higher if testable(len(d)) else np.nan,
-                     "p (two-sided)": min(1.0, 2 * min(higher, lower)) if testable(len(d)) else np.nan,
-                     "test used": test if testable(len(d)) else "none (1 pair)", "a": a, "b": b})
+        groups = [("all", diff)] + [(display_name(m), diff[diff["model"] == m])
+                                    for m in paper_sorted("model", diff["model"])]
+        for models, part in groups if diff["model"].nunique() > 1 else groups[:1]:
+            d = part["diff"].astype(float)
+            higher, lower, test = paired_p(d)
+            rows.append({"contrast (a − b)": f"{SHORT_LABELS[a]} − {SHORT_LABELS[b]}", "models": models,
+                         "measures": what, "pairs": len(d), "mean difference (AO)": float(d.mean()),
+                         "pairs above 0": int((d > 0).sum()), "pairs below 0": int((d < 0).sum()),
+                         "p (one-sided, a higher)": higher if testable(len(d)) else np.nan,
+                         "p (two-sided)": min(1.0, 2 * min(higher, lower)) if testable(len(d)) else np.nan,
+                         "test used": test if testable(len(d)) else "none (1 pair)", "a": a, "b": b})
     return pd.DataFrame(rows)
 
 
@@ -148,7 +152,7 @@ def paired_ao(runs: pd.DataFrame, a: str = "fixed", b: str = "first_appearance_l
     done = numbering_part(runs)
     done = done[(done["status"] == "computed") & done["id_map"].isin([a, b])]
     if done.empty:
-        return pd.DataFrame(columns=[a, b])
+        return pd.DataFrame(columns=[a, b], index=pd.MultiIndex.from_tuples([], names=SETTING_KEYS + ["seed"]))
     table = done.pivot_table(index=SETTING_KEYS + ["seed"], columns="id_map", values="ao", aggfunc="mean")
     return table.reindex(columns=[a, b]).dropna()
 
@@ -161,7 +165,7 @@ def numbering_text(runs: pd.DataFrame, alpha: float = 0.05) -> str:
     tests = numbering_tests(runs)
     if tests.empty:
         return "pending (no seed-paired runs of two numberings yet)"
-    by = {(row["a"], row["b"]): row for _, row in tests.iterrows()}
+    by = {(row["a"], row["b"]): row for _, row in tests[tests["models"] == "all"].iterrows()}
     part = []
     whole = by.get(("fixed", "first_appearance_labels"))
     if whole is not None:
@@ -286,13 +290,13 @@ def numbering_figure(runs: pd.DataFrame, title: str, paper: pd.DataFrame | None 
 
 
 def numbering_tests_view(runs: pd.DataFrame) -> pd.DataFrame:
-    """:func:`numbering_tests` for display: one row per contrast, p-values written out."""
+    """:func:`numbering_tests` for display: one row per contrast and models, p-values written out."""
     from .claims import format_p
 
     tests = numbering_tests(runs)
     if tests.empty:
         return tests
-    shown = tests.drop(columns=["a", "b"]).set_index("contrast (a − b)")
+    shown = tests.drop(columns=["a", "b"]).set_index(["contrast (a − b)", "models"])
     for column in ("p (one-sided, a higher)", "p (two-sided)"):
         shown[column] = [format_p(p) if pd.notna(p) else "—" for p in shown[column]]
     return shown.round({"mean difference (AO)": 4})
