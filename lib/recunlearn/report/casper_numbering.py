@@ -170,11 +170,12 @@ def numbering_text(runs: pd.DataFrame, alpha: float = 0.05) -> str:
     whole = by.get(("fixed", "first_appearance_labels"))
     if whole is not None:
         means = paired_ao(runs).mean()
-        significant = pd.notna(whole["p (one-sided, a higher)"]) and whole["p (one-sided, a higher)"] < alpha
-        part.append(f"compared label by label under the authors' numbering, AO is {means['first_appearance_labels']:.3f} "
-                    f"on average instead of {means['fixed']:.3f} under one fixed numbering (lower in "
-                    f"{whole['pairs above 0']} of {whole['pairs']} seed-paired runs, higher in {whole['pairs below 0']}; "
-                    f"one-sided {whole['test used']}, {format_p(whole['p (one-sided, a higher)'])}: "
+        p = whole["p (one-sided, a higher)"]
+        significant = pd.notna(p) and p < alpha
+        part.append(f"compared label by label under the authors' numbering, AO is "
+                    f"{means['first_appearance_labels']:.3f} on average instead of {means['fixed']:.3f} under one "
+                    f"fixed numbering (lower in {whole['pairs above 0']} of {whole['pairs']} seed-paired runs, "
+                    f"higher in {whole['pairs below 0']}; one-sided {whole['test used']}, {format_p(p)}: "
                     + ("a significant drop" if significant else "not a significant drop") + f" at α = {alpha:g})")
     relabel = by.get(("first_appearance", "first_appearance_labels"))
     if relabel is not None:
@@ -184,7 +185,8 @@ def numbering_text(runs: pd.DataFrame, alpha: float = 0.05) -> str:
     weights = by.get(("fixed", "first_appearance"))
     if weights is not None:
         part.append(f"the per-run numbering itself (lists mapped back) {_moves(-weights['mean difference (AO)'])} "
-                    f"against one fixed numbering ({weights['test used']}, two-sided {format_p(weights['p (two-sided)'])})")
+                    f"against one fixed numbering ({weights['test used']}, two-sided "
+                    f"{format_p(weights['p (two-sided)'])})")
     text = "; ".join(part)
     return text[0].upper() + text[1:]
 
@@ -192,9 +194,9 @@ def numbering_text(runs: pd.DataFrame, alpha: float = 0.05) -> str:
 def numbering_gap_text(runs: pd.DataFrame, paper: pd.DataFrame) -> str:
     """How much of the distance between our AO and the paper's Table 3 value the authors' protocol
     covers, per model: the mean over the settings with seed-paired runs of both numberings (fixed,
-    label by label; :func:`paired_ao`) and a paper value of our AO under each, the paper's mean, and the share of the gap closed (negative:
-    the protocol moves AO away from the paper's). ``pending`` without such settings. Orientation only:
-    the paper's values are at full scale."""
+    label by label; :func:`paired_ao`) and a paper value of our AO under each, the paper's mean, and
+    the share of the gap closed (negative: the protocol moves AO away from the paper's). ``pending``
+    without such settings. Orientation only: the paper's values are at full scale."""
     pairs = paired_ao(runs).reset_index()
     reference = paper[paper["metric"] == "ao"].rename(columns={"value": "paper"})
     texts = []

@@ -89,4 +89,3 @@ def build(collected: Collected | None = None, **params) -> Page:
         values=values,
         notices={name: notice for name, notice in notices.items() if notice is not None},
         checks=checks, claims_command=command)
-

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from ...data.sequences import load_stream
 from ...experiments.casper import Collected, renumbering_table
-from ..casper import (NumberingGrid, best_method_claims, casper_vs_baselines, label_pending, method_label, rls_bars, summarize_rls,
-                      table3_claims, table3_view)
+from ..casper import (NumberingGrid, best_method_claims, casper_vs_baselines, label_pending, method_label, rls_bars,
+                      summarize_rls, table3_claims, table3_view)
 from ..casper_numbering import (numbering_figure, numbering_gap_text, numbering_part, numbering_table,
                                numbering_tests_view, numbering_text)
 from ..compare import compare, verdict
