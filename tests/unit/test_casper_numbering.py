@@ -157,6 +157,9 @@ def test_each_run_and_each_pending_run_gets_its_own_numbering():
     assert list(labelled.runs["id_map"]) == [c.id_map for c in configs]
     assert set(labelled.pending["id_map"]) == {"first_appearance_labels"}
     assert with_id_maps(labelled, configs) is labelled  # a frame that has the column keeps it
+    import pytest
+    with pytest.raises(ValueError, match="one row per config"):  # runs that are not the grid's, row by row
+        with_id_maps(Collected(runs.iloc[1:], pending), configs)
 
 
 def test_the_means_compared_cover_the_same_runs_under_both_numberings():

@@ -326,6 +326,34 @@ def figure_4b_claims(stream: Stream, graph: IDAG, root_scores: pd.DataFrame) -> 
     ])
 
 
+def dodged_points(ax, stats: pd.DataFrame, x_values: list, slot: int, slots: int, **style) -> list[float]:
+    """Mean (dot) ± std (bar) of ``stats`` (indexed by x value; columns ``mean``, ``std``) at each of
+    ``x_values`` it has, in slot ``slot`` of ``slots`` side by side at each x position
+    (:func:`slot_position`); ``style`` goes to ``errorbar`` (colour, label). Returns the bars' ends,
+    for zooming the value axis."""
+    shown = [v for v in x_values if v in stats.index]
+    rows = stats.reindex(shown)
+    ax.errorbar([slot_position(x_values.index(v), slot, slots) for v in shown], rows["mean"],
+                yerr=rows["std"].fillna(0), fmt="o", capsize=3, markersize=6, **style)
+    return list(rows["mean"] - rows["std"].fillna(0)) + list(rows["mean"] + rows["std"].fillna(0))
+
+
+def slot_position(i: int, slot: int, slots: int) -> float:
+    """Where slot ``slot`` of ``slots`` sits at x position ``i``: the slots share a width of 0.7."""
+    return i - 0.35 + 0.7 / slots * (slot + 0.5)
+
+
+def zoom_value_axis(ax, values: list[float], chance_line: bool = True) -> tuple[float, float]:
+    """Zoom ``ax``'s value axis to ``values`` (:func:`zoomed_limits`) and, with ``chance_line``, draw
+    the dotted line at 0.5 -- AO's value for randomly shuffled lists -- where the range includes it.
+    Returns the limits."""
+    low, high = zoomed_limits(np.nanmin(values), np.nanmax(values))
+    ax.set_ylim(low, high)
+    if chance_line and low <= 0.5 <= high:
+        ax.axhline(0.5, color="grey", linestyle=":", linewidth=1)
+    return low, high
+
+
 def rls_bars(summary: pd.DataFrame, x: str, hue: str | None, metrics: list[str], title: str,
              paper: pd.DataFrame | None = None, save_as: str | None = None):
     """One panel per RLS metric: mean (dot) ± std over seeds (bar), by ``x`` (grouped by ``hue``),
@@ -347,26 +375,19 @@ def rls_bars(summary: pd.DataFrame, x: str, hue: str | None, metrics: list[str],
             ax.set_xticks([])
             continue
         x_values = paper_sorted(x, part[x])
-        width = 0.7 / len(hue_values)
         values = []
         for j, h in enumerate(hue_values):
             sub = part if h is None else part[part[hue] == h]
-            sub = sub.groupby(x, sort=False)[["mean", "std"]].first()
-            positions = [i - 0.35 + width * (j + 0.5) for i, v in enumerate(x_values) if v in sub.index]
-            rows = sub.reindex([v for v in x_values if v in sub.index])
-            ax.errorbar(positions, rows["mean"], yerr=rows["std"].fillna(0), fmt="o", capsize=3, markersize=6,
-                        color=palette[h], label=display_name(h) if h is not None else "ours (mean ± std)")
-            values += list(rows["mean"] - rows["std"].fillna(0)) + list(rows["mean"] + rows["std"].fillna(0))
+            values += dodged_points(ax, sub.groupby(x, sort=False)[["mean", "std"]].first(), x_values, j,
+                                    len(hue_values), color=palette[h],
+                                    label=display_name(h) if h is not None else "ours (mean ± std)")
         if paper is not None and not hue:
             ref = paper[paper["metric"] == metric].set_index(x)["paper"]
             positions = [i for i, v in enumerate(x_values) if v in ref.index]
             ax.scatter(positions, [ref[x_values[i]] for i in positions], marker="D", color="#DD8452",
                        zorder=3, label="paper")
             values += [ref[x_values[i]] for i in positions]
-        low, high = zoomed_limits(np.nanmin(values), np.nanmax(values))
-        ax.set_ylim(low, high)
-        if metric == "ao" and low <= 0.5 <= high:
-            ax.axhline(0.5, color="grey", linestyle=":", linewidth=1)
+        low, high = zoom_value_axis(ax, values, chance_line=metric == "ao")
         ax.set_ylabel(range_text(low, high, sep="\n"))  # the panel's title names the metric
         ax.set_xticks(range(len(x_values)), [display_name(v) for v in x_values])
         ax.set_xlim(-0.5, len(x_values) - 0.5)

@@ -24,7 +24,7 @@ import numpy as np
 import pandas as pd
 
 from ..experiments.casper import ID_MAPS, CasperConfig
-from .casper import method_label, range_text, zoomed_limits
+from .casper import dodged_points, method_label, range_text, slot_position, zoom_value_axis
 from .compare import format_mean_std
 from .names import display_name, format_number, paper_sorted
 from .plots import PAGE_WIDTH_IN, legend_below, set_theme
@@ -247,7 +247,6 @@ def numbering_figure(runs: pd.DataFrame, title: str, paper: pd.DataFrame | None 
     id_maps = [m for m in ID_MAPS if m in set(part["id_map"])]
     colours = dict(zip(ID_MAPS, ("#4C72B0", "#55A868", "#C44E52")))
     slots = len(id_maps) + (paper is not None)  # one slot per numbering, the paper's value in the last
-    width = 0.8 / max(slots, 1)
     for ax, model in zip(axes, models):
         ax.set_title(display_name(model))
         mine = done[done["model"] == model]
@@ -260,23 +259,16 @@ def numbering_figure(runs: pd.DataFrame, title: str, paper: pd.DataFrame | None 
         values = []
         for j, id_map in enumerate(id_maps):
             stats = mine[mine["id_map"] == id_map].groupby("setting")["ao"].agg(["mean", "std"])
-            shown = [s for s in settings if s in stats.index]
-            positions = [settings.index(s) - 0.4 + width * (j + 0.5) for s in shown]
-            rows = stats.reindex(shown)
-            ax.errorbar(positions, rows["mean"], yerr=rows["std"].fillna(0), fmt="o", capsize=3, markersize=6,
-                        color=colours[id_map], label=NUMBERING_LABELS[id_map])
-            values += list(rows["mean"] - rows["std"].fillna(0)) + list(rows["mean"] + rows["std"].fillna(0))
+            values += dodged_points(ax, stats, settings, j, slots, color=colours[id_map],
+                                    label=NUMBERING_LABELS[id_map])
         if paper is not None:
             reference = _paper_values(paper, model)
-            shown = [(settings.index(s) - 0.4 + width * (slots - 0.5), reference[s]) for s in settings
+            shown = [(slot_position(settings.index(s), slots - 1, slots), reference[s]) for s in settings
                      if s in reference]
             if shown:
                 ax.scatter(*zip(*shown), marker="D", color="#DD8452", zorder=3, label="paper (whole file, 50 epochs)")
                 values += [v for _, v in shown]
-        low, high = zoomed_limits(np.nanmin(values), np.nanmax(values))
-        ax.set_ylim(low, high)
-        if low <= 0.5 <= high:
-            ax.axhline(0.5, color="grey", linestyle=":", linewidth=1)
+        low, high = zoom_value_axis(ax, values)
         ax.set_xticks(range(len(settings)))
         ax.set_xticklabels([s.replace(" (", "\n(").replace("-Random", "-\nRandom").replace(", ", "\n")
                             for s in settings], fontsize=8)

@@ -6,15 +6,13 @@ and how much the authors' item numbering changes JODIE's and LatentCross's AO.""
 from __future__ import annotations
 
 from ...experiments.casper import Collected
-from ..casper_numbering import (numbering_figure, numbering_gap_text, numbering_part, numbering_table,
-                               numbering_tests_view, numbering_text)
 from ..casper import (ReducedScaleGrid, casper_k_sweep, group_table, k_figure, label_pending, one_interaction,
                       reduced_scale_claims, rls_bars, summarize_rls, table3_view)
 from ..compare import compare, mean_std_table
 from ..names import display_names
 from ..paper import paper_table
 from . import Page, cells_notice, computed_cells, runs_notice
-from .casper_runs import collect_page, printed, status_counts
+from .casper_runs import collect_page, numbering_section, printed, status_counts
 
 PAGE = "casper/claims-reduced-scale-cpu"
 KEYS = ["dataset", "model", "selector", "perturbation", "replacement"]
@@ -28,7 +26,6 @@ def build(collected: Collected | None = None, **params) -> Page:
     grid, collected, command = collect_page(PAGE, ReducedScaleGrid, params, collected)
     every_run = collected.runs
     runs = every_run[every_run["id_map"] == "fixed"]
-    numbering = numbering_part(every_run)
     single, sweep = one_interaction(runs), casper_k_sweep(runs)
     summary = summarize_rls(single, KEYS, RLS + ["mrr_original", "mrr_perturbed"])
     paper = paper_table("casper-table-03")
@@ -47,16 +44,10 @@ def build(collected: Collected | None = None, **params) -> Page:
               "k_max": str(max(grid.casper_ks)),
               "scale": f"{rows} of {', '.join(display_names(grid.datasets))}, {grid.epochs} epochs, seeds "
                        f"{', '.join(map(str, grid.seeds))}, models {', '.join(display_names(grid.models))}, "
-                       f"on {grid.device}",
-              "numbering_effect": numbering_text(every_run),
-              "numbering_gap": numbering_gap_text(every_run, paper)}
+                       f"on {grid.device}"}
     computed = runs[runs["status"] == "computed"]
     checks = [printed(computed[["model", "selector", "perturbation", "replacement", "k", "seed", "ao", "rbo_min",
                                 "jaccard", "mrr_original", "mrr_perturbed"]].round(2))]
-    renumbered = numbering[(numbering["status"] == "computed") & (numbering["id_map"] != "fixed")]
-    if len(renumbered):
-        checks.append(printed(renumbered[["model", "selector", "perturbation", "replacement", "seed", "id_map",
-                                          "ao"]].round(2)))
     rows_title = f"first {grid.max_rows:,} rows" if grid.max_rows else "all rows"
     done_sweep = sweep[sweep["status"] == "computed"]
     sweep_summary = summarize_rls(sweep, ["model", "k"], ["ao"])
@@ -65,10 +56,9 @@ def build(collected: Collected | None = None, **params) -> Page:
                "figure": runs_notice("The figure", single, command),
                "groups": runs_notice("Jaccard@10 by MRR group", single, command),
                "k_sweep": runs_notice("CASPER's sweep over k", sweep, command),
-               "k_figure": runs_notice("The sweep's figure", sweep, command),
-               "numbering": runs_notice("The numbering comparison", numbering, command),
-               "numbering_tests": runs_notice("The numbering tests", numbering, command),
-               "numbering_figure": runs_notice("The numbering figure", numbering, command)}
+               "k_figure": runs_notice("The sweep's figure", sweep, command)}
+    numbering = numbering_section(every_run, paper, command, f"Foursquare, {rows_title}, {grid.epochs} epochs: AO "
+                                  "under three item numberings")
     deletion = summary[(summary["metric"].isin(RLS)) & (summary["perturbation"] == "loo")]
     return Page(
         PAGE, grid, every_run, collected.pending, None, claims,
@@ -76,16 +66,13 @@ def build(collected: Collected | None = None, **params) -> Page:
                 "rbo": table3_view(comparison, "rbo_min"), "jaccard": table3_view(comparison, "jaccard"),
                 "groups": group_table(single[single["perturbation"] == "loo"], ["model", "selector"],
                                       "jaccard").round(3),
-                "k_sweep": mean_std_table(done_sweep, ["model", "k"], RLS),
-                "numbering": numbering_table(every_run, paper),
-                "numbering_tests": numbering_tests_view(every_run)},
+                "k_sweep": mean_std_table(done_sweep, ["model", "k"], RLS), **numbering.tables},
         figures={"figure": lambda: rls_bars(deletion, x="selector", hue="model", metrics=RLS,
                                             title=f"Foursquare, {rows_title}, {grid.epochs} epochs: "
                                                   "M vs M' after one deletion"),
                  "k_figure": lambda: k_figure(sweep_summary, ["ao"], f"Foursquare, {rows_title}, {grid.epochs} "
                                               "epochs: CASPER deletes k interactions", by="model"),
-                 "numbering_figure": lambda: numbering_figure(every_run, f"Foursquare, {rows_title}, {grid.epochs} "
-                                                              "epochs: AO under three item numberings", paper)},
-        values=values,
-        notices={name: notice for name, notice in notices.items() if notice is not None},
-        checks=checks, claims_command=command)
+                 **numbering.figures},
+        values={**values, **numbering.values},
+        notices={**{name: notice for name, notice in notices.items() if notice is not None}, **numbering.notices},
+        checks=checks + numbering.checks, claims_command=command)

@@ -3,13 +3,16 @@ computes the pending ones, and the tables every run page shows (run counts, the 
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any, Mapping
 
 import pandas as pd
 
 from ...experiments.casper import CasperConfig, CasperGrid, Collected, collect
 from ...experiments.records import record_key
-from . import compute_command, plan_entries, validated
+from ..casper_numbering import (numbering_figure, numbering_gap_text, numbering_part, numbering_table,
+                               numbering_tests_view, numbering_text)
+from . import compute_command, plan_entries, runs_notice, validated
 from . import run_command as generic_run_command
 
 
@@ -24,18 +27,18 @@ def collect_page(page: str, grid_cls: type[CasperGrid], params: Mapping[str, Any
 
 
 def with_id_maps(collected: Collected, configs: list[CasperConfig]) -> Collected:
-    """``collected`` with an ``id_map`` column (the run's item numbering) in its runs and pending frames:
-    the runs of a grid are one row per config, in the grid's order (``configs``), the pending ones in
-    the same order; runs made up without the column and not one per config are the fixed numbering."""
+    """``collected`` with an ``id_map`` column (the run's item numbering) in its runs and pending frames.
+    The runs of a grid are one row per config, in the grid's order (``configs``), and the pending ones
+    keep that order; a frame that already has the column is returned as it is."""
     runs, pending = collected.runs, collected.pending
     if "id_map" in runs:
         return collected
-    if len(runs) != len(configs):
-        return Collected(runs.assign(id_map="fixed"), pending.assign(id_map="fixed"))
+    waiting = runs["status"] != "computed"
+    if len(runs) != len(configs) or int(waiting.sum()) != len(pending):
+        raise ValueError(f"{len(runs)} runs ({int(waiting.sum())} pending) for {len(configs)} configs and "
+                         f"{len(pending)} pending rows: the runs must be one row per config, in the grid's order")
     id_maps = pd.Series([c.id_map for c in configs], index=runs.index)
-    waiting = id_maps[runs["status"] != "computed"].to_numpy() if "status" in runs else []
-    return Collected(runs.assign(id_map=id_maps),
-                     pending.assign(id_map=waiting if len(waiting) == len(pending) else "fixed"))
+    return Collected(runs.assign(id_map=id_maps), pending.assign(id_map=id_maps[waiting].to_numpy()))
 
 
 def pending_command(page: str, grid: CasperGrid, pending: pd.DataFrame) -> str | None:
@@ -68,3 +71,35 @@ def status_counts(runs: pd.DataFrame) -> pd.Series:
 def printed(frame: pd.DataFrame) -> str:
     """A frame as the nbval-checked cell prints it (no index)."""
     return frame.to_string(index=False)
+
+
+@dataclasses.dataclass(frozen=True)
+class NumberingSection:
+    """What a CASPER page shows of its numbering comparison (:mod:`~recunlearn.report.casper_numbering`):
+    its tables, figure, glued texts, notices and nbval-checked lines, for the page's own dicts."""
+
+    tables: dict
+    figures: dict
+    values: dict
+    notices: dict
+    checks: list
+
+
+def numbering_section(runs: pd.DataFrame, paper: pd.DataFrame, command: str | None, title: str) -> NumberingSection:
+    """The numbering section of a page whose ``runs`` (every numbering, with ``id_map``) include the
+    comparison's: ``numbering`` and ``numbering_tests`` tables, ``numbering_figure`` (titled ``title``),
+    the glued ``numbering_effect`` and ``numbering_gap``, their pending notices (``command`` computes
+    the pending runs) and the printed computed runs of the authors' numberings (none when none is)."""
+    part = numbering_part(runs)
+    renumbered = part[(part["status"] == "computed") & (part["id_map"] != "fixed")]
+    checks = [printed(renumbered[["model", "selector", "perturbation", "replacement", "seed", "id_map", "ao"]]
+                      .round(2))] if len(renumbered) else []
+    notices = {"numbering": runs_notice("The numbering comparison", part, command),
+               "numbering_tests": runs_notice("The numbering tests", part, command),
+               "numbering_figure": runs_notice("The numbering figure", part, command)}
+    return NumberingSection(
+        tables={"numbering": numbering_table(runs, paper), "numbering_tests": numbering_tests_view(runs)},
+        figures={"numbering_figure": lambda: numbering_figure(runs, title, paper)},
+        values={"numbering_effect": numbering_text(runs), "numbering_gap": numbering_gap_text(runs, paper)},
+        notices={name: notice for name, notice in notices.items() if notice is not None}, checks=checks)
+

@@ -10,13 +10,11 @@ from ...data.sequences import load_stream
 from ...experiments.casper import Collected, renumbering_table
 from ..casper import (NumberingGrid, best_method_claims, casper_vs_baselines, label_pending, method_label, rls_bars,
                       summarize_rls, table3_claims, table3_view)
-from ..casper_numbering import (numbering_figure, numbering_gap_text, numbering_part, numbering_table,
-                               numbering_tests_view, numbering_text)
 from ..compare import compare, verdict
 from ..names import display_name, sort_paper_order
 from ..paper import paper_table
 from . import Page, cells_notice, computed_cells, count_text, runs_notice
-from .casper_runs import collect_page, printed, status_counts
+from .casper_runs import collect_page, numbering_section, printed, status_counts
 
 PAGE = "casper/table-03-perturbation-methods"
 KEYS = ["dataset", "model", "selector", "perturbation", "replacement"]
@@ -30,7 +28,6 @@ def build(collected: Collected | None = None, **params) -> Page:
     grid, collected, command = collect_page(PAGE, NumberingGrid, params, collected)
     every_run = collected.runs
     runs = every_run[every_run["id_map"] == "fixed"]
-    numbering = numbering_part(every_run)
     summary = summarize_rls(runs, KEYS, ["ao", "rbo_min", "jaccard"])
     paper = paper_table("casper-table-03")
     comparison = label_pending(compare(summary, paper[KEYS + ["metric", "value", "resolution"]], KEYS), runs, KEYS)
@@ -58,8 +55,6 @@ def build(collected: Collected | None = None, **params) -> Page:
         "ids_earliest": f"{floor.loc[('earliest', 'loo', 'random'), 'renumbered_items']:,.0f}",
         "n_items": f"{load_stream(grid.datasets[0]).n_items:,}",
         "n_baselines_tested": count_text(len(tests), len(tests), "{total}", "no"),
-        "numbering_effect": numbering_text(every_run),
-        "numbering_gap": numbering_gap_text(every_run, paper),
     }
     ordered = sort_paper_order(summary, ["perturbation", "selector", "replacement"])  # the figure follows the table
     several = ordered["perturbation"].nunique() > 1  # name the perturbation only when there are several
@@ -69,29 +64,21 @@ def build(collected: Collected | None = None, **params) -> Page:
     checks = [printed(computed[["model", "selector", "perturbation", "replacement", "seed", "ao", "rbo_min",
                                 "jaccard"]].round(2)),
               runs["status"].value_counts().to_string()]
-    renumbered = numbering[(numbering["status"] == "computed") & (numbering["id_map"] != "fixed")]
-    if len(renumbered):
-        checks.append(printed(renumbered[["model", "selector", "perturbation", "replacement", "seed", "id_map",
-                                          "ao"]].round(2)))
     notices = {"table_3": cells_notice("Table 3 (AO)", comparison[comparison["metric"] == "ao"], command),
                "table_3_rbo": runs_notice("Table 3 as RBO(0.9)", runs, command),
                "figure": runs_notice("The figure of Table 3", runs, command),
                "lowest": runs_notice("The lowest AO per column", runs, command),
-               "paired_tests": runs_notice("The paired tests of CASPER against each baseline", runs, command),
-               "numbering": runs_notice("The numbering comparison", numbering, command),
-               "numbering_tests": runs_notice("The numbering tests", numbering, command),
-               "numbering_figure": runs_notice("The numbering figure", numbering, command)}
+               "paired_tests": runs_notice("The paired tests of CASPER against each baseline", runs, command)}
+    numbering = numbering_section(every_run, paper, command, "Foursquare: AO under three item numberings")
     return Page(
         PAGE, grid, every_run, collected.pending, comparison[comparison["paper"].notna()], claims,
         tables={"runs": status_counts(every_run), "table_3": table3_view(in_grid if len(computed_cells(comparison))
                                                                     else computed_cells(comparison)),
                 "table_3_rbo": table3_view(comparison, "rbo_min"), "renumbering": artifact.round(3),
-                "lowest": lowest, "paired_tests": tests, "numbering": numbering_table(every_run, paper),
-                "numbering_tests": numbering_tests_view(every_run)},
+                "lowest": lowest, "paired_tests": tests, **numbering.tables},
         figures={"figure": lambda: rls_bars(shown, x="method", hue="model", metrics=["ao", "jaccard"],
                                             title="Foursquare: perturbation methods"),
-                 "numbering_figure": lambda: numbering_figure(every_run, "Foursquare: AO under three item numberings",
-                                                              paper)},
-        values=values,
-        notices={name: notice for name, notice in notices.items() if notice is not None},
-        checks=checks, claims_command=command)
+                 **numbering.figures},
+        values={**values, **numbering.values},
+        notices={**{name: notice for name, notice in notices.items() if notice is not None}, **numbering.notices},
+        checks=checks + numbering.checks, claims_command=command)
