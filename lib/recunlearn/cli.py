@@ -6,6 +6,7 @@
     python -m recunlearn status
     python -m recunlearn audit [--write-grid FILE]
     python -m recunlearn compute [--plan FILE] [--workers N] [--hours H] [--only ENTRY ...] [--dry-run]
+                                 [--device cuda --gpu-minutes M] [--stage DIR]
 
 ``compute`` runs the compute plan (``grids/plan.yml``: every paper-scale run of the book, in
 priority order) until every run has a record, ``--hours`` pass or a SIGINT/SIGTERM stops it; run
@@ -165,7 +166,8 @@ def _dispatch(args: argparse.Namespace) -> int:
         return compute(ComputeOptions(
             plan=args.plan, records=args.records, workers=args.workers, hours=args.hours, only=tuple(args.only or ()),
             dry_run=args.dry_run, device=args.device, gpu_minutes=args.gpu_minutes, executor=args.executor,
-            address=args.address, gpus_per_run=args.gpus_per_run, timings_from=tuple(args.timings_from)))
+            address=args.address, gpus_per_run=args.gpus_per_run, timings_from=tuple(args.timings_from),
+            stage=args.stage))
     return 0
 
 
@@ -195,6 +197,10 @@ def _add_compute_parser(sub) -> None:
     comp.add_argument("--timings-from", type=Path, nargs="+", default=[], metavar="DIR",
                       help="more record directories read only for the cost model (besides --records and the "
                            "committed records)")
+    comp.add_argument("--stage", type=Path, metavar="DIR",
+                      help="run nothing: copy the dataset files the selected runs read into DIR, a data directory "
+                           "for a machine without one (RECUNLEARN_DATA=DIR there), and list in DIR/NEEDS the "
+                           "optional packages they import")
 
 
 def _recompute(option: str | None) -> bool | str:

@@ -13,7 +13,8 @@ def seed_everything(seed: int) -> None:
 
     Also switches torch to deterministic algorithms, so that the same config reruns bit-identically
     on CPU whatever the thread count. On CUDA, cuBLAS additionally needs
-    ``CUBLAS_WORKSPACE_CONFIG=:4096:8`` in the environment (``tools/gpu-batch.sh`` sets it).
+    ``CUBLAS_WORKSPACE_CONFIG=:4096:8`` in the environment (``python -m recunlearn compute --device
+    cuda`` sets it for its workers).
 
     Library code draws from explicit ``numpy.random.default_rng(seed)`` / ``torch.Generator``
     objects; this only guards against third-party code using the global generators.

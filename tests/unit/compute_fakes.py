@@ -13,6 +13,7 @@ from recunlearn.experiments.config import Config, option
 from recunlearn.experiments.records import RUNNERS
 
 FAKE = "fake-sleep"
+FAKE_ON_DEVICE = "fake-sleep-on-device"
 
 
 @dataclasses.dataclass(frozen=True)
@@ -35,4 +36,14 @@ def run_sleep(config: SleepConfig) -> dict:
             "device": "cpu"}
 
 
+@dataclasses.dataclass(frozen=True)
+class DeviceSleepConfig(SleepConfig):
+    """The fake run with a ``device``, like every real experiment's config."""
+
+    experiment = FAKE_ON_DEVICE
+
+    device: str = option("cpu", choices=("cpu", "cuda"))
+
+
 RUNNERS[FAKE] = (SleepConfig, run_sleep)
+RUNNERS[FAKE_ON_DEVICE] = (DeviceSleepConfig, run_sleep)

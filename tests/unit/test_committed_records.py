@@ -1,6 +1,6 @@
 """The committed run records: strict JSON, made from clean commits, and reproduced by today's code.
 
-``test_a_sample_of_committed_records_reproduces`` re-runs the cheapest current record of every
+``test_a_sample_of_committed_records_reproduces`` re-runs the cheapest current CPU record of every
 experiment (by its stored wall time; at most ``SAMPLE_SECONDS`` of stored time in all) into a
 temporary directory and compares. Rank metrics must be identical: a CPU run is single-threaded and
 uses deterministic kernels, so the same code gives the same bits. Membership-inference values (MIO)
@@ -61,6 +61,7 @@ def sample_records() -> list[Path]:
     chosen, budget = [], SAMPLE_SECONDS
     for experiment in SAMPLED_EXPERIMENTS:
         files = [COMMITTED / f for f in usable[usable["experiment"] == experiment]["file"]]
+        files = [f for f in files if read_json_strict(f).get("device") == "cpu"]  # a GPU record needs its GPU
         if not files:
             continue
         cheapest = min(files, key=lambda f: _stored_seconds(read_json_strict(f)))

@@ -21,7 +21,7 @@ from recunlearn import paths
 from recunlearn.cli import main
 from recunlearn.compute import costs as costs_module
 from recunlearn.compute.command import ComputeOptions, check_options, compute, fit_in
-from recunlearn.compute.costs import DEFAULT_SECONDS, CostModel, record_seconds
+from recunlearn.compute.costs import DEFAULT_SECONDS, CostModel, Estimate, record_seconds
 from recunlearn.compute.executors import BatchDone, Outcome, run_batch
 from recunlearn.compute.plan import ComputeError, batches, load_plan
 from recunlearn.compute.scheduler import StopRequest, run_batches
@@ -372,7 +372,10 @@ def test_a_record_cost_is_cpu_seconds_and_a_cached_original_is_added_back_in_cpu
 def test_gpu_minutes_keep_the_batches_that_fit_in_plan_order(tmp_path):
     plan = load_plan(write_plan(tmp_path / "plan.yml", [fake_entry("a", seconds=[1800.0, 3000.0, 1200.0])]))
 
-    class Seconds:
+    class Seconds:  # every estimate measured on the device
+        def estimate(self, config):
+            return Estimate(config.seconds, 0.0, "measured", "")
+
         def batch_seconds(self, configs):
             return sum(config.seconds for config in configs)
 

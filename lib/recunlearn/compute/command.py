@@ -6,8 +6,11 @@ batches run (:mod:`recunlearn.compute.scheduler`): one worker per core by defaul
 until all are done, ``--hours`` pass or a SIGINT/SIGTERM asks for a stop.
 
 ``--device cuda --gpu-minutes M`` keeps, in plan order, the batches whose estimated seconds fit
-together in M minutes (a batch that does not fit is passed over for later, smaller ones) and starts
-no run after M minutes.
+together in M minutes (a batch that does not fit is passed over for later, smaller ones; a batch that
+no GPU record lets us estimate is kept, its GPU time being unknown) and starts no run after M minutes.
+A run is done whichever device computed it, so a GPU takes up the plan where the CPU workers are.
+``--stage DIR`` runs nothing: it copies the dataset files of the runs it would start into ``DIR``
+(:mod:`recunlearn.compute.staging`), for a machine that has no data directory.
 
 Local workers keep the trained models a batch's runs share (CASPER's originals, SRU's full-data and
 shard models) in ``<cache>/models`` (``RECUNLEARN_MODELS`` when set), so a batch stopped midway does
@@ -32,6 +35,7 @@ from .costs import CostModel
 from .executors import LocalExecutor, RayExecutor, import_ray
 from .plan import ComputeError, Run, batches
 from .scheduler import StopRequest, Tally, minutes, run_batches
+from .staging import stage
 from .summary import PlanStatus, entry_rows, hours, plan_status
 
 DEFAULT_PLAN = paths.REPO_ROOT / "grids" / "plan.yml"
@@ -55,6 +59,7 @@ class ComputeOptions:
     address: str | None = None
     gpus_per_run: float | None = None
     timings_from: tuple[Path, ...] = ()
+    stage: Path | None = None
 
     @property
     def records_dir(self) -> Path:
@@ -85,9 +90,13 @@ def check_options(options: ComputeOptions) -> None:
     for folder in options.timings_from:
         if not Path(folder).is_dir():
             problems.append(f"--timings-from {folder}: not a directory")
+    if options.stage is not None and options.dry_run:
+        problems.append("--stage and --dry-run: choose one")
+    if options.stage is not None and Path(options.stage).exists() and any(Path(options.stage).iterdir()):
+        problems.append(f"--stage {options.stage}: not empty (stage into a new or empty directory)")
     if problems:
         raise ComputeError("; ".join(problems))
-    if options.executor == "ray" and not options.dry_run:
+    if options.executor == "ray" and not options.dry_run and options.stage is None:
         import_ray()
 
 
@@ -99,10 +108,16 @@ def default_workers(device: str) -> int:
 
 
 def fit_in(todo: list[list[Run]], costs: CostModel, seconds: float) -> list[list[Run]]:
-    """The batches of ``todo``, in order, whose estimated seconds fit together in ``seconds``."""
+    """The batches of ``todo``, in order, whose estimated seconds fit together in ``seconds``. A batch
+    whose estimate no record of its own device stands behind (a GPU run estimated from CPU records) is
+    kept and counted as nothing: its time on that device is unknown, and the command's deadline bounds it."""
     chosen, used = [], 0.0
     for batch in todo:
-        cost = costs.batch_seconds(run.config for run in batch)
+        configs = [run.config for run in batch]
+        if not all(costs.estimate(config).on_device for config in configs):
+            chosen.append(batch)
+            continue
+        cost = costs.batch_seconds(configs)
         if used + cost <= seconds:
             chosen.append(batch)
             used += cost
@@ -123,6 +138,12 @@ def compute(options: ComputeOptions, out: Callable[[str], None] = print) -> int:
     if options.dry_run:
         describe(status, runs, todo, workers or default_workers(options.device), out)
         return 0
+    if options.stage is not None:
+        staged = stage([run.config for batch in todo for run in batch], options.stage)
+        out(f"staged {len(staged.files)} dataset file(s), {staged.bytes / 2**20:.1f} MiB, for {sum(map(len, todo))} "
+            f"runs into {options.stage}" + (f"; they also import {', '.join(staged.packages)}" if staged.packages
+                                            else ""))
+        return 0
     if not todo:
         out(f"nothing to compute: all {len(runs)} runs of {status.plan.path} on {options.device} are done"
             if not pending else f"nothing to compute: none of the {len(pending)} pending runs fits in "
@@ -138,6 +159,8 @@ def compute(options: ComputeOptions, out: Callable[[str], None] = print) -> int:
     stop = StopRequest()
     before = os.environ.get(paths.MODELS_ENV)
     os.environ[paths.MODELS_ENV] = before or str(paths.cache_dir() / "models")  # inherited by local workers
+    if options.device == "cuda":  # deterministic cuBLAS (see recunlearn.seeding), set before a worker starts CUDA
+        os.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", ":4096:8")
     with stop.on_signals():
         executor = _executor(options, min(workers, len(todo)) if workers else None)
         try:
@@ -178,9 +201,11 @@ def describe(status: PlanStatus, runs: list[Run], todo: list[list[Run]], workers
     plan = status.plan
     scheduled = [run for batch in todo for run in batch]
     seconds = sum(status.costs.batch_seconds(run.config for run in batch) for batch in todo)
+    off_device = sum(not status.costs.estimate(run.config).on_device for run in scheduled)
     out(f"plan {plan.path} on {plan.device}: {len(runs)} runs, {len(runs) - len(status.pending(runs))} done, "
         f"{len(scheduled)} to compute, ~{hours(seconds)} {plan.device.upper()}-hours (~{minutes(seconds / workers)} "
-        f"on {workers} worker(s))")
+        f"on {workers} worker(s))" + (f"; {off_device} of the runs are estimated from CPU records, no "
+                                     f"{plan.device.upper()} record measuring their kind" if off_device else ""))
     out("")
     header = ["entry", "listed", "done", "computes", "pending", f"{plan.device.upper()}-h left", "estimates", "pages"]
     rows = [[r["entry"], r["listed"], r["done"], r["computes"], r["pending"], f"{r['cpu_hours_left']:.1f}",

@@ -205,6 +205,9 @@ class Estimate:
     shared_seconds: float
     basis: str
     source: str
+    on_device: bool = True
+    """False when no record of the config's device stands behind it (a GPU config estimated from CPU
+    records, or the default placeholder): then it bounds nothing on that device."""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -277,7 +280,7 @@ class CostModel:
         for family_device, note in ((device, ""), ("cpu", " (CPU records)")):
             found = self._from_family(_family(config, family_device), _point(config), note)
             if found is not None:
-                return found
+                return dataclasses.replace(found, on_device=family_device == device)
             if device == "cpu":
                 break
         proxy = rule_of(config.experiment).proxy
@@ -285,15 +288,16 @@ class CostModel:
             proxied = self.estimate(_proxy_config(config, proxy))
             if proxied.basis != "default":
                 return Estimate(proxied.seconds, proxied.shared_seconds, "proxy",
-                                f"{proxy}: {proxied.basis}, {proxied.source}")
-        return self._from_siblings(config) or Estimate(DEFAULT_SECONDS, 0.0, "default", "nothing comparable measured")
+                                f"{proxy}: {proxied.basis}, {proxied.source}", proxied.on_device)
+        return self._from_siblings(config) or Estimate(DEFAULT_SECONDS, 0.0, "default", "nothing comparable measured",
+                                                       on_device=False)
 
     def _from_siblings(self, config: Config) -> Estimate | None:
         """The median of the other families' estimates of this experiment and device at ``config``'s
         data, each at its own point (``config`` with the family's fields, e.g. another model: a size
         rule may measure models differently)."""
         experiment, device, _ = _family(config)
-        found = []
+        found, devices = [], set()
         for family in self._table:
             if family[0] != experiment or family[1] not in (device, "cpu"):
                 continue
@@ -302,12 +306,14 @@ class CostModel:
                                             for name, value in family[2]})
             except (ConfigError, TypeError):
                 continue
-            found.append(self._from_family(family, _point(sibling), ""))
-        found = [e for e in found if e is not None]
+            estimate = self._from_family(family, _point(sibling), "")
+            if estimate is not None:
+                found.append(estimate)
+                devices.add(family[1])
         if not found:
             return None
         return Estimate(statistics.median(e.seconds for e in found), statistics.median(e.shared_seconds for e in found),
-                        "sibling", f"median of {len(found)} other kind(s) of {experiment}")
+                        "sibling", f"median of {len(found)} other kind(s) of {experiment}", devices == {device})
 
     def _from_family(self, family: tuple, point: _Point, note: str) -> Estimate | None:
         points = self._table.get(family)

@@ -7,15 +7,17 @@ parameter is written as a one-element axis, ``sizes: [[10000, 20000]]``). A grid
 ``pages`` its runs serve, some of its entry's (default: all of them): one entry can then hold the
 runs of several pages that share work (one batch) while each page counts only its own runs. Params never name the
 ``device``: the command sets it on every config that has one, so one plan runs unchanged on a CPU, a
-GPU or a cluster (the device is part of a record's key, so CPU and GPU records are different records).
+GPU or a cluster. The device is part of a record's key, so CPU and GPU records are different files,
+but they are records of one run: a run computed on either device is done on both, and a page reads
+the record made on the device it asks for, else the other (each record names its device).
 
 Definitions:
 
 - a *run* is one config, identified by its record key. A run listed by several entries (the same
   control model behind several pages) is one run, computed at the first entry listing it;
-- a run is *done* when the records directory holds its record as strict JSON, made from a clean
-  commit or by this checkout's library source (same fingerprint: recomputing it would change
-  nothing); every other run is *pending*;
+- a run is *done* when the records directory holds its record, made on any device, as strict JSON,
+  made from a clean commit or by this checkout's library source (same fingerprint: recomputing it
+  would change nothing); every other run is *pending*;
 - a *batch* is the pending runs of one entry that share work inside a process (``SHARED_WORK``:
   the CASPER runs of one dataset, model and seed share one trained original model; the SRU runs of
   one dataset, model and seed share the full-data model, and those with equal shard sessions their
@@ -74,6 +76,8 @@ class Run:
     key: str
     entries: tuple[str, ...]
     pages: frozenset[str] = frozenset()
+    other_device_keys: tuple[str, ...] = ()
+    """Keys of the same run's records on the other devices (a record on any device makes it done)."""
 
     @property
     def experiment(self) -> str:
@@ -184,7 +188,7 @@ def read_entries(path: Path) -> list[PlanEntry]:
 def load_plan(path: Path, device: str = "cpu") -> Plan:
     """The plan in ``path`` with every config validated on ``device``; a config listed more than once
     (in one entry or several) is one run."""
-    from ..experiments.records import record_key
+    from ..experiments.records import device_twins, record_key
 
     entries = read_entries(path)
     found: dict[tuple[str, str], tuple[Config, list[str], set[str]]] = {}
@@ -200,7 +204,7 @@ def load_plan(path: Path, device: str = "cpu") -> Plan:
                 if entry.name not in config_entries:
                     config_entries.append(entry.name)
                 pages.update(entry.grid_pages(grid))
-    runs = tuple(Run(config, key, tuple(names), frozenset(pages))
+    runs = tuple(Run(config, key, tuple(names), frozenset(pages), tuple(map(record_key, device_twins(config)[1:])))
                  for (_, key), (config, names, pages) in found.items())
     return Plan(Path(path), device, tuple(entries), runs)
 

@@ -31,7 +31,7 @@ class PlanStatus:
     costs: CostModel
 
     def is_done(self, run: Run) -> bool:
-        return (run.experiment, run.key) in self.done
+        return any((run.experiment, key) in self.done for key in (run.key, *run.other_device_keys))
 
     def pending(self, runs: Iterable[Run]) -> list[Run]:
         return [run for run in runs if not self.is_done(run)]

@@ -16,7 +16,8 @@ sample of committed records check that promise.
 Where records go:
 
 - read: ``records_dir`` when given, else ``RECUNLEARN_RECORDS`` when set, else the committed
-  ``book/_results/records`` and this process's scratch directory;
+  ``book/_results/records`` and this process's scratch directory; a run's record made on the device
+  its config names is preferred, else one made on another device (:func:`device_twins`);
 - written: ``records_dir`` when given, else ``RECUNLEARN_RECORDS`` when set, else a scratch directory
   removed when the process exits -- a notebook or smoke run never writes into the committed records
   unless asked (the CLI's ``run`` / ``grid`` ask, with ``--records`` defaulting to the book's).
@@ -30,6 +31,7 @@ notebook runner uses it to state which records stand behind a page.
 from __future__ import annotations
 
 import atexit
+import dataclasses
 import datetime as _dt
 import hashlib
 import itertools
@@ -139,9 +141,25 @@ def record_path(config: Config, records_dir: Path | None = None) -> Path:
     return write_dir(records_dir) / config.experiment / f"{record_key(config)}.json"
 
 
+def device_twins(config: Config) -> list[Config]:
+    """``config``, then the same run on each other device its class allows. A run is one run whichever
+    device computed it: its record is looked up on the asked device first, then on the others (the
+    device is part of the key, so each device's record is a file of its own, and the record names
+    the device that made it)."""
+    spec = next((field for field in dataclasses.fields(config) if field.name == "device"), None)
+    if spec is None:
+        return [config]
+    others = [device for device in spec.metadata.get("choices") or () if device != config.device]
+    return [config, *(config.replace(device=device) for device in others)]
+
+
 def _find(config: Config, records_dir: Path | None) -> Path | None:
-    name = Path(config.experiment) / f"{record_key(config)}.json"
-    return next((folder / name for folder in read_dirs(records_dir) if (folder / name).is_file()), None)
+    for twin in device_twins(config):
+        name = Path(twin.experiment) / f"{record_key(twin)}.json"
+        found = next((folder / name for folder in read_dirs(records_dir) if (folder / name).is_file()), None)
+        if found is not None:
+            return found
+    return None
 
 
 def _is_committed_dir(folder: Path) -> bool:
@@ -152,7 +170,7 @@ def _note(config: Config, status: str, record: dict | None) -> None:
     ledger = os.environ.get(LEDGER_ENV)
     if not ledger:
         return
-    line = {"experiment": config.experiment, "key": record_key(config), "status": status,
+    line = {"experiment": config.experiment, "key": (record or {}).get("key") or record_key(config), "status": status,
             "device": (record or {}).get("device", getattr(config, "device", None)),
             "git_commit": (record or {}).get("git_commit"), "source_fingerprint": (record or {}).get("source_fingerprint")}
     with open(ledger, "a") as handle:
