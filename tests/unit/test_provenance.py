@@ -11,7 +11,7 @@ from recunlearn import paths, provenance
 from recunlearn.experiments import records
 from recunlearn.experiments.audit import audit_records, audit_summary, stale_or_dirty_grid
 from recunlearn.experiments.cure4rec import LearnConfig
-from recunlearn.experiments.records import RUNNERS, load_record, record_key, run_or_load
+from recunlearn.experiments.records import RUNNERS, cpu_model, load_record, record_key, run_or_load
 from recunlearn.io import loads_strict, read_json_strict, write_json_atomic
 from recunlearn.report.notebooks import summarize_ledger
 
@@ -46,6 +46,8 @@ def test_a_record_names_commit_fingerprint_and_threads(tmp_path, fake_runner):
     assert record["git_commit"] == "c" * 40
     assert re.fullmatch(r"[0-9a-f]{16}", record["source_fingerprint"])
     assert record["environment"]["torch_threads"] == 1
+    assert record["environment"]["cpu"] == cpu_model()
+    assert cpu_model() is None or cpu_model().strip() == cpu_model() != ""
     assert record["metrics"]["shard_gf"] is None
 
 

@@ -2,7 +2,7 @@
 
 A record is a small strict-JSON file ``<records>/<experiment>/<key>.json`` holding the config,
 metrics, per-epoch curve, timings, the run's ``cost`` (wall and CPU seconds of the whole runner, which
-the compute plan's cost model reads), seed, device, library versions, the git commit (``-dirty`` when
+the compute plan's cost model reads), seed, device, library versions, the processor's model, the git commit (``-dirty`` when
 ``lib/`` had uncommitted changes), the fingerprint of the library source that ran
 (:func:`recunlearn.provenance.source_fingerprint`) and the dataset checksums. Undefined values are
 ``null``. Records are written atomically (temporary file + rename).
@@ -179,11 +179,25 @@ def _note(config: Config, status: str, record: dict | None) -> None:
 
 # --- records ------------------------------------------------------------------------------------------
 
+def cpu_model() -> str | None:
+    """The processor's model name as Linux reports it (else ``platform.processor()``, else None): a
+    number that depends on the vector instructions a CPU offers reproduces bit for bit on its kind."""
+    try:
+        with open("/proc/cpuinfo") as handle:
+            for line in handle:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip() or None
+    except OSError:
+        pass
+    return platform.processor() or None
+
+
 def environment() -> dict[str, Any]:
     import numpy
     import torch
     return {"python": platform.python_version(), "torch": torch.__version__, "numpy": numpy.__version__,
-            "recunlearn": __version__, "platform": platform.platform(), "torch_threads": torch.get_num_threads(),
+            "recunlearn": __version__, "platform": platform.platform(), "cpu": cpu_model(),
+            "torch_threads": torch.get_num_threads(),
             "cuda_device": torch.cuda.get_device_name(0) if torch.cuda.is_available() else None}
 
 
