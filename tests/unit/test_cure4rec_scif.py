@@ -239,6 +239,8 @@ def test_speedups_divide_by_the_retrain_timed_beside_each_run():
     assert speedups[:2] == [1.0, 4.0] and np.isnan(speedups[2])        # UltraRE: 31 minutes from its Retrain
     assert speedups[3:5] == [1.0, 5.0] and np.isnan(speedups[5])       # seed 2: no Retrain at all
     assert exact_speedups(exact.drop(columns="created")).isna().all()  # unknown record times never pair
+    on_gpu = exact.assign(clock=["cpu", "cuda: NVIDIA H200", "cpu", "cpu", "cpu", "cpu"])
+    assert np.isnan(exact_speedups(on_gpu).tolist()[1])                # a GPU time over a CPU Retrain: never
     # SCIF: the Retrain of the same record (its own process), whatever the other records' times
     scif = pd.DataFrame([{**base, "seed": 0, "method": m, "unlearn_seconds": t, "record": r}
                          for m, t, r in (("learn", np.nan, "a"), ("retrain", 2.0, "a"), ("scif", 8.0, "a"),

@@ -392,6 +392,23 @@ def test_pairs_of_times_are_compared_only_when_recorded_together():
                          higher=False, max_apart=PAIR_WINDOW)
     assert row["holds in"].endswith("; 1 pair not timed together, left out") and "1 pair left out" in row["evidence"]
 
+    on_gpu = runs.assign(clock=np.where((runs["method"] == "sisa") & (runs["seed"] < 2), "cuda: NVIDIA H200", "cpu"))
+    row = ordering_claim("sisa_faster", "SISA faster", on_gpu, "method", [("sisa", "receraser")], "secs", ["cell"],
+                         higher=False, max_apart=PAIR_WINDOW)
+    assert row["holds in"].endswith("; 2 pairs not timed together, left out")  # a GPU time never pairs with a CPU one
+
+
+def test_sessions_are_counted_per_clock_and_a_gpu_record_s_clock_names_the_gpu():
+    from recunlearn.report.claims import timing_clock
+
+    created = pd.Series(pd.to_datetime(["2026-01-01T10:00", "2026-01-01T10:02", "2026-01-01T10:04",
+                                        "2026-01-01T10:06"], utc=True))
+    clocks = pd.Series(["cpu", "cuda: H200", "cpu", "cuda: H200"])
+    assert sessions(created).tolist() == [0, 0, 0, 0]
+    assert sessions(created, clocks=clocks).tolist() == [0, 1, 0, 1]  # interleaved in time, not timed together
+    assert timing_clock({"device": "cuda", "environment": {"cuda_device": "NVIDIA H200"}}) == "cuda: NVIDIA H200"
+    assert timing_clock({"device": "cpu"}) == timing_clock({}) == "cpu"
+
 
 # --- claim frames: stable, unique ids ------------------------------------------------------------
 

@@ -41,9 +41,10 @@ How a claim is decided (alpha = :data:`~recunlearn.report.verdicts.ALPHA` = 0.05
   changed a count, ``holds in`` says so and gives the uncorrected count;
 - **exact checks** (:func:`check_claim`: the control run gives AO = 1 exactly): deterministic, no
   noise, all cells must hold.
-- **timing**: times come from runs timed together. A pairwise comparison (the same seed of two
-  methods or unlearning sets) uses only pairs whose records were written at most
-  :data:`PAIR_WINDOW` (30 minutes) apart. A trend over a sweep uses only the levels recorded in one
+- **timing**: times come from runs timed together: on the same clock (:func:`record_clocks`: the CPU,
+  or a GPU by name; a GPU run is never compared with a CPU run) and close in time. A pairwise
+  comparison (the same seed of two methods or unlearning sets) uses only pairs whose records were
+  written at most :data:`PAIR_WINDOW` (30 minutes) apart. A trend over a sweep uses only the levels recorded in one
   session (consecutive records never more than :data:`SESSION_GAP`, 10 minutes, apart: one run of
   the grid) and needs those levels interleaved in time (otherwise drift in machine load during the
   session would look like a trend). Levels or pairs that fail the rule are left out and named in
@@ -462,11 +463,14 @@ def paired_differences(runs: pd.DataFrame, factor: str, a, b, metric: str, cells
     if max_apart is not None:
         times = record_times(part, [])
         seconds = (times - pd.Timestamp(0, tz="UTC")).dt.total_seconds()
-        created = part.assign(created_s=seconds).pivot_table(index=index, columns=factor, values="created_s",
-                                                             aggfunc="max", dropna=False)
-        apart = (created[a] - created[b]).abs().reindex(diff.index) if a in created and b in created else \
-            pd.Series(np.nan, index=diff.index)
-        keep = apart.notna() & (apart <= max_apart.total_seconds())
+        clock = pd.Series(pd.factorize(record_clocks(part, []))[0], index=part.index)
+        stamped = part.assign(created_s=seconds, clock_id=clock)
+        created = stamped.pivot_table(index=index, columns=factor, values="created_s", aggfunc="max", dropna=False)
+        clocks = stamped.pivot_table(index=index, columns=factor, values="clock_id", aggfunc="max", dropna=False)
+        both = a in created and b in created
+        apart = (created[a] - created[b]).abs().reindex(diff.index) if both else pd.Series(np.nan, index=diff.index)
+        same_clock = (clocks[a] == clocks[b]).reindex(diff.index, fill_value=False) if both else False
+        keep = apart.notna() & (apart <= max_apart.total_seconds()) & same_clock
         left_out = int((~keep).sum())
         diff = diff[keep.to_numpy()]
     out = diff.reset_index()
@@ -753,6 +757,28 @@ def record_times(runs: pd.DataFrame, experiments: Iterable[str], records_dir: Pa
     return pd.to_datetime(created.astype(object), utc=True)
 
 
+def timing_clock(record: dict) -> str:
+    """The clock a record's times were measured on: ``cpu``, or ``cuda: <GPU name>``."""
+    if record.get("device") != "cuda":
+        return "cpu"
+    return f"cuda: {(record.get('environment') or {}).get('cuda_device')}"
+
+
+def record_clocks(runs: pd.DataFrame, experiments: Iterable[str], records_dir: Path | None = None) -> pd.Series:
+    """The clock of each run's times (:func:`timing_clock`), read from its record like
+    :func:`record_times`; a ``clock`` column already in ``runs`` is used as is. ``cpu`` where no record
+    tells (records without a device were all CPU runs). Times on different clocks are never compared."""
+    if "clock" in runs:
+        return runs["clock"].fillna("cpu")
+    return record_values(runs, experiments, timing_clock, records_dir).fillna("cpu")
+
+
+def with_times(runs: pd.DataFrame, experiments: Iterable[str], records_dir: Path | None = None) -> pd.DataFrame:
+    """``runs`` with ``created`` (:func:`record_times`) and ``clock`` (:func:`record_clocks`) columns."""
+    return runs.assign(created=record_times(runs, experiments, records_dir),
+                       clock=record_clocks(runs, experiments, records_dir))
+
+
 def record_values(runs: pd.DataFrame, experiments: Iterable[str], read: Callable[[dict], object],
                   records_dir: Path | None = None) -> pd.Series:
     """``read(record)`` for each run's record, found by the ``record`` key as
@@ -782,20 +808,26 @@ def record_values(runs: pd.DataFrame, experiments: Iterable[str], read: Callable
     return pd.Series(values, index=runs.index, dtype=object)
 
 
-def sessions(created: pd.Series, gap: pd.Timedelta = SESSION_GAP) -> pd.Series:
-    """Session number of each time: sorted, a new session starts after a pause longer than ``gap``.
-    Unknown times (NaT) get -1, a session of their own that never pairs."""
+def sessions(created: pd.Series, gap: pd.Timedelta = SESSION_GAP, clocks: pd.Series | None = None) -> pd.Series:
+    """Session number of each time: per clock (``clocks``, default one), sorted, a new session starts
+    after a pause longer than ``gap``; sessions of different clocks get different numbers. Unknown
+    times (NaT) get -1, a session of their own that never pairs."""
     out = pd.Series(-1, index=created.index, dtype=int)
-    known = created.dropna().sort_values()
-    if len(known):
-        out.loc[known.index] = (known.diff() > gap).cumsum().astype(int).to_numpy()
+    clocks = pd.Series("", index=created.index) if clocks is None else clocks.fillna("cpu")
+    first = 0
+    for _, members in sorted(created.groupby(clocks.to_numpy()).groups.items()):
+        known = created.loc[members].dropna().sort_values()
+        if len(known):
+            numbers = first + (known.diff() > gap).cumsum().astype(int).to_numpy()
+            out.loc[known.index] = numbers
+            first = int(numbers.max()) + 1
     return out
 
 
 def with_sessions(runs: pd.DataFrame, experiments: Iterable[str], records_dir: Path | None = None) -> pd.DataFrame:
-    """``runs`` with ``created`` and ``session`` (see :func:`sessions`) columns."""
-    created = record_times(runs, list(experiments), records_dir)
-    return runs.assign(created=created, session=sessions(created))
+    """``runs`` with ``created``, ``clock`` (:func:`with_times`) and ``session`` (see :func:`sessions`) columns."""
+    timed = with_times(runs, list(experiments), records_dir)
+    return timed.assign(session=sessions(timed["created"], clocks=timed["clock"]))
 
 
 def interleaved(levels: pd.Series, created: pd.Series) -> bool:

@@ -8,8 +8,8 @@ from __future__ import annotations
 import pandas as pd
 
 from ..experiments.cure4rec_exact import UnlearnConfig
-from .claims import (INCONCLUSIVE, PAIR_WINDOW, PENDING, claim_row, claims_frame, ordering_claim, record_times,
-                     timed_together, trend_claim, with_sessions)
+from .claims import (INCONCLUSIVE, PAIR_WINDOW, PENDING, claim_row, claims_frame, ordering_claim, timed_together,
+                     trend_claim, with_sessions, with_times)
 from .compare import compare, printed_resolution, summarize_runs
 from .names import display_name, paper_sorted
 
@@ -163,20 +163,21 @@ RETRAIN_BESIDE = ["dataset", "model", "selection", "ratio", "seed"]
 def exact_speedups(exact_runs: pd.DataFrame, records_dir=None) -> pd.Series:
     """Each exact run's speed-up over Retrain: the seconds of the Retrain run of the same dataset, model,
     selection, ratio and seed (:data:`RETRAIN_BESIDE`) over the run's own, only when the two records were
-    written at most :data:`~recunlearn.report.claims.PAIR_WINDOW` (30 minutes) apart (record times as
-    :func:`~recunlearn.report.claims.record_times` finds them, a ``created`` column first); NaN otherwise.
-    Retrain's own speed-up is 1. Both times of a ratio scale alike with the machine's load, so speed-ups
+    timed on the same clock and written at most :data:`~recunlearn.report.claims.PAIR_WINDOW` (30 minutes)
+    apart (record times and clocks as :func:`~recunlearn.report.claims.with_times` finds them, ``created``
+    and ``clock`` columns first); NaN otherwise. Retrain's own speed-up is 1. Both times of a ratio scale alike with the machine's load, so speed-ups
     of runs made in different sessions can be compared where their seconds cannot."""
     if exact_runs.empty:
         return pd.Series(dtype=float, index=exact_runs.index)
     keys = [k for k in RETRAIN_BESIDE if k in exact_runs]
-    created = record_times(exact_runs, [UnlearnConfig.experiment], records_dir)
-    frame = exact_runs[keys + ["method", "unlearn_seconds"]].assign(created=created)
-    retrain = frame.loc[frame["method"] == "retrain", keys + ["unlearn_seconds", "created"]]
+    timed = with_times(exact_runs, [UnlearnConfig.experiment], records_dir)
+    frame = exact_runs[keys + ["method", "unlearn_seconds"]].assign(created=timed["created"], clock=timed["clock"])
+    retrain = frame.loc[frame["method"] == "retrain", keys + ["unlearn_seconds", "created", "clock"]]
     retrain = retrain.drop_duplicates(keys).rename(
-        columns={"unlearn_seconds": "retrain_seconds", "created": "retrain_created"})
+        columns={"unlearn_seconds": "retrain_seconds", "created": "retrain_created", "clock": "retrain_clock"})
     paired = frame.merge(retrain, on=keys, how="left")
-    together = (paired["created"] - paired["retrain_created"]).abs() <= PAIR_WINDOW
+    together = ((paired["created"] - paired["retrain_created"]).abs() <= PAIR_WINDOW) & \
+        (paired["clock"] == paired["retrain_clock"])
     speedup = (paired["retrain_seconds"] / paired["unlearn_seconds"]).where(together.to_numpy())
     return pd.Series(speedup.to_numpy(dtype=float), index=exact_runs.index)
 
@@ -324,7 +325,7 @@ def time_claims(runs: pd.DataFrame, metric: str = "unlearn_seconds", records_dir
       :func:`recunlearn.report.cure4rec_scif.scif_times`; the EU runs' from
       :func:`exact_speedups`), since the SCIF runs were timed in other sessions; pending without
       ``scif``."""
-    timed = runs.assign(created=record_times(runs, [UnlearnConfig.experiment], records_dir))
+    timed = with_times(runs, [UnlearnConfig.experiment], records_dir)
     cell, pair = ["dataset", "model", "selection"], ("seed",)
     note = PAIR_TIMING_RULE
     eu = timed[timed["method"].isin(EU_METHODS)]
