@@ -12,7 +12,7 @@ from ..experiments.cure4rec_exact import EXACT_KEYS
 from ..experiments.cure4rec_scif import ScifConfig
 from ..unlearning import EXACT_METHODS
 from .claims import (SELF_CHECK, band_claim, check_claim, claims_frame, ordering_claim, paired_differences,
-                     record_values)
+                     record_clocks, record_values)
 from .compare import compare, summarize_runs
 from .cure4rec import EU_METHODS, RETRAIN_BESIDE, exact_speedups, speedup_ordering
 from .names import display_name, display_names, paper_sorted
@@ -190,16 +190,23 @@ def exact_mio_sources(aspects: pd.DataFrame, exact_mio: pd.DataFrame, selection:
     return texts
 
 
+RETRAIN_EXPERIMENTS = ("cure4rec-exact", "cure4rec-exact-mio", ScifConfig.experiment)
+"""Where the records of the Retrains :func:`retrain_pairs` pairs are found (keys are unique across them)."""
+
+
 def retrain_pairs(exact_runs: pd.DataFrame, scif_runs: pd.DataFrame, column: str) -> pd.DataFrame:
     """The Retrain each SCIF process trains beside the exact runs' Retrain of the same dataset, model,
-    unlearning set and seed: those keys and ``column`` of each, as ``<column>_exact`` and
-    ``<column>_scif``; empty (with those columns) where either side has no such Retrain."""
+    unlearning set and seed, computed on the same device (:func:`~recunlearn.report.claims.record_clocks`:
+    a GPU's Retrain is not the CPU's model bit for bit, nor timed on its clock): those keys and ``column``
+    of each, as ``<column>_exact`` and ``<column>_scif``; empty (with those columns) where either side has
+    no such Retrain."""
     keys = ["dataset", "model", "selection", "seed"]
     out = keys + [f"{column}_exact", f"{column}_scif"]
     if not all(set(keys + ["method", column]) <= set(frame) for frame in (exact_runs, scif_runs)):
         return pd.DataFrame(columns=out)
-    exact, own = (frame.loc[frame["method"] == "retrain", keys + [column]] for frame in (exact_runs, scif_runs))
-    return exact.merge(own, on=keys, suffixes=("_exact", "_scif"))[out]
+    exact, own = (frame.loc[frame["method"] == "retrain"] for frame in (exact_runs, scif_runs))
+    exact, own = (part[keys + [column]].assign(clock=record_clocks(part, RETRAIN_EXPERIMENTS)) for part in (exact, own))
+    return exact.merge(own, on=keys + ["clock"], suffixes=("_exact", "_scif"))[out]
 
 
 def retrain_session_ratios(exact_runs: pd.DataFrame, scif_runs: pd.DataFrame) -> pd.Series:
