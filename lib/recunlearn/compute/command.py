@@ -201,11 +201,12 @@ def describe(status: PlanStatus, runs: list[Run], todo: list[list[Run]], workers
     plan = status.plan
     scheduled = [run for batch in todo for run in batch]
     seconds = sum(status.costs.batch_seconds(run.config for run in batch) for batch in todo)
-    off_device = sum(not status.costs.estimate(run.config).on_device for run in scheduled)
+    unmeasured = 0 if plan.device == "cpu" else sum(not status.costs.estimate(run.config).on_device
+                                                    for run in scheduled)
     out(f"plan {plan.path} on {plan.device}: {len(runs)} runs, {len(runs) - len(status.pending(runs))} done, "
         f"{len(scheduled)} to compute, ~{hours(seconds)} {plan.device.upper()}-hours (~{minutes(seconds / workers)} "
-        f"on {workers} worker(s))" + (f"; {off_device} of the runs are estimated from CPU records, no "
-                                     f"{plan.device.upper()} record measuring their kind" if off_device else ""))
+        f"on {workers} worker(s))" + (f"; {unmeasured} of these runs have no {plan.device.upper()} record of their "
+                                     "kind yet: estimated from CPU records" if unmeasured else ""))
     out("")
     header = ["entry", "listed", "done", "computes", "pending", f"{plan.device.upper()}-h left", "estimates", "pages"]
     rows = [[r["entry"], r["listed"], r["done"], r["computes"], r["pending"], f"{r['cpu_hours_left']:.1f}",
