@@ -2,8 +2,8 @@
 
 A record is a small strict-JSON file ``<records>/<experiment>/<key>.json`` holding the config,
 metrics, per-epoch curve, timings, the run's ``cost`` (wall and CPU seconds of the whole runner, which
-the compute plan's cost model reads), seed, device, library versions, the processor's model, the git commit (``-dirty`` when
-``lib/`` had uncommitted changes), the fingerprint of the library source that ran
+the compute plan's cost model reads), seed, device, library versions, the processor's model, the git
+commit (``-dirty`` when ``lib/`` had uncommitted changes), the fingerprint of the library source that ran
 (:func:`recunlearn.provenance.source_fingerprint`) and the dataset checksums. Undefined values are
 ``null``. Records are written atomically (temporary file + rename).
 
@@ -170,7 +170,8 @@ def _note(config: Config, status: str, record: dict | None) -> None:
     ledger = os.environ.get(LEDGER_ENV)
     if not ledger:
         return
-    line = {"experiment": config.experiment, "key": (record or {}).get("key") or record_key(config), "status": status,
+    line = {"experiment": config.experiment, "key": (record or {}).get("key") or record_key(config),  # the file read
+            "status": status,
             "device": (record or {}).get("device", getattr(config, "device", None)),
             "git_commit": (record or {}).get("git_commit"), "source_fingerprint": (record or {}).get("source_fingerprint")}
     with open(ledger, "a") as handle:

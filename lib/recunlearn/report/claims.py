@@ -44,10 +44,10 @@ How a claim is decided (alpha = :data:`~recunlearn.report.verdicts.ALPHA` = 0.05
 - **timing**: times come from runs timed together: on the same clock (:func:`record_clocks`: the CPU,
   or a GPU by name; a GPU run is never compared with a CPU run) and close in time. A pairwise
   comparison (the same seed of two methods or unlearning sets) uses only pairs whose records were
-  written at most :data:`PAIR_WINDOW` (30 minutes) apart. A trend over a sweep uses only the levels recorded in one
-  session (consecutive records never more than :data:`SESSION_GAP`, 10 minutes, apart: one run of
-  the grid) and needs those levels interleaved in time (otherwise drift in machine load during the
-  session would look like a trend). Levels or pairs that fail the rule are left out and named in
+  written at most :data:`PAIR_WINDOW` (30 minutes) apart. A trend over a sweep uses only the levels
+  recorded in one session (consecutive records of one clock never more than :data:`SESSION_GAP`, 10
+  minutes, apart: one run of the grid) and needs those levels interleaved in time (otherwise drift in
+  machine load during the session would look like a trend). Levels or pairs that fail the rule are left out and named in
   the evidence; a claim left without usable timings is ``inconclusive``.
 """
 
@@ -815,8 +815,8 @@ def sessions(created: pd.Series, gap: pd.Timedelta = SESSION_GAP, clocks: pd.Ser
     out = pd.Series(-1, index=created.index, dtype=int)
     clocks = pd.Series("", index=created.index) if clocks is None else clocks.fillna("cpu")
     first = 0
-    for _, members in sorted(created.groupby(clocks.to_numpy()).groups.items()):
-        known = created.loc[members].dropna().sort_values()
+    for clock in sorted(clocks.unique()):
+        known = created[(clocks == clock).to_numpy()].dropna().sort_values()
         if len(known):
             numbers = first + (known.diff() > gap).cumsum().astype(int).to_numpy()
             out.loc[known.index] = numbers

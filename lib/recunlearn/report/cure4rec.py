@@ -165,8 +165,9 @@ def exact_speedups(exact_runs: pd.DataFrame, records_dir=None) -> pd.Series:
     selection, ratio and seed (:data:`RETRAIN_BESIDE`) over the run's own, only when the two records were
     timed on the same clock and written at most :data:`~recunlearn.report.claims.PAIR_WINDOW` (30 minutes)
     apart (record times and clocks as :func:`~recunlearn.report.claims.with_times` finds them, ``created``
-    and ``clock`` columns first); NaN otherwise. Retrain's own speed-up is 1. Both times of a ratio scale alike with the machine's load, so speed-ups
-    of runs made in different sessions can be compared where their seconds cannot."""
+    and ``clock`` columns first); NaN otherwise. Retrain's own speed-up is 1. Both times of a ratio
+    scale alike with the machine's load, so speed-ups of runs made in different sessions can be
+    compared where their seconds cannot."""
     if exact_runs.empty:
         return pd.Series(dtype=float, index=exact_runs.index)
     keys = [k for k in RETRAIN_BESIDE if k in exact_runs]

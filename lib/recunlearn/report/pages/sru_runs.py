@@ -36,7 +36,8 @@ def collect_page(page: str, params: Mapping[str, Any], runs: pd.DataFrame | None
     configs = [SruConfig.from_dict(c) for c in runs.attrs.get("pending", [])]
     pending = pending_frame(configs, grid.device, RUN_KEYS)
     kept = runs.attrs.get("pending", [])
-    runs = with_sessions(runs, ["sru-unlearning"]) if len(runs) else runs.assign(created=pd.NaT, clock="cpu", session=-1)
+    runs = with_sessions(runs, ["sru-unlearning"]) if len(runs) else \
+        runs.assign(created=pd.NaT, clock="cpu", session=-1)
     runs.attrs["pending"] = kept
     return grid, runs, pending, pending_command(page, grid.device, pending, grid.runs())
 
