@@ -10,6 +10,7 @@ import pytest
 
 from recunlearn.experiments import ConfigError, records
 from recunlearn.experiments.cure4rec import LearnConfig, LearnGrid
+from recunlearn.experiments.config import option
 from recunlearn.experiments.records import RUNNERS, record_key, record_path, run_or_load
 
 
@@ -227,3 +228,26 @@ def test_model_results_versions_stay_above_the_class_version():
     from recunlearn.experiments.casper import MODEL_RESULTS_VERSIONS, CasperConfig
 
     assert all(int(v) > int(CasperConfig.results_version) for v in MODEL_RESULTS_VERSIONS.values())
+
+
+def test_a_field_added_for_a_variant_keeps_every_existing_key_at_its_default():
+    """A named variant added later (``option(..., added=True)``) must not invalidate the records made before it."""
+
+    @dataclasses.dataclass(frozen=True)
+    class WithVariant(LearnConfig):
+        experiment = LearnConfig.experiment
+        variant: str = option("paper", choices=("paper", "code"), added=True)
+
+    before, after = LearnConfig(seed=2), WithVariant(seed=2)
+    assert record_key(after) == record_key(before)                       # the old record is still found
+    assert after.to_dict() == {**before.to_dict(), "variant": "paper"}   # and the new record names the variant
+    assert WithVariant.from_dict(before.to_dict()) == after             # an old record's config reads back
+    assert record_key(after.replace(variant="code")) != record_key(before)
+    assert "variant" in after.replace(variant="code").key_dict() and "variant" not in after.key_dict()
+
+    @dataclasses.dataclass(frozen=True)
+    class WithField(LearnConfig):  # the same field not marked as added changes every key: a new results set
+        experiment = LearnConfig.experiment
+        variant: str = option("paper", choices=("paper", "code"))
+
+    assert record_key(WithField(seed=2)) != record_key(before)

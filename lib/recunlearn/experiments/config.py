@@ -24,10 +24,13 @@ class ConfigError(ValueError):
     """A parameter name or value is not allowed."""
 
 
-def option(default, *, choices=None, min=None, max=None, percent=False, doc=""):  # noqa: A002 - metadata keys
-    """A config field with its constraints (a tuple default is stored as given)."""
+def option(default, *, choices=None, min=None, max=None, percent=False, doc="", added=False):  # noqa: A002
+    """A config field with its constraints (a tuple default is stored as given). ``added``: a field
+    added after records of its class existed (a named variant of a model or method); it enters the
+    record key only when it differs from its default, so every record computed before it was added
+    keeps its key and stays valid (see :meth:`Config.key_dict`)."""
     return dataclasses.field(default=default, metadata={"choices": choices, "min": min, "max": max,
-                                                        "percent": percent, "doc": doc})
+                                                        "percent": percent, "doc": doc, "added": added})
 
 
 def require_device(device: str) -> None:
@@ -128,6 +131,15 @@ class Config:
     def to_dict(self) -> dict[str, Any]:
         return {spec.name: (list(v) if isinstance(v := getattr(self, spec.name), tuple) else v)
                 for spec in dataclasses.fields(self)}
+
+    def key_dict(self) -> dict[str, Any]:
+        """The values a record key hashes: :meth:`to_dict` without the ``added`` fields (see
+        :func:`option`) that hold their default, i.e. exactly what the config held before they existed."""
+        values = self.to_dict()
+        for spec in dataclasses.fields(self):
+            if spec.metadata.get("added") and getattr(self, spec.name) == spec.default:
+                del values[spec.name]
+        return values
 
     def replace(self, **changes):
         return dataclasses.replace(self, **changes)

@@ -7,8 +7,9 @@ commit (``-dirty`` when ``lib/`` had uncommitted changes), the fingerprint of th
 (:func:`recunlearn.provenance.source_fingerprint`) and the dataset checksums. Undefined values are
 ``null``. Records are written atomically (temporary file + rename).
 
-The ``key`` hashes the experiment, the config, the checksums of the dataset files it reads and the
-experiment's ``results_version`` (a class attribute of its config, bumped by hand whenever a code
+The ``key`` hashes the experiment, the config (:meth:`Config.key_dict`: a field added later for a
+named variant counts only where it leaves its default), the checksums of the dataset files it reads
+and the experiment's ``results_version`` (a class attribute of its config, bumped by hand whenever a code
 change alters what an existing config computes). It leaves out the commit, so committed records stay
 valid across commits that do not change results; ``python -m recunlearn audit`` and CI's re-run of a
 sample of committed records check that promise.
@@ -98,7 +99,7 @@ def dataset_checksums(config: Config) -> dict[str, str]:
 
 
 def record_key(config: Config) -> str:
-    blob = json.dumps({"experiment": config.experiment, "config": config.to_dict(),
+    blob = json.dumps({"experiment": config.experiment, "config": config.key_dict(),
                        "data": dataset_checksums(config), "results_version": results_version(config)},
                       sort_keys=True)
     return hashlib.sha256(blob.encode()).hexdigest()[:20]
