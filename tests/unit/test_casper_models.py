@@ -9,6 +9,8 @@ import torch
 
 from recunlearn.data.sequences import load_stream
 from recunlearn.experiments.casper import CasperConfig, CasperGrid, collect, mrr_groups, run_casper
+from recunlearn.experiments.config import ConfigError
+from recunlearn.experiments.records import record_key
 from recunlearn.models.sequential import LSTMRecommender, user_windows
 
 
@@ -155,8 +157,8 @@ def test_new_selectors_extend_the_allowed_values_only():
         CasperConfig(selector="revadv-random", k=2)
     with pytest.raises(ConfigError, match="(?i)selector"):
         CasperConfig(selector="tracin-exact")
-    # a config of the part-1 selectors keeps its record key (no field was added)
-    assert set(CasperConfig().to_dict()) == {"dataset", "model", "selector", "perturbation", "replacement", "k", "seed",
+    # a config of the part-1 selectors keeps its record key (a field added since enters it only off its default)
+    assert set(CasperConfig().key_dict()) == {"dataset", "model", "selector", "perturbation", "replacement", "k", "seed",
                                              "epochs", "max_rows", "idag_variant", "idag_max_len", "id_map", "device"}
     assert record_key(CasperConfig(selector="random")) == record_key(CasperConfig(selector="random"))
 
@@ -241,3 +243,22 @@ def test_test_scores_leave_the_trained_model_as_it_was(need_local, model):
     assert len(first) > 1 or model in ("lstm", "tisasrec")
     for (rows_a, a), (rows_b, b) in zip(first, second, strict=True):
         assert np.array_equal(rows_a, rows_b) and torch.equal(a, b)
+
+
+@pytest.mark.parametrize("model", ["jodie", "latentcross"])
+def test_a_frozen_test_pass_is_a_variant_of_the_online_models_only(need_local, tiny, model):
+    """Spec D9: ``test_updates="frozen"`` is a named variant (its own record; the default keeps every
+    existing record's key), the control stays exact under it, and LSTM or TiSASRec refuse it."""
+    need_local("foursquare", "raw")
+    online = CasperConfig(selector="random", model=model, **tiny)
+    frozen = online.replace(test_updates="frozen")
+    assert record_key(online) == record_key(CasperConfig.from_dict(
+        {k: v for k, v in online.to_dict().items() if k != "test_updates"}))  # a record made before the field
+    assert record_key(frozen) != record_key(online)
+    a, b = run_casper(online), run_casper(frozen)
+    # 1,200 rows hold one test window, scored before any online step: both passes give the same lists
+    # (later windows differ: see test_fast_jodie_latentcross.py)
+    assert a["metrics"] == b["metrics"]
+    assert run_casper(frozen.replace(selector="none"))["metrics"]["ao"] == 1.0
+    with pytest.raises(ConfigError, match="TEST_UPDATES = 'frozen' with MODEL = 'lstm'"):
+        CasperConfig(model="lstm", test_updates="frozen")

@@ -81,3 +81,30 @@ def test_one_epoch_agrees_and_the_fast_path_is_deterministic(name, stream):
 def test_bad_implementation_is_refused(name):
     with pytest.raises(ValueError, match="implementation.*'fast', 'reference'"):
         MODELS[name](10, implementation="vectorised")
+
+
+def kept_optimizer_state(model) -> dict:
+    """The optimiser state a model's test pass starts its online steps from."""
+    return model.final[2] if isinstance(model, JODIERecommender) else model._optimizer_state
+
+
+@pytest.mark.parametrize("implementation", ["fast", "reference"])
+@pytest.mark.parametrize("name", MODELS)
+def test_a_frozen_test_pass_is_the_online_pass_with_steps_of_size_zero(name, implementation, stream):
+    """Spec D9's switch: ``online=False`` keeps the trained parameters while the states follow the test
+    rows. Known answer: the online pass with a zero learning rate (its steps change nothing)."""
+    model = MODELS[name](stream.n_items, torch.Generator().manual_seed(0), epochs=1, window=32,
+                         implementation=implementation)
+    model.fit(stream)
+
+    def scores(**options):
+        return [s for _, _, s in model.test_scores(stream, **options)]
+
+    online, frozen = scores(), scores(online=False)
+    assert len(frozen) > 2
+    assert torch.equal(online[0], frozen[0])  # the first window is scored before any step
+    assert not torch.equal(torch.cat(online), torch.cat(frozen))  # later windows see the online steps
+    for group in kept_optimizer_state(model)["param_groups"]:
+        group["lr"] = 0.0
+    assert torch.equal(torch.cat(scores()), torch.cat(frozen))
+    assert torch.equal(torch.cat(scores(online=False)), torch.cat(frozen))  # the trained model is untouched

@@ -66,6 +66,13 @@ rank lists mapped back to the fixed ids before comparison (isolates the differen
 ``first_appearance_labels`` = the same, but the two runs' lists compared label by label, as the
 authors' code did (adds the relabelling artefact)."""
 
+TEST_UPDATES = ("online", "frozen")
+"""JODIE's and LatentCross's test pass (spec D9): ``online`` = one optimiser step per test window, as the
+authors' code (every number of the book so far); ``frozen`` = the trained parameters kept fixed while
+the states follow the true test interactions."""
+ONLINE_MODELS = {"jodie", "latentcross"}
+"""The models whose test pass learns online (``test_updates`` applies to them only)."""
+
 SMALLEST_MAX_ROWS = {"wikipedia": 29, "reddit": 224, "foursquare": 212, "lastfm": 22}
 """The shortest chronological prefix of each file in which some user has the 10 interactions that
 :func:`~recunlearn.data.sequences.load_stream` requires; a shorter prefix leaves no data."""
@@ -117,10 +124,15 @@ class CasperConfig(Config):
                                                "-1: unbounded; else this L")
     id_map: str = option("fixed", choices=ID_MAPS)
     device: str = option("cpu", choices=DEVICES)
+    test_updates: str = option("online", choices=TEST_UPDATES, added=True,
+                               doc="JODIE and LatentCross: online optimiser steps at test (the code) or frozen")
 
     def validate(self) -> None:
         super().validate()
         check_max_rows(self.dataset, self.max_rows)
+        if self.test_updates != "online" and self.model not in ONLINE_MODELS:
+            raise ConfigError(f"parameter TEST_UPDATES = {self.test_updates!r} with MODEL = {self.model!r}: only "
+                              f"{sorted(ONLINE_MODELS)} learn at test time; {self.model} takes 'online' (its default)")
         if self.selector in REVADV_SELECTORS and self.k != 1:
             raise ConfigError(f"parameter K = {self.k!r} with SELECTOR = {self.selector!r}: Rev.Adv learns one fake "
                               "user and perturbs one row of its nearest real user; only K = 1 is allowed")
@@ -287,12 +299,13 @@ def relabel(stream: Stream, id_map: str) -> tuple[Stream, np.ndarray | None]:
 
 
 def compare_runs(original, perturbed, original_stream: Stream, perturbed_stream: Stream,
-                 back: tuple[np.ndarray | None, np.ndarray | None] = (None, None)) -> pd.DataFrame:
+                 back: tuple[np.ndarray | None, np.ndarray | None] = (None, None), **test) -> pd.DataFrame:
     """One row per test interaction: user, the RLS metrics of M vs M', and both target ranks.
-    ``back``: per run, a map ``new_id[fixed_id]`` whose score columns are taken back to fixed ids."""
+    ``back``: per run, a map ``new_id[fixed_id]`` whose score columns are taken back to fixed ids;
+    ``test``: options of both models' test pass (``online`` for JODIE and LatentCross)."""
     parts = []
-    for (rows0, target0, s0), (rows1, target1, s1) in zip(original.test_scores(original_stream),
-                                                          perturbed.test_scores(perturbed_stream)):
+    for (rows0, target0, s0), (rows1, target1, s1) in zip(original.test_scores(original_stream, **test),
+                                                          perturbed.test_scores(perturbed_stream, **test)):
         if not np.array_equal(rows0, rows1):
             raise RuntimeError("test rows of the two runs differ")
         if back[0] is not None:
@@ -369,8 +382,9 @@ def run_casper(config: CasperConfig) -> dict:
     perturbed = copy.deepcopy(initial)
     new_model_stream, map1 = relabel(new_stream, config.id_map)
     fit1 = perturbed.fit(new_model_stream)
+    test = {"online": config.test_updates == "online"} if config.model in ONLINE_MODELS else {}
     per_row = compare_runs(original, perturbed, model_stream, new_model_stream,
-                           (map0, map1) if config.id_map == "first_appearance" else (None, None))
+                           (map0, map1) if config.id_map == "first_appearance" else (None, None), **test)
     metrics = summarize_comparison(per_row, list(info.users) if info else [])
     renumbered = None if map0 is None else int((map0 != map1).sum())  # items whose id differs between the runs
     return {"metrics": metrics, "perturbation": info.to_dict() if info else None, "cascade_scores": cascade,

@@ -317,9 +317,10 @@ class JODIERecommender:
         for lo in range(0, n, self.window):
             hi = min(lo + self.window, n)
             loss, users, items = self._window_reference(net, users, items, rows, lo, hi, level_all, collect)
-            optimizer.zero_grad()
-            loss.backward()
-            optimizer.step()
+            if optimizer is not None:  # None: parameters frozen (a test pass without online steps)
+                optimizer.zero_grad()
+                loss.backward()
+                optimizer.step()
             users, items = users.detach(), items.detach()
             self.last_loss += float(loss.detach())
         return users, items
@@ -418,11 +419,12 @@ class JODIERecommender:
         self.last_loss = 0.0
         for plan in plans:
             loss, users, items = self._window_fast(net, users, items, plan, collect)
-            self._recycled.recycle(net.predict.weight)
-            zero_grads(optimizer)
-            loss.backward()
-            transposed_grads(optimizer)
-            optimizer.step()
+            if optimizer is not None:  # None: parameters frozen (a test pass without online steps)
+                self._recycled.recycle(net.predict.weight)
+                zero_grads(optimizer)
+                loss.backward()
+                transposed_grads(optimizer)
+                optimizer.step()
             self.last_loss += float(loss.detach())
         return users, items
 
@@ -480,15 +482,18 @@ class JODIERecommender:
             items = items.index_copy(0, plan["real_items"], small.index_select(0, plan["real_slots"]))
         return out
 
-    def test_scores(self, stream: Stream):
-        """Yield ``(source rows, targets, scores)`` per window of test rows; scores = -squared L2 distance (b, |I|)."""
+    def test_scores(self, stream: Stream, online: bool = True):
+        """Yield ``(source rows, targets, scores)`` per window of test rows; scores = -squared L2 distance (b, |I|).
+        ``online``: one optimiser step per test window, as the authors' code (the default); False freezes
+        the parameters (the states still follow the true interactions)."""
         test = stream.test_positions
         rows = self._features(stream, test)
         net = copy.deepcopy(self.net)  # online learning at test time must not change the trained model
-        optimizer = self._optimizer(net)
         users, items, state = self.final
-        # a copy: the online steps would update the kept tensors in place (as in LatentCross.test_scores)
-        optimizer.load_state_dict(copy.deepcopy(state))
+        optimizer = self._optimizer(net) if online else None
+        if optimizer is not None:
+            # a copy: the online steps would update the kept tensors in place (as in LatentCross.test_scores)
+            optimizer.load_state_dict(copy.deepcopy(state))
         if self.implementation == "fast":
             for plan in self._plans(rows):
                 lo, hi = plan["lo"], plan["hi"]

@@ -309,9 +309,10 @@ class LatentCrossRecommender:
         for lo in range(0, len(user), self.window):
             hi = min(lo + self.window, len(user))
             loss, states = self._window_reference(net, states, lo, hi, user, item, context, tbatch, collect)
-            optimizer.zero_grad()
-            loss.backward()
-            optimizer.step()
+            if optimizer is not None:  # None: parameters frozen (a test pass without online steps)
+                optimizer.zero_grad()
+                loss.backward()
+                optimizer.step()
             states = states.detach()
             total += float(loss.detach())
         return states, total
@@ -346,9 +347,10 @@ class LatentCrossRecommender:
         total = 0.0
         for plan in plans:
             loss, states = self._window_fast(net, states, plan, collect)
-            optimizer.zero_grad()
-            loss.backward()
-            optimizer.step()
+            if optimizer is not None:  # None: parameters frozen (a test pass without online steps)
+                optimizer.zero_grad()
+                loss.backward()
+                optimizer.step()
             total += float(loss.detach())
         return states, total
 
@@ -414,16 +416,19 @@ class LatentCrossRecommender:
             states = states.index_copy(0, plan["users"], small)
         return out
 
-    def test_scores(self, stream: Stream):
-        """Yield ``(source rows, targets, scores)`` per window of test rows (stream order within it)."""
+    def test_scores(self, stream: Stream, online: bool = True):
+        """Yield ``(source rows, targets, scores)`` per window of test rows (stream order within it).
+        ``online``: one optimiser step per test window, as the authors' code (the default); False freezes
+        the parameters (the states still follow the true interactions)."""
         test = stream.test_positions
         user, item, context = self._rows(stream, test)
         net = copy.deepcopy(self.net)  # online learning at test time must not change the trained model
-        optimizer = self._optimizer(net)
-        # nor its optimiser state: load_state_dict keeps the given tensors (Adam's moments, its step
-        # count) and the online steps would update them in place, so a second test pass would start
-        # from the first one's end
-        optimizer.load_state_dict(copy.deepcopy(self._optimizer_state))
+        optimizer = self._optimizer(net) if online else None
+        if optimizer is not None:
+            # nor its optimiser state: load_state_dict keeps the given tensors (Adam's moments, its step
+            # count) and the online steps would update them in place, so a second test pass would start
+            # from the first one's end
+            optimizer.load_state_dict(copy.deepcopy(self._optimizer_state))
         states = self.final_states
         if self.implementation == "fast":
             for plan in self._plans(user, item, context):
