@@ -434,7 +434,7 @@ def _label(cells: list[str], key: tuple) -> str:
 
 # --- claim builders ---------------------------------------------------------------------------------
 
-def _pairs(n: int) -> str:
+def pairs_text(n: int) -> str:
     """``"1 pair"``, ``"8 pairs"``."""
     return f"{n} pair" + ("" if n == 1 else "s")
 
@@ -523,11 +523,11 @@ def ordering_claim(id: str, claim: str, runs: pd.DataFrame, factor: str, links: 
     layout = ("per cell" if per_cell else "pooled over cells") + f", pairs by {' and '.join(pair_on)}"
     test_name = f"{paired_test_name({SIGNED_RANK})}, {layout}"
     if left_out:
-        note = (note + " " if note else "") + (f"{_pairs(left_out)} left out: recorded more than "
+        note = (note + " " if note else "") + (f"{pairs_text(left_out)} left out: recorded more than "
                                                f"{max_apart.total_seconds() / 60:g} minutes apart.")
     if not diffs:
         return claim_row(id, claim, INCONCLUSIVE if left_out else PENDING,
-                         f"{_pairs(left_out)} not timed together, left out" if left_out else "", test=test_name,
+                         f"{pairs_text(left_out)} not timed together, left out" if left_out else "", test=test_name,
                          evidence=(note + " " if note else "") + ("no pair timed together" if left_out
                                                                   else "no paired runs yet"))
     keys = sorted(set().union(*(set(map(tuple, d[cells].to_numpy())) if cells else {()} for d in diffs.values())))
@@ -593,7 +593,7 @@ def ordering_claim(id: str, claim: str, runs: pd.DataFrame, factor: str, links: 
         if len(link_outcomes) > 1:
             holds_in += "; " + significant_text(link_outcomes, raw_links, "links").replace("; ", ", ", 1)
     if left_out:
-        holds_in += f"; {_pairs(left_out)} not timed together, left out"
+        holds_in += f"; {pairs_text(left_out)} not timed together, left out"
     evidence = (note + " " if note else "") + f"{display_name(metric)}; " + "; ".join(parts) + f"; alpha = {alpha}"
     largest = largest_cell if per_cell else max(len(d) for d in diffs.values())
     p_value = max(p_values) if testable(largest) else float("nan")  # a single pair: no p to show

@@ -8,11 +8,11 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from ..experiments.cure4rec_exact import EXACT_KEYS
-from ..experiments.cure4rec_scif import ScifConfig
+from ..experiments.cure4rec_exact import EXACT_KEYS, UnlearnConfig
+from ..experiments.cure4rec_scif import ExactMioConfig, ScifConfig
 from ..unlearning import EXACT_METHODS
 from .claims import (SELF_CHECK, band_claim, check_claim, claims_frame, ordering_claim, paired_differences,
-                     record_clocks, record_values)
+                     pairs_text, record_clocks, record_values)
 from .compare import compare, summarize_runs
 from .cure4rec import EU_METHODS, RETRAIN_BESIDE, exact_speedups, speedup_ordering
 from .names import display_name, display_names, paper_sorted
@@ -190,7 +190,7 @@ def exact_mio_sources(aspects: pd.DataFrame, exact_mio: pd.DataFrame, selection:
     return texts
 
 
-RETRAIN_EXPERIMENTS = ("cure4rec-exact", "cure4rec-exact-mio", ScifConfig.experiment)
+RETRAIN_EXPERIMENTS = (UnlearnConfig.experiment, ExactMioConfig.experiment, ScifConfig.experiment)
 """Where the records of the Retrains :func:`retrain_pairs` pairs are found (keys are unique across them)."""
 
 
@@ -228,7 +228,7 @@ def same_retrain_check(exact_runs: pd.DataFrame, scif_runs: pd.DataFrame) -> dic
     their seconds time the same work. Cells: dataset and model; pending without a pair."""
     pairs = retrain_pairs(exact_runs, scif_runs, "ndcg_untruncated").rename(
         columns={"ndcg_untruncated_scif": "ndcg_scif", "ndcg_untruncated_exact": "ndcg_exact"})
-    evidence = (f"{len(pairs)} pairs (dataset, model, unlearning set, seed); largest |difference| "
+    evidence = (f"{pairs_text(len(pairs))} (dataset, model, unlearning set, seed); largest |difference| "
                 f"{(pairs['ndcg_scif'] - pairs['ndcg_exact']).abs().max():.3g}" if len(pairs)
                 else "no Retrain in both grids yet")
     return check_claim(

@@ -102,4 +102,3 @@ def numbering_section(runs: pd.DataFrame, paper: pd.DataFrame, command: str | No
         figures={"numbering_figure": lambda: numbering_figure(runs, title, paper)},
         values={"numbering_effect": numbering_text(runs), "numbering_gap": numbering_gap_text(runs, paper)},
         notices={name: notice for name, notice in notices.items() if notice is not None}, checks=checks)
-
