@@ -12,7 +12,7 @@ from recunlearn.report.casper import ReducedScaleGrid
 from recunlearn.report.casper_numbering import (NUMBERING_SETTINGS, numbering_part, numbering_table, numbering_tests,
                                                 numbering_text)
 from recunlearn.report.pages.casper_claims_reduced_scale_cpu import build
-from recunlearn.report.pages.casper_runs import with_id_maps
+from recunlearn.report.casper_variants import with_protocol_columns
 
 from test_casper_pages import fake_collected, params
 
@@ -44,7 +44,7 @@ def test_the_numbering_runs_are_jodie_and_latentcross_on_each_setting_under_each
 def made_up(g: ReducedScaleGrid, labels_drop: float, noise: float = 0.0) -> Collected:
     """Made-up runs of ``g`` (:func:`fake_collected`), with the label-by-label runs' AO ``labels_drop`` below
     their fixed-numbering partners', plus seeded noise of size ``noise`` on every numbering run."""
-    collected = with_id_maps(fake_collected(g), g.runs())
+    collected = with_protocol_columns(fake_collected(g), g.runs())
     runs = collected.runs.copy()
     rng = np.random.default_rng(0)
     renumbered = runs["id_map"] != "fixed"
@@ -132,19 +132,19 @@ def test_table_3_reads_its_numbering_runs_only_in_the_numbering_section(monkeypa
     import yaml
 
     from recunlearn import paths
-    from recunlearn.report.casper import NumberingGrid
+    from recunlearn.report.casper import ProtocolGrid
     from recunlearn.report.pages import validated
 
     paper = yaml.safe_load((paths.REPO_ROOT / "notebooks/params/casper/table-03-perturbation-methods.paper.yml")
                            .read_text())
-    runs = validated(NumberingGrid, paper).runs()
+    runs = validated(ProtocolGrid, paper).runs()
     extra = [c for c in runs if c.id_map != "fixed"]
     assert len(extra) == 2 * 3 * len(NUMBERING_SETTINGS) * 2 and {c.epochs for c in extra} == {50}
     assert {c.max_rows for c in extra} == {None}
 
 
 def test_each_run_and_each_pending_run_gets_its_own_numbering():
-    """``with_id_maps`` labels the runs in the grid's order and the pending runs in theirs, so a pending
+    """``with_protocol_columns`` labels the runs in the grid's order and the pending runs in theirs, so a pending
     run of the label-by-label numbering is never counted as a fixed-numbering one."""
     g = grid(models=("latentcross",), seeds=(0,))
     configs = g.runs()
@@ -153,13 +153,13 @@ def test_each_run_and_each_pending_run_gets_its_own_numbering():
     runs = made.runs.copy()
     runs.loc[waiting, "status"] = "not run"
     pending = pd.DataFrame([{"key": str(i), "reason": "not run"} for i in waiting])
-    labelled = with_id_maps(Collected(runs, pending), configs)
+    labelled = with_protocol_columns(Collected(runs, pending), configs)
     assert list(labelled.runs["id_map"]) == [c.id_map for c in configs]
     assert set(labelled.pending["id_map"]) == {"first_appearance_labels"}
-    assert with_id_maps(labelled, configs) is labelled  # a frame that has the column keeps it
+    assert with_protocol_columns(labelled, configs) is labelled  # a frame that has the column keeps it
     import pytest
     with pytest.raises(ValueError, match="one row per config"):  # runs that are not the grid's, row by row
-        with_id_maps(Collected(runs.iloc[1:], pending), configs)
+        with_protocol_columns(Collected(runs.iloc[1:], pending), configs)
 
 
 def test_the_means_compared_cover_the_same_runs_under_both_numberings():

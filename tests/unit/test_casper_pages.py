@@ -221,7 +221,9 @@ def test_figure_5_6_counts_and_tables(monkeypatch):
 def test_claims_reduced_scale_table_matches_the_notebook_pipeline(monkeypatch):
     page = fake_page("claims-reduced-scale-cpu", SEEDS=[0, 1, 2])
     keys = ["dataset", "model", "selector", "perturbation", "replacement"]
-    single = page.runs[(page.runs["k"] == 1) & (page.runs["id_map"] == "fixed")]  # the numbering runs: their own section
+    from recunlearn.report.casper_variants import at_defaults
+
+    single = at_defaults(page.runs[page.runs["k"] == 1])  # the protocol variants' runs: their own sections
     summary = summarize_rls(single, keys, ["ao", "rbo_min", "jaccard", "mrr_original", "mrr_perturbed"])
     paper = paper_table("casper-table-03")
     comparison = label_pending(compare(summary, paper[keys + ["metric", "value", "resolution"]], keys))
@@ -258,8 +260,10 @@ def test_the_reduced_scale_grid_adds_casper_deletion_sweep_to_the_one_interactio
     runs = grid.runs()
     numbering = [c for c in runs if c.id_map != "fixed"]  # JODIE, LatentCross x 3 seeds x 5 settings x 2 numberings
     assert len(numbering) == 2 * 3 * 5 * 2 and {c.model for c in numbering} == {"jodie", "latentcross"}
-    assert len(runs) == len(set(runs)) == 4 * 3 * (1 + 7 * 2 + 1 + 3 + 7) + len(numbering)  # control, 7 baselines
-    # x 2, CASPER (3 replacement items), k 2..8
+    frozen = [c for c in runs if c.test_updates != "online"]  # JODIE, LatentCross x 3 seeds x 3 deletion settings
+    assert len(frozen) == 2 * 3 * 3 and {(c.id_map, c.k, c.perturbation) for c in frozen} == {("fixed", 1, "loo")}
+    assert len(runs) == len(set(runs)) == 4 * 3 * (1 + 7 * 2 + 1 + 3 + 7) + len(numbering) + len(frozen)
+    # control, 7 baselines x 2, CASPER (3 replacement items), k 2..8; then the protocol variants' runs
     assert {c.k for c in runs if c.selector != "casper" or c.perturbation != "loo"} == {1}
     assert sorted({c.k for c in runs if c.selector == "casper" and c.perturbation == "loo"}) == list(range(1, 9))
     with pytest.raises(ConfigError, match="CASPER_KS"):
@@ -428,7 +432,7 @@ def test_casper_vs_baselines_pairs_by_seed_and_gives_no_p_for_one_pair():
 def test_reduced_scale_grid_adds_casper_deletion_sweep():
     """The reduced-scale page reads its CasperGrid's runs and CASPER's deletion at every k of casper_ks
     (k = 1 listed once)."""
-    from recunlearn.report.casper import NumberingGrid, ReducedScaleGrid, page_grid_class
+    from recunlearn.report.casper import ProtocolGrid, ReducedScaleGrid, page_grid_class
     grid = ReducedScaleGrid(models=("lstm",), selectors=("none", "random", "casper"), perturbations=("loo", "replace"),
                             casper_ks=(1, 2, 4), seeds=(0,))
     plain = CasperGrid(models=("lstm",), selectors=("none", "random", "casper"), perturbations=("loo", "replace"),
@@ -439,7 +443,7 @@ def test_reduced_scale_grid_adds_casper_deletion_sweep():
     assert sorted((c.selector, c.perturbation, c.k) for c in extra) == [("casper", "loo", 2), ("casper", "loo", 4)]
     assert page_grid_class("claims-reduced-scale-cpu") is ReducedScaleGrid
     assert page_grid_class("figure-02-random-loo") is CasperGrid
-    assert page_grid_class("table-03-perturbation-methods") is NumberingGrid  # Table 3 trains the numberings too
+    assert page_grid_class("table-03-perturbation-methods") is ProtocolGrid  # Table 3 trains the numberings too
 
 
 def test_figure_7_one_seed_decides_nothing_about_every_group(monkeypatch):

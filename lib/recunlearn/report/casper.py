@@ -12,7 +12,7 @@ import pandas as pd
 import seaborn as sns
 
 from ..data.sequences import DATASET_LABELS, Stream
-from ..experiments.casper import ID_MAPS, MODELS, CasperGrid, Figure8Grid
+from ..experiments.casper import ID_MAPS, MODELS, TEST_UPDATES, CasperGrid, Figure8Grid
 from ..experiments.config import option
 from ..experiments.records import PENDING_CPU
 from ..models.sequential import SEQUENTIAL_MODELS
@@ -840,38 +840,45 @@ def casper_lowest_per_group_claim(runs: pd.DataFrame, metric: str = "jaccard", c
 # --- the reduced-scale page: its grid and its claims -------------------------------------------------
 
 @dataclasses.dataclass(frozen=True)
-class NumberingGrid(CasperGrid):
-    """A CASPER page's runs (:class:`CasperGrid`) and JODIE's and LatentCross's runs under each of the
-    authors' item numberings of ``id_maps`` (:mod:`~recunlearn.report.casper_numbering`)."""
+class ProtocolGrid(CasperGrid):
+    """A CASPER page's runs (:class:`CasperGrid`) and JODIE's and LatentCross's runs under each
+    protocol variant it lists (:mod:`~recunlearn.report.casper_variants`): the authors' item
+    numberings of ``id_maps`` and the test passes of ``test_updates``."""
 
     id_maps: tuple[str, ...] = option(("fixed",), choices=ID_MAPS, doc="item numberings compared for JODIE and "
                                       "LatentCross (report.casper_numbering); every other run: fixed")
+    test_updates: tuple[str, ...] = option(("online",), choices=TEST_UPDATES, doc="test passes compared for JODIE "
+                                           "and LatentCross (report.casper_test_protocol); every other run: online")
+
+    def variant_runs(self) -> list:
+        """The runs of every variant comparison, after the grid's own."""
+        from .casper_numbering import NUMBERING
+        from .casper_test_protocol import TEST_PROTOCOL
+        from .casper_variants import variant_runs
+
+        return variant_runs(self, NUMBERING) + variant_runs(self, TEST_PROTOCOL)
 
     def runs(self):
-        from .casper_numbering import numbering_runs
-
-        return list(dict.fromkeys(CasperGrid.runs(as_base(self, CasperGrid)) + numbering_runs(self)))
+        return list(dict.fromkeys(CasperGrid.runs(as_base(self, CasperGrid)) + self.variant_runs()))
 
 
 @dataclasses.dataclass(frozen=True)
-class ReducedScaleGrid(NumberingGrid):
+class ReducedScaleGrid(ProtocolGrid):
     """The reduced-scale claims page: every selector of ``selectors`` on every perturbation of
     ``perturbations`` (one perturbed interaction: ``ks``, normally 1), as the Table 3 page lays them
     out, CASPER's deletion (LOO) at each number of perturbed interactions of ``casper_ks`` (Figure
-    8(a)'s sweep, on every model of ``models``), and the numbering comparison's runs (:class:`NumberingGrid`)."""
+    8(a)'s sweep, on every model of ``models``), and the variant comparisons' runs (:class:`ProtocolGrid`)."""
 
     casper_ks: tuple[int, ...] = option((1,), min=1, doc="k of CASPER's deletion sweep (Figure 8(a))")
 
     def runs(self):
-        from .casper_numbering import numbering_runs
-
         plain = as_base(self, CasperGrid)
         sweep = as_base(self, CasperGrid, selectors=("casper",), perturbations=("loo",), ks=self.casper_ks)
-        # k = 1 listed once; the numbering comparison's runs last
-        return list(dict.fromkeys(CasperGrid.runs(plain) + CasperGrid.runs(sweep) + numbering_runs(self)))
+        # k = 1 listed once; the variant comparisons' runs last
+        return list(dict.fromkeys(CasperGrid.runs(plain) + CasperGrid.runs(sweep) + self.variant_runs()))
 
 
-PAGE_GRIDS = {"claims-reduced-scale-cpu": ReducedScaleGrid, "table-03-perturbation-methods": NumberingGrid,
+PAGE_GRIDS = {"claims-reduced-scale-cpu": ReducedScaleGrid, "table-03-perturbation-methods": ProtocolGrid,
               "figure-08-perturbation-count-and-runtime": Figure8Grid}
 """The grid class of each CASPER page whose runs are not one :class:`CasperGrid` (its notebook's parameters)."""
 

@@ -1,18 +1,21 @@
 """CASPER claims at a CPU-sized scale (not a paper item): the chapter's qualitative claims on a prefix
 of one dataset with a few epochs -- deletion and replacement with every selector, and CASPER's
 deletion of k = 1..8 interactions -- the paper's full-scale Table 3 values beside ours for orientation;
-and how much the authors' item numbering changes JODIE's and LatentCross's AO."""
+how much the authors' item numbering changes JODIE's and LatentCross's AO, and how much their test
+pass's online steps do."""
 
 from __future__ import annotations
 
 from ...experiments.casper import Collected
 from ..casper import (ReducedScaleGrid, casper_k_sweep, group_table, k_figure, label_pending, one_interaction,
                       reduced_scale_claims, rls_bars, summarize_rls, table3_view)
+from ..casper_variants import at_defaults
 from ..compare import compare, mean_std_table
 from ..names import display_names
 from ..paper import paper_table
 from . import Page, cells_notice, computed_cells, runs_notice
-from .casper_runs import collect_page, numbering_section, printed, status_counts
+from .casper_runs import (collect_page, merged, numbering_section, printed, status_counts,
+                          frozen_test_section)
 
 PAGE = "casper/claims-reduced-scale-cpu"
 KEYS = ["dataset", "model", "selector", "perturbation", "replacement"]
@@ -22,10 +25,11 @@ RLS = ["ao", "rbo_min", "jaccard"]
 def build(collected: Collected | None = None, **params) -> Page:
     """The reduced-scale claims page at notebook parameters ``params``: its runs, our values beside the
     paper's Table 3 (for orientation, not for a verdict), CASPER's sweep over k, the claims and the
-    glued values; the runs under the authors' item numberings are only in the numbering section."""
+    glued values; the runs of the protocol variants (item numberings, test passes) are read only by
+    their sections."""
     grid, collected, command = collect_page(PAGE, ReducedScaleGrid, params, collected)
     every_run = collected.runs
-    runs = every_run[every_run["id_map"] == "fixed"]
+    runs = at_defaults(every_run)
     single, sweep = one_interaction(runs), casper_k_sweep(runs)
     summary = summarize_rls(single, KEYS, RLS + ["mrr_original", "mrr_perturbed"])
     paper = paper_table("casper-table-03")
@@ -57,8 +61,10 @@ def build(collected: Collected | None = None, **params) -> Page:
                "groups": runs_notice("Jaccard@10 by MRR group", single, command),
                "k_sweep": runs_notice("CASPER's sweep over k", sweep, command),
                "k_figure": runs_notice("The sweep's figure", sweep, command)}
-    numbering = numbering_section(every_run, paper, command, f"Foursquare, {rows_title}, {grid.epochs} epochs: AO "
-                                  "under three item numberings")
+    scale_title = f"Foursquare, {rows_title}, {grid.epochs} epochs"
+    variants = merged(numbering_section(every_run, paper, command, f"{scale_title}: AO under three item numberings"),
+                      frozen_test_section(every_run, paper, command, f"{scale_title}: AO with the test pass "
+                                            "learning online or frozen"))
     deletion = summary[(summary["metric"].isin(RLS)) & (summary["perturbation"] == "loo")]
     return Page(
         PAGE, grid, every_run, collected.pending, None, claims,
@@ -66,13 +72,13 @@ def build(collected: Collected | None = None, **params) -> Page:
                 "rbo": table3_view(comparison, "rbo_min"), "jaccard": table3_view(comparison, "jaccard"),
                 "groups": group_table(single[single["perturbation"] == "loo"], ["model", "selector"],
                                       "jaccard").round(3),
-                "k_sweep": mean_std_table(done_sweep, ["model", "k"], RLS), **numbering.tables},
+                "k_sweep": mean_std_table(done_sweep, ["model", "k"], RLS), **variants.tables},
         figures={"figure": lambda: rls_bars(deletion, x="selector", hue="model", metrics=RLS,
                                             title=f"Foursquare, {rows_title}, {grid.epochs} epochs: "
                                                   "M vs M' after one deletion"),
                  "k_figure": lambda: k_figure(sweep_summary, ["ao"], f"Foursquare, {rows_title}, {grid.epochs} "
                                               "epochs: CASPER deletes k interactions", by="model"),
-                 **numbering.figures},
-        values={**values, **numbering.values},
-        notices={**{name: notice for name, notice in notices.items() if notice is not None}, **numbering.notices},
-        checks=checks + numbering.checks, claims_command=command)
+                 **variants.figures},
+        values={**values, **variants.values},
+        notices={**{name: notice for name, notice in notices.items() if notice is not None}, **variants.notices},
+        checks=checks + variants.checks, claims_command=command)

@@ -10,8 +10,8 @@ import pandas as pd
 
 from ...experiments.casper import CasperConfig, CasperGrid, Collected, collect
 from ...experiments.records import record_key
-from ..casper_numbering import (numbering_figure, numbering_gap_text, numbering_part, numbering_table,
-                               numbering_tests_view, numbering_text)
+from ..casper_variants import (Variant, variant_figure, variant_part, variant_table, variant_tests_view,
+                               with_protocol_columns)
 from . import compute_command, plan_entries, runs_notice, validated
 from . import run_command as generic_run_command
 
@@ -22,23 +22,8 @@ def collect_page(page: str, grid_cls: type[CasperGrid], params: Mapping[str, Any
     is validated before any compute; ``collected`` (e.g. runs made up by a test) replaces
     :func:`~recunlearn.experiments.casper.collect`."""
     grid = validated(grid_cls, params)
-    collected = with_id_maps(collect(grid) if collected is None else collected, grid.runs())
+    collected = with_protocol_columns(collect(grid) if collected is None else collected, grid.runs())
     return grid, collected, pending_command(page, grid, collected.pending)
-
-
-def with_id_maps(collected: Collected, configs: list[CasperConfig]) -> Collected:
-    """``collected`` with an ``id_map`` column (the run's item numbering) in its runs and pending frames.
-    The runs of a grid are one row per config, in the grid's order (``configs``), and the pending ones
-    keep that order; a frame that already has the column is returned as it is."""
-    runs, pending = collected.runs, collected.pending
-    if "id_map" in runs:
-        return collected
-    waiting = runs["status"] != "computed"
-    if len(runs) != len(configs) or int(waiting.sum()) != len(pending):
-        raise ValueError(f"{len(runs)} runs ({int(waiting.sum())} pending) for {len(configs)} configs and "
-                         f"{len(pending)} pending rows: the runs must be one row per config, in the grid's order")
-    id_maps = pd.Series([c.id_map for c in configs], index=runs.index)
-    return Collected(runs.assign(id_map=id_maps), pending.assign(id_map=id_maps[waiting].to_numpy()))
 
 
 def pending_command(page: str, grid: CasperGrid, pending: pd.DataFrame) -> str | None:
@@ -74,8 +59,8 @@ def printed(frame: pd.DataFrame) -> str:
 
 
 @dataclasses.dataclass(frozen=True)
-class NumberingSection:
-    """What a CASPER page shows of its numbering comparison (:mod:`~recunlearn.report.casper_numbering`):
+class VariantSection:
+    """What a CASPER page shows of one variant comparison (:mod:`~recunlearn.report.casper_variants`):
     its tables, figure, glued texts, notices and nbval-checked lines, for the page's own dicts."""
 
     tables: dict
@@ -85,20 +70,50 @@ class NumberingSection:
     checks: list
 
 
-def numbering_section(runs: pd.DataFrame, paper: pd.DataFrame, command: str | None, title: str) -> NumberingSection:
-    """The numbering section of a page whose ``runs`` (every numbering, with ``id_map``) include the
-    comparison's: ``numbering`` and ``numbering_tests`` tables, ``numbering_figure`` (titled ``title``),
-    the glued ``numbering_effect`` and ``numbering_gap``, their pending notices (``command`` computes
-    the pending runs) and the printed computed runs of the authors' numberings (none when none is)."""
-    part = numbering_part(runs)
-    renumbered = part[(part["status"] == "computed") & (part["id_map"] != "fixed")]
-    checks = [printed(renumbered[["model", "selector", "perturbation", "replacement", "seed", "id_map", "ao"]]
-                      .round(2))] if len(renumbered) else []
-    notices = {"numbering": runs_notice("The numbering comparison", part, command),
-               "numbering_tests": runs_notice("The numbering tests", part, command),
-               "numbering_figure": runs_notice("The numbering figure", part, command)}
-    return NumberingSection(
-        tables={"numbering": numbering_table(runs, paper), "numbering_tests": numbering_tests_view(runs)},
-        figures={"numbering_figure": lambda: numbering_figure(runs, title, paper)},
-        values={"numbering_effect": numbering_text(runs), "numbering_gap": numbering_gap_text(runs, paper)},
-        notices={name: notice for name, notice in notices.items() if notice is not None}, checks=checks)
+def variant_section(runs: pd.DataFrame, variant: Variant, name: str, paper: pd.DataFrame, command: str | None,
+                    title: str, what: str, values: dict[str, str]) -> VariantSection:
+    """The section of a page whose ``runs`` (every variant, with the protocol columns) include
+    ``variant``'s comparison: the tables ``name`` and ``name_tests``, the figure ``name_figure``
+    (titled ``title``), the glued ``values``, their pending notices (``what`` names the comparison;
+    ``command`` computes the pending runs) and the printed computed runs away from the default
+    (none when none is)."""
+    part = variant_part(runs, variant)
+    varied = part[(part["status"] == "computed") & (part[variant.field] != variant.default)] if len(part) else part
+    checks = [printed(varied[["model", "selector", "perturbation", "replacement", "seed", variant.field, "ao"]]
+                      .round(2))] if len(varied) else []
+    notices = {name: runs_notice(f"The {what} comparison", part, command),
+               f"{name}_tests": runs_notice(f"The {what} tests", part, command),
+               f"{name}_figure": runs_notice(f"The {what} figure", part, command)}
+    return VariantSection(
+        tables={name: variant_table(runs, variant, paper), f"{name}_tests": variant_tests_view(runs, variant)},
+        figures={f"{name}_figure": lambda: variant_figure(runs, variant, title, paper)},
+        values=values, notices={key: notice for key, notice in notices.items() if notice is not None}, checks=checks)
+
+
+def numbering_section(runs: pd.DataFrame, paper: pd.DataFrame, command: str | None, title: str) -> VariantSection:
+    """The numbering comparison's section (:mod:`~recunlearn.report.casper_numbering`): tables
+    ``numbering`` and ``numbering_tests``, figure ``numbering_figure``, glued ``numbering_effect`` and
+    ``numbering_gap``."""
+    from ..casper_numbering import NUMBERING, numbering_gap_text, numbering_text
+
+    return variant_section(runs, NUMBERING, "numbering", paper, command, title, "numbering",
+                           {"numbering_effect": numbering_text(runs), "numbering_gap": numbering_gap_text(runs, paper)})
+
+
+def frozen_test_section(runs: pd.DataFrame, paper: pd.DataFrame, command: str | None,
+                          title: str) -> VariantSection:
+    """The test-protocol comparison's section (:mod:`~recunlearn.report.casper_test_protocol`): tables
+    ``test_protocol`` and ``test_protocol_tests``, figure ``test_protocol_figure``, glued
+    ``test_protocol_effect`` and ``test_protocol_scope``."""
+    from ..casper_test_protocol import TEST_PROTOCOL, frozen_test_scope, frozen_test_text
+
+    return variant_section(runs, TEST_PROTOCOL, "test_protocol", paper, command, title, "test-protocol",
+                           {"test_protocol_effect": frozen_test_text(runs),
+                            "test_protocol_scope": frozen_test_scope(runs)})
+
+
+def merged(*sections: VariantSection) -> VariantSection:
+    """The sections' tables, figures, values, notices and checks, in one."""
+    return VariantSection(*({key: value for section in sections for key, value in getattr(section, part).items()}
+                            for part in ("tables", "figures", "values", "notices")),
+                          [line for section in sections for line in section.checks])

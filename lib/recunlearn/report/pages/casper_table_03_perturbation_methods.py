@@ -1,20 +1,23 @@
 """CASPER Table 3: which interaction to perturb on Foursquare, deletion (a), replacement (b) and
 insertion (ours; the paper reports none), every method of the paper (Random, Earliest-, Latest-Random,
 TracIn, Rev.Adv. random and earliest, CASPER; plus the authors' TracIn proxy), the paired tests behind
-"CASPER beats every baseline", and the authors' item renumbering, measured without training and on
-JODIE and LatentCross trained under it."""
+"CASPER beats every baseline", the authors' item renumbering, measured without training and on
+JODIE and LatentCross trained under it, and JODIE's and LatentCross's test pass with online steps
+(the authors') against frozen parameters."""
 
 from __future__ import annotations
 
 from ...data.sequences import load_stream
 from ...experiments.casper import Collected, renumbering_table
-from ..casper import (NumberingGrid, best_method_claims, casper_vs_baselines, label_pending, method_label, rls_bars,
+from ..casper import (ProtocolGrid, best_method_claims, casper_vs_baselines, label_pending, method_label, rls_bars,
                       summarize_rls, table3_claims, table3_view)
+from ..casper_variants import at_defaults
 from ..compare import compare, verdict
 from ..names import display_name, sort_paper_order
 from ..paper import paper_table
 from . import Page, cells_notice, computed_cells, count_text, runs_notice
-from .casper_runs import collect_page, numbering_section, printed, status_counts
+from .casper_runs import (collect_page, merged, numbering_section, printed, status_counts,
+                          frozen_test_section)
 
 PAGE = "casper/table-03-perturbation-methods"
 KEYS = ["dataset", "model", "selector", "perturbation", "replacement"]
@@ -24,10 +27,11 @@ def build(collected: Collected | None = None, **params) -> Page:
     """The Table 3 page at notebook parameters ``params``: its runs, the comparison with the paper's
     Table 3 (AO, every row, pending cells named with the paper's value; RBO(0.9) ours only), the paired
     tests of CASPER against every baseline, the renumbering artefact (untrained, and the numbering
-    comparison's trained runs, which only its section reads), the claims and the glued values."""
-    grid, collected, command = collect_page(PAGE, NumberingGrid, params, collected)
+    comparison's trained runs), the test-protocol comparison (the variants' runs are read only by their
+    sections), the claims and the glued values."""
+    grid, collected, command = collect_page(PAGE, ProtocolGrid, params, collected)
     every_run = collected.runs
-    runs = every_run[every_run["id_map"] == "fixed"]
+    runs = at_defaults(every_run)
     summary = summarize_rls(runs, KEYS, ["ao", "rbo_min", "jaccard"])
     paper = paper_table("casper-table-03")
     comparison = label_pending(compare(summary, paper[KEYS + ["metric", "value", "resolution"]], KEYS), runs, KEYS)
@@ -69,16 +73,18 @@ def build(collected: Collected | None = None, **params) -> Page:
                "figure": runs_notice("The figure of Table 3", runs, command),
                "lowest": runs_notice("The lowest AO per column", runs, command),
                "paired_tests": runs_notice("The paired tests of CASPER against each baseline", runs, command)}
-    numbering = numbering_section(every_run, paper, command, "Foursquare: AO under three item numberings")
+    variants = merged(numbering_section(every_run, paper, command, "Foursquare: AO under three item numberings"),
+                      frozen_test_section(every_run, paper, command, "Foursquare: AO with the test pass learning "
+                                            "online or frozen"))
     return Page(
         PAGE, grid, every_run, collected.pending, comparison[comparison["paper"].notna()], claims,
         tables={"runs": status_counts(every_run), "table_3": table3_view(in_grid if len(computed_cells(comparison))
                                                                     else computed_cells(comparison)),
                 "table_3_rbo": table3_view(comparison, "rbo_min"), "renumbering": artifact.round(3),
-                "lowest": lowest, "paired_tests": tests, **numbering.tables},
+                "lowest": lowest, "paired_tests": tests, **variants.tables},
         figures={"figure": lambda: rls_bars(shown, x="method", hue="model", metrics=["ao", "jaccard"],
                                             title="Foursquare: perturbation methods"),
-                 **numbering.figures},
-        values={**values, **numbering.values},
-        notices={**{name: notice for name, notice in notices.items() if notice is not None}, **numbering.notices},
-        checks=checks + numbering.checks, claims_command=command)
+                 **variants.figures},
+        values={**values, **variants.values},
+        notices={**{name: notice for name, notice in notices.items() if notice is not None}, **variants.notices},
+        checks=checks + variants.checks, claims_command=command)

@@ -1,0 +1,68 @@
+"""The test pass of JODIE and LatentCross, learning online or frozen: how much it changes their AO.
+
+The authors' code tests JODIE and LatentCross by going on learning over the test rows: the model
+scores a window of test rows, then takes one optimiser step on it, so the original and the perturbed
+model keep drifting apart while they are measured. A run's ``test_updates``
+(:data:`recunlearn.experiments.casper.TEST_UPDATES`) picks:
+
+- ``online``: the authors' protocol, this study's default (every other number of the chapter);
+- ``frozen``: the parameters fixed at the end of training, the user and item states still following
+  the test rows.
+
+The first window of test rows is scored before any step, so the two agree on it, and on a run whose
+test rows fit in one window. Paired by (model, setting, seed), ``online`` − ``frozen`` is what the
+test-time learning adds to (or takes from) AO.
+"""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from ..experiments.casper import ONLINE_MODELS, TEST_UPDATES
+from ..models.sequential.latentcross import WINDOW
+from .casper_variants import Variant, paired_values, variant_part, variant_tests
+
+TEST_PROTOCOL = Variant(
+    field="test_updates", grid_option="test_updates", values=TEST_UPDATES,
+    labels={"online": "online steps at test (authors', ours)", "frozen": "parameters frozen at test"},
+    short_labels={"online": "online", "frozen": "frozen"},
+    settings=(("random", "loo", "random"), ("earliest", "loo", "random"), ("casper", "loo", "random")),
+    contrasts=(("online", "frozen", "the test-time learning"),), models=tuple(sorted(ONLINE_MODELS)))
+"""The test-protocol comparison (:class:`~recunlearn.report.casper_variants.Variant`): deletion (LOO)
+by Random, Earliest-Random and CASPER, Table 3(a)'s rows that every model has."""
+
+
+def frozen_test_text(runs: pd.DataFrame, alpha: float = 0.05) -> str:
+    """What the comparison found, in one sentence for the page: the mean AO under each protocol over
+    the seed-paired runs, how many pairs moved which way, the two-sided test of the difference, and
+    the original model's MRR under each; ``pending`` without paired runs."""
+    from .claims import format_p
+
+    tests = variant_tests(runs, TEST_PROTOCOL)
+    if tests.empty:
+        return "pending (no seed-paired runs of both test protocols yet)"
+    row = tests[tests["models"] == "all"].iloc[0]
+    means = paired_values(runs, TEST_PROTOCOL, "online", "frozen").mean()
+    mrr = paired_values(runs, TEST_PROTOCOL, "online", "frozen", "mrr_original").mean()
+    p = row["p (two-sided)"]
+    significant = pd.notna(p) and p < alpha
+    return (f"with the parameters frozen at test, AO is {means['frozen']:.3f} on average against "
+            f"{means['online']:.3f} with the online steps (online higher in {row['pairs above 0']} of "
+            f"{row['pairs']} seed-paired runs, lower in {row['pairs below 0']}; two-sided {row['test used']}, "
+            f"{format_p(p)}: " + ("a significant difference" if significant else "no significant difference")
+            + f" at α = {alpha:g}); the original model's MRR is {mrr['online']:.3f} with the online steps and "
+            f"{mrr['frozen']:.3f} frozen")
+
+
+def frozen_test_scope(runs: pd.DataFrame, window: int = WINDOW) -> str:
+    """Which test rows the two protocols can differ on, from the computed runs of the comparison: the
+    rows after the first window of ``window`` (scored before any step) out of each run's test rows
+    (the largest count when runs differ); ``pending`` without a computed run."""
+    part = variant_part(runs, TEST_PROTOCOL)
+    done = part[part["status"] == "computed"] if len(part) else part
+    if done.empty or "n_test" not in done or done["n_test"].isna().all():
+        return "pending (no computed run yet)"
+    n_test = int(done["n_test"].max())
+    later = max(0, n_test - window)
+    return (f"of the {n_test:,} test rows of each run, the first {min(window, n_test):,} are scored before any "
+            f"step, so the two protocols can differ on the other {later:,} ({later / n_test:.0%})")
