@@ -12,7 +12,7 @@ from recunlearn.report.casper import ReducedScaleGrid
 from recunlearn.report.casper_numbering import numbering_tests
 from recunlearn.report.casper_test_protocol import TEST_PROTOCOL, frozen_test_scope, frozen_test_text
 from recunlearn.report.casper_variants import (at_defaults, variant_part, variant_table, variant_tests,
-                                               with_protocol_columns)
+                                               variant_tests_view, with_protocol_columns)
 from recunlearn.report.pages.casper_claims_reduced_scale_cpu import build
 
 from test_casper_pages import fake_collected, params
@@ -74,6 +74,8 @@ def test_the_comparison_can_find_nothing_no_change_within_noise_is_not_significa
     runs = made_up(grid(), frozen_change=0.0, noise=0.01).runs
     assert variant_tests(runs, TEST_PROTOCOL).iloc[0]["p (two-sided)"] > 0.05
     assert "no significant difference" in frozen_test_text(runs)
+    tiny = variant_tests_view(made_up(grid(), frozen_change=1e-6).runs, TEST_PROTOCOL)
+    assert str(tiny["mean difference (AO)"].iloc[0]) == "0.0"  # a difference below the shown digits has no sign
     waiting = runs.assign(status=np.where(runs["test_updates"] == "frozen", "not run", "computed"))
     assert frozen_test_text(waiting).startswith("pending")
     assert (variant_table(waiting, TEST_PROTOCOL).iloc[:, 1] == "pending").all()

@@ -186,7 +186,8 @@ def variant_tests_view(runs: pd.DataFrame, variant: Variant) -> pd.DataFrame:
     shown = tests.drop(columns=["a", "b"]).set_index(["contrast (a − b)", "models"])
     for column in ("p (one-sided, a higher)", "p (two-sided)"):
         shown[column] = [format_p(p) if pd.notna(p) else "—" for p in shown[column]]
-    return shown.round({"mean difference (AO)": 4})
+    shown["mean difference (AO)"] = shown["mean difference (AO)"].round(4) + 0.0  # + 0.0: no "-0.0000"
+    return shown
 
 
 def paired_values(runs: pd.DataFrame, variant: Variant, a: str, b: str, metric: str = "ao") -> pd.DataFrame:
