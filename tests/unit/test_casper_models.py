@@ -262,3 +262,28 @@ def test_a_frozen_test_pass_is_a_variant_of_the_online_models_only(need_local, t
     assert run_casper(frozen.replace(selector="none"))["metrics"]["ao"] == 1.0
     with pytest.raises(ConfigError, match="TEST_UPDATES = 'frozen' with MODEL = 'lstm'"):
         CasperConfig(model="lstm", test_updates="frozen")
+
+
+def test_trained_lstm_embeddings_are_a_variant_of_the_lstm_only(need_local, tiny):
+    """Spec D11: ``lstm_embeddings="trained"`` is a named variant (its own record and its own original
+    model; the default keeps every existing record's key): the embedding then moves in training, the
+    control stays exact, and the other models refuse it."""
+    from recunlearn.experiments.casper import _build, original_key
+
+    need_local("foursquare", "raw")
+    fixed = CasperConfig(selector="random", model="lstm", **tiny)
+    trained = fixed.replace(lstm_embeddings="trained")
+    assert record_key(fixed) == record_key(CasperConfig.from_dict(
+        {k: v for k, v in fixed.to_dict().items() if k != "lstm_embeddings"}))  # a record made before the field
+    assert record_key(trained) != record_key(fixed) and original_key(trained) != original_key(fixed)
+    stream = load_stream(fixed.dataset, max_rows=fixed.max_rows)
+    for config in (fixed, trained):
+        model = _build(config, stream)
+        before = {name: p.detach().clone() for name, p in model.net.named_parameters()}
+        model.fit(stream)
+        moved = {name for name, p in model.net.named_parameters() if not torch.equal(p, before[name])}
+        assert "embedding.weight" in before and len(moved) > 1
+        assert ("embedding.weight" in moved) == (config.lstm_embeddings == "trained"), moved
+    assert run_casper(trained.replace(selector="none"))["metrics"]["ao"] == 1.0
+    with pytest.raises(ConfigError, match="LSTM_EMBEDDINGS = 'trained' with MODEL = 'jodie'"):
+        CasperConfig(model="jodie", lstm_embeddings="trained")

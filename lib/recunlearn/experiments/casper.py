@@ -73,6 +73,11 @@ the states follow the true test interactions."""
 ONLINE_MODELS = {"jodie", "latentcross"}
 """The models whose test pass learns online (``test_updates`` applies to them only)."""
 
+LSTM_EMBEDDINGS = ("fixed", "trained")
+"""The LSTM's item embedding: ``fixed`` = random N(0, 1) vectors never trained, as the authors' code
+(every number of the book but the comparison of the two); ``trained`` = the same vectors as initial
+values, trained with the rest of the network."""
+
 SMALLEST_MAX_ROWS = {"wikipedia": 29, "reddit": 224, "foursquare": 212, "lastfm": 22}
 """The shortest chronological prefix of each file in which some user has the 10 interactions that
 :func:`~recunlearn.data.sequences.load_stream` requires; a shorter prefix leaves no data."""
@@ -126,6 +131,8 @@ class CasperConfig(Config):
     device: str = option("cpu", choices=DEVICES)
     test_updates: str = option("online", choices=TEST_UPDATES, added=True,
                                doc="JODIE and LatentCross: online optimiser steps at test (the code) or frozen")
+    lstm_embeddings: str = option("fixed", choices=LSTM_EMBEDDINGS, added=True,
+                                  doc="LSTM: item embeddings fixed random vectors (the code) or trained")
 
     def validate(self) -> None:
         super().validate()
@@ -133,6 +140,10 @@ class CasperConfig(Config):
         if self.test_updates != "online" and self.model not in ONLINE_MODELS:
             raise ConfigError(f"parameter TEST_UPDATES = {self.test_updates!r} with MODEL = {self.model!r}: only "
                               f"{sorted(ONLINE_MODELS)} learn at test time; {self.model} takes 'online' (its default)")
+        if self.lstm_embeddings != "fixed" and self.model != "lstm":
+            raise ConfigError(f"parameter LSTM_EMBEDDINGS = {self.lstm_embeddings!r} with MODEL = {self.model!r}: "
+                              f"only the LSTM has a choice of item embeddings; {self.model} takes 'fixed' (its "
+                              "default)")
         if self.selector in REVADV_SELECTORS and self.k != 1:
             raise ConfigError(f"parameter K = {self.k!r} with SELECTOR = {self.selector!r}: Rev.Adv learns one fake "
                               "user and perturbs one row of its nearest real user; only K = 1 is allowed")
@@ -184,8 +195,10 @@ def _build(config: CasperConfig, stream: Stream):
     if config.model not in SEQUENTIAL_MODELS:
         raise NotImplementedError(f"model {config.model!r} is not implemented; implemented: {sorted(SEQUENTIAL_MODELS)}")
     generator = torch.Generator().manual_seed(config.seed)
+    variant = {"trainable_embeddings": True} if config.lstm_embeddings == "trained" else {}
     return SEQUENTIAL_MODELS[config.model](stream.n_items, generator=generator, epochs=config.epochs,
-                                           device=config.device, implementation=IMPLEMENTATIONS[config.model])
+                                           device=config.device, implementation=IMPLEMENTATIONS[config.model],
+                                           **variant)
 
 
 @functools.lru_cache(maxsize=16)
@@ -212,7 +225,8 @@ def cost_size(config: CasperConfig) -> int | None:
 
 def original_key(config: CasperConfig) -> tuple:
     """What the original model M of a run depends on: runs with equal keys share one trained M per process."""
-    return (config.dataset, config.model, config.seed, config.epochs, config.max_rows, config.id_map, config.device)
+    return (config.dataset, config.model, config.seed, config.epochs, config.max_rows, config.id_map, config.device,
+            config.lstm_embeddings)
 
 
 STORED_ORIGINALS = 6

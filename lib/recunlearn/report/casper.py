@@ -12,7 +12,7 @@ import pandas as pd
 import seaborn as sns
 
 from ..data.sequences import DATASET_LABELS, Stream
-from ..experiments.casper import ID_MAPS, MODELS, TEST_UPDATES, CasperGrid, Figure8Grid
+from ..experiments.casper import ID_MAPS, LSTM_EMBEDDINGS, MODELS, TEST_UPDATES, CasperGrid, Figure8Grid
 from ..experiments.config import option
 from ..experiments.records import PENDING_CPU
 from ..models.sequential import SEQUENTIAL_MODELS
@@ -843,20 +843,24 @@ def casper_lowest_per_group_claim(runs: pd.DataFrame, metric: str = "jaccard", c
 class ProtocolGrid(CasperGrid):
     """A CASPER page's runs (:class:`CasperGrid`) and JODIE's and LatentCross's runs under each
     protocol variant it lists (:mod:`~recunlearn.report.casper_variants`): the authors' item
-    numberings of ``id_maps`` and the test passes of ``test_updates``."""
+    numberings of ``id_maps``, the test passes of ``test_updates`` and the LSTM item embeddings of
+    ``lstm_embeddings``."""
 
     id_maps: tuple[str, ...] = option(("fixed",), choices=ID_MAPS, doc="item numberings compared for JODIE and "
                                       "LatentCross (report.casper_numbering); every other run: fixed")
     test_updates: tuple[str, ...] = option(("online",), choices=TEST_UPDATES, doc="test passes compared for JODIE "
                                            "and LatentCross (report.casper_test_protocol); every other run: online")
+    lstm_embeddings: tuple[str, ...] = option(("fixed",), choices=LSTM_EMBEDDINGS, doc="LSTM item embeddings "
+                                              "compared (report.casper_lstm_embeddings); every other run: fixed")
 
     def variant_runs(self) -> list:
         """The runs of every variant comparison, after the grid's own."""
+        from .casper_lstm_embeddings import LSTM_EMBEDDING
         from .casper_numbering import NUMBERING
         from .casper_test_protocol import TEST_PROTOCOL
         from .casper_variants import variant_runs
 
-        return variant_runs(self, NUMBERING) + variant_runs(self, TEST_PROTOCOL)
+        return [run for variant in (NUMBERING, TEST_PROTOCOL, LSTM_EMBEDDING) for run in variant_runs(self, variant)]
 
     def runs(self):
         return list(dict.fromkeys(CasperGrid.runs(as_base(self, CasperGrid)) + self.variant_runs()))

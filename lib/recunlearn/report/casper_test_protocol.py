@@ -20,12 +20,13 @@ import pandas as pd
 
 from ..experiments.casper import ONLINE_MODELS, TEST_UPDATES
 from ..models.sequential.latentcross import WINDOW
-from .casper_variants import Variant, paired_values, variant_part, variant_tests
+from .casper_variants import Variant, two_way_text, variant_part
 
 TEST_PROTOCOL = Variant(
     field="test_updates", grid_option="test_updates", values=TEST_UPDATES,
     labels={"online": "online steps at test (authors', ours)", "frozen": "parameters frozen at test"},
     short_labels={"online": "online", "frozen": "frozen"},
+    phrases={"online": "the online steps", "frozen": "the parameters frozen at test"},
     settings=(("random", "loo", "random"), ("earliest", "loo", "random"), ("casper", "loo", "random")),
     contrasts=(("online", "frozen", "the test-time learning"),), models=tuple(sorted(ONLINE_MODELS)))
 """The test-protocol comparison (:class:`~recunlearn.report.casper_variants.Variant`): deletion (LOO)
@@ -33,25 +34,8 @@ by Random, Earliest-Random and CASPER, Table 3(a)'s rows that every model has.""
 
 
 def frozen_test_text(runs: pd.DataFrame, alpha: float = 0.05) -> str:
-    """What the comparison found, in one sentence for the page: the mean AO under each protocol over
-    the seed-paired runs, how many pairs moved which way, the two-sided test of the difference, and
-    the original model's MRR under each; ``pending`` without paired runs."""
-    from .claims import format_p
-
-    tests = variant_tests(runs, TEST_PROTOCOL)
-    if tests.empty:
-        return "pending (no seed-paired runs of both test protocols yet)"
-    row = tests[tests["models"] == "all"].iloc[0]
-    means = paired_values(runs, TEST_PROTOCOL, "online", "frozen").mean()
-    mrr = paired_values(runs, TEST_PROTOCOL, "online", "frozen", "mrr_original").mean()
-    p = row["p (two-sided)"]
-    significant = pd.notna(p) and p < alpha
-    return (f"with the parameters frozen at test, AO is {means['frozen']:.3f} on average against "
-            f"{means['online']:.3f} with the online steps (online higher in {row['pairs above 0']} of "
-            f"{row['pairs']} seed-paired runs, lower in {row['pairs below 0']}; two-sided {row['test used']}, "
-            f"{format_p(p)}: " + ("a significant difference" if significant else "no significant difference")
-            + f" at α = {alpha:g}); the original model's MRR is {mrr['online']:.3f} with the online steps and "
-            f"{mrr['frozen']:.3f} frozen")
+    """What the comparison found, in one sentence for the page (:func:`two_way_text`, online − frozen)."""
+    return two_way_text(runs, TEST_PROTOCOL, "online", "frozen", alpha)
 
 
 def frozen_test_scope(runs: pd.DataFrame, window: int = WINDOW) -> str:

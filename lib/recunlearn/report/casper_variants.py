@@ -3,8 +3,9 @@ every other table of a page reads.
 
 A *protocol field* is a config field whose values other than its default a page trains only for the
 comparison in a section of its own (:class:`Variant`): the item numbering (``id_map``,
-:mod:`~recunlearn.report.casper_numbering`) and the test pass's optimiser steps (``test_updates``,
-:mod:`~recunlearn.report.casper_test_protocol`). Every other table and claim reads the runs with
+:mod:`~recunlearn.report.casper_numbering`), the test pass's optimiser steps (``test_updates``,
+:mod:`~recunlearn.report.casper_test_protocol`) and the LSTM's item embeddings (``lstm_embeddings``,
+:mod:`~recunlearn.report.casper_lstm_embeddings`). Every other table and claim reads the runs with
 every protocol field at its default (:func:`at_defaults`); a comparison reads the runs of its own
 field's values with the other fields at their defaults (:func:`variant_part`), paired by model,
 setting and seed.
@@ -24,7 +25,7 @@ from .compare import format_mean_std
 from .names import display_name, format_number, paper_sorted
 from .plots import PAGE_WIDTH_IN, legend_below, set_theme
 
-PROTOCOL_FIELDS = ("id_map", "test_updates")
+PROTOCOL_FIELDS = ("id_map", "test_updates", "lstm_embeddings")
 """The config fields whose non-default values only a variant comparison reads."""
 
 PROTOCOL_DEFAULTS = {f.name: f.default for f in dataclasses.fields(CasperConfig) if f.name in PROTOCOL_FIELDS}
@@ -39,7 +40,7 @@ class Variant:
     ``settings`` ((selector, perturbation, replacement), one perturbed interaction), listed by the
     page grid's option ``grid_option``; ``labels`` / ``short_labels`` name each value in tables and
     legends / in the tests' contrasts; ``contrasts``: (a, b, what a − b measures) of the paired tests;
-    ``colours``: one per value."""
+    ``phrases``: each value in a sentence ("with ..."; :func:`two_way_text`); ``colours``: one per value."""
 
     field: str
     grid_option: str
@@ -49,6 +50,7 @@ class Variant:
     settings: tuple[tuple[str, str, str], ...]
     contrasts: tuple[tuple[str, str, str], ...]
     models: tuple[str, ...] = ("jodie", "latentcross")
+    phrases: dict | None = None
     colours: tuple[str, ...] = ("#4C72B0", "#55A868", "#C44E52")
 
     @property
@@ -266,3 +268,27 @@ def change_text(change: float) -> str:
     if amount == format_number(0.0, 3):
         return "leaves AO unchanged on average (to 3 decimals)"
     return f"{'lowers' if change < 0 else 'raises'} AO by {amount} on average"
+
+
+def two_way_text(runs: pd.DataFrame, variant: Variant, a: str, b: str, alpha: float = 0.05) -> str:
+    """What the comparison of values ``a`` and ``b`` found, in one sentence for a page: the mean AO of
+    each over the seed-paired runs, how many pairs moved which way, the two-sided test of a − b
+    (:func:`variant_tests`), and the original model's MRR under each; ``pending`` without paired runs."""
+    from .claims import format_p
+
+    tests = variant_tests(runs, variant)
+    tests = tests[(tests["a"] == a) & (tests["b"] == b)] if len(tests) else tests
+    if tests.empty:
+        return f"pending (no seed-paired runs of {variant.short_labels[a]} and {variant.short_labels[b]} yet)"
+    row = tests[tests["models"] == "all"].iloc[0]
+    means = paired_values(runs, variant, a, b).mean()
+    mrr = paired_values(runs, variant, a, b, "mrr_original").mean()
+    phrase = variant.phrases or variant.labels
+    p = row["p (two-sided)"]
+    significant = pd.notna(p) and p < alpha
+    return (f"with {phrase[b]}, AO is {means[b]:.3f} on average against {means[a]:.3f} with {phrase[a]} "
+            f"({variant.short_labels[a]} higher in {row['pairs above 0']} of {row['pairs']} seed-paired runs, lower "
+            f"in {row['pairs below 0']}; two-sided {row['test used']}, {format_p(p)}: "
+            + ("a significant difference" if significant else "no significant difference")
+            + f" at α = {alpha:g}); the original model's MRR is {mrr[a]:.3f} with {phrase[a]} and {mrr[b]:.3f} with "
+            f"{phrase[b]}")

@@ -1,8 +1,8 @@
 """CASPER claims at a CPU-sized scale (not a paper item): the chapter's qualitative claims on a prefix
 of one dataset with a few epochs -- deletion and replacement with every selector, and CASPER's
 deletion of k = 1..8 interactions -- the paper's full-scale Table 3 values beside ours for orientation;
-how much the authors' item numbering changes JODIE's and LatentCross's AO, and how much their test
-pass's online steps do."""
+how much the authors' item numbering changes JODIE's and LatentCross's AO, how much their test
+pass's online steps do, and how much the LSTM's fixed random item embeddings do."""
 
 from __future__ import annotations
 
@@ -14,8 +14,8 @@ from ..compare import compare, mean_std_table
 from ..names import display_names
 from ..paper import paper_table
 from . import Page, cells_notice, computed_cells, runs_notice
-from .casper_runs import (collect_page, merged, numbering_section, printed, status_counts,
-                          frozen_test_section)
+from .casper_runs import (collect_page, frozen_test_section, lstm_embedding_section, merged, numbering_section,
+                          printed, status_counts)
 
 PAGE = "casper/claims-reduced-scale-cpu"
 KEYS = ["dataset", "model", "selector", "perturbation", "replacement"]
@@ -25,8 +25,8 @@ RLS = ["ao", "rbo_min", "jaccard"]
 def build(collected: Collected | None = None, **params) -> Page:
     """The reduced-scale claims page at notebook parameters ``params``: its runs, our values beside the
     paper's Table 3 (for orientation, not for a verdict), CASPER's sweep over k, the claims and the
-    glued values; the runs of the protocol variants (item numberings, test passes) are read only by
-    their sections."""
+    glued values; the runs of the protocol variants (item numberings, test passes, LSTM embeddings)
+    are read only by their sections."""
     grid, collected, command = collect_page(PAGE, ReducedScaleGrid, params, collected)
     every_run = collected.runs
     runs = at_defaults(every_run)
@@ -64,7 +64,9 @@ def build(collected: Collected | None = None, **params) -> Page:
     scale_title = f"Foursquare, {rows_title}, {grid.epochs} epochs"
     variants = merged(numbering_section(every_run, paper, command, f"{scale_title}: AO under three item numberings"),
                       frozen_test_section(every_run, paper, command, f"{scale_title}: AO with the test pass "
-                                            "learning online or frozen"))
+                                            "learning online or frozen"),
+                      lstm_embedding_section(every_run, paper, command, f"{scale_title}: the LSTM's AO with "
+                                             "fixed or trained item embeddings"))
     deletion = summary[(summary["metric"].isin(RLS)) & (summary["perturbation"] == "loo")]
     return Page(
         PAGE, grid, every_run, collected.pending, None, claims,

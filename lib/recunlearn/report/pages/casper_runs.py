@@ -117,3 +117,14 @@ def merged(*sections: VariantSection) -> VariantSection:
     return VariantSection(*({key: value for section in sections for key, value in getattr(section, part).items()}
                             for part in ("tables", "figures", "values", "notices")),
                           [line for section in sections for line in section.checks])
+
+
+def lstm_embedding_section(runs: pd.DataFrame, paper: pd.DataFrame, command: str | None,
+                           title: str) -> VariantSection:
+    """The LSTM embedding comparison's section (:mod:`~recunlearn.report.casper_lstm_embeddings`):
+    tables ``lstm_embeddings`` and ``lstm_embeddings_tests``, figure ``lstm_embeddings_figure``, glued
+    ``lstm_embeddings_effect``."""
+    from ..casper_lstm_embeddings import LSTM_EMBEDDING, lstm_embedding_text
+
+    return variant_section(runs, LSTM_EMBEDDING, "lstm_embeddings", paper, command, title, "LSTM embedding",
+                           {"lstm_embeddings_effect": lstm_embedding_text(runs)})
