@@ -121,3 +121,15 @@ def test_table_3s_paper_profile_tests_both_models_frozen_at_the_papers_scale():
     frozen = [c for c in validated(ProtocolGrid, paper).runs() if c.test_updates == "frozen"]
     assert len(frozen) == 2 * 3 * len(SETTINGS)
     assert {(c.epochs, c.max_rows, c.model) for c in frozen} == {(50, None, "jodie"), (50, None, "latentcross")}
+
+
+def test_each_comparison_names_the_plan_entries_of_its_own_pending_runs():
+    """With no record at all, the test-protocol section's notice names the entries that compute its runs
+    (the online partners are Table 3(a)'s), not every entry of the Table 3 page."""
+    from recunlearn.report.pages.casper_table_03_perturbation_methods import build as build_table_3
+
+    page = build_table_3(**params("table-03-perturbation-methods", "paper"))
+    assert page.notices["test_protocol"].command == ("python -m recunlearn compute --only casper-table-3a "
+                                                     "casper-table-3-test-updates casper-table-3-test-updates-jodie")
+    assert "casper-table-3-test-updates" not in page.notices["numbering"].command
+    assert "casper-table-3b-and-insertion" in page.notices["table_3"].command  # the page's own tables: every entry

@@ -14,8 +14,7 @@ from ..compare import compare, mean_std_table
 from ..names import display_names
 from ..paper import paper_table
 from . import Page, cells_notice, computed_cells, runs_notice
-from .casper_runs import (collect_page, frozen_test_section, lstm_embedding_section, merged, numbering_section,
-                          printed, status_counts)
+from .casper_runs import collect_page, printed, status_counts, variant_sections
 
 PAGE = "casper/claims-reduced-scale-cpu"
 KEYS = ["dataset", "model", "selector", "perturbation", "replacement"]
@@ -61,12 +60,8 @@ def build(collected: Collected | None = None, **params) -> Page:
                "groups": runs_notice("Jaccard@10 by MRR group", single, command),
                "k_sweep": runs_notice("CASPER's sweep over k", sweep, command),
                "k_figure": runs_notice("The sweep's figure", sweep, command)}
-    scale_title = f"Foursquare, {rows_title}, {grid.epochs} epochs"
-    variants = merged(numbering_section(every_run, paper, command, f"{scale_title}: AO under three item numberings"),
-                      frozen_test_section(every_run, paper, command, f"{scale_title}: AO with the test pass "
-                                            "learning online or frozen"),
-                      lstm_embedding_section(every_run, paper, command, f"{scale_title}: the LSTM's AO with "
-                                             "fixed or trained item embeddings"))
+    variants = variant_sections(PAGE, grid, collected, paper, f"Foursquare, {rows_title}, {grid.epochs} epochs",
+                                ("numbering", "test_protocol", "lstm_embeddings"))
     deletion = summary[(summary["metric"].isin(RLS)) & (summary["perturbation"] == "loo")]
     return Page(
         PAGE, grid, every_run, collected.pending, None, claims,

@@ -75,7 +75,7 @@ def variant_section(runs: pd.DataFrame, variant: Variant, name: str, paper: pd.D
     """The section of a page whose ``runs`` (every variant, with the protocol columns) include
     ``variant``'s comparison: the tables ``name`` and ``name_tests``, the figure ``name_figure``
     (titled ``title``), the glued ``values``, their pending notices (``what`` names the comparison;
-    ``command`` computes the pending runs) and the printed computed runs away from the default
+    ``command`` computes its pending runs) and the printed computed runs away from the default
     (none when none is)."""
     part = variant_part(runs, variant)
     varied = part[(part["status"] == "computed") & (part[variant.field] != variant.default)] if len(part) else part
@@ -90,41 +90,37 @@ def variant_section(runs: pd.DataFrame, variant: Variant, name: str, paper: pd.D
         values=values, notices={key: notice for key, notice in notices.items() if notice is not None}, checks=checks)
 
 
-def numbering_section(runs: pd.DataFrame, paper: pd.DataFrame, command: str | None, title: str) -> VariantSection:
-    """The numbering comparison's section (:mod:`~recunlearn.report.casper_numbering`): tables
-    ``numbering`` and ``numbering_tests``, figure ``numbering_figure``, glued ``numbering_effect`` and
-    ``numbering_gap``."""
+def variant_sections(page: str, grid: CasperGrid, collected: Collected, paper: pd.DataFrame, scale: str,
+                     names: tuple[str, ...]) -> VariantSection:
+    """The sections of the variant comparisons ``names`` of ``page`` in one (their tables, figures,
+    values, notices and checks; ``scale`` opens each figure's title), each pending notice naming
+    the command that computes the comparison's own pending runs:
+
+    - ``numbering`` (:mod:`~recunlearn.report.casper_numbering`): glued ``numbering_effect`` and
+      ``numbering_gap``;
+    - ``test_protocol`` (:mod:`~recunlearn.report.casper_test_protocol`): glued
+      ``test_protocol_effect`` and ``test_protocol_scope``;
+    - ``lstm_embeddings`` (:mod:`~recunlearn.report.casper_lstm_embeddings`): glued
+      ``lstm_embeddings_effect``."""
+    from ..casper_lstm_embeddings import LSTM_EMBEDDING, lstm_embedding_text
     from ..casper_numbering import NUMBERING, numbering_gap_text, numbering_text
-
-    return variant_section(runs, NUMBERING, "numbering", paper, command, title, "numbering",
-                           {"numbering_effect": numbering_text(runs), "numbering_gap": numbering_gap_text(runs, paper)})
-
-
-def frozen_test_section(runs: pd.DataFrame, paper: pd.DataFrame, command: str | None,
-                          title: str) -> VariantSection:
-    """The test-protocol comparison's section (:mod:`~recunlearn.report.casper_test_protocol`): tables
-    ``test_protocol`` and ``test_protocol_tests``, figure ``test_protocol_figure``, glued
-    ``test_protocol_effect`` and ``test_protocol_scope``."""
     from ..casper_test_protocol import TEST_PROTOCOL, frozen_test_scope, frozen_test_text
 
-    return variant_section(runs, TEST_PROTOCOL, "test_protocol", paper, command, title, "test-protocol",
-                           {"test_protocol_effect": frozen_test_text(runs),
-                            "test_protocol_scope": frozen_test_scope(runs)})
-
-
-def merged(*sections: VariantSection) -> VariantSection:
-    """The sections' tables, figures, values, notices and checks, in one."""
+    runs = collected.runs
+    known = {
+        "numbering": (NUMBERING, "numbering", "AO under three item numberings",
+                      lambda: {"numbering_effect": numbering_text(runs),
+                               "numbering_gap": numbering_gap_text(runs, paper)}),
+        "test_protocol": (TEST_PROTOCOL, "test-protocol", "AO with the test pass learning online or frozen",
+                          lambda: {"test_protocol_effect": frozen_test_text(runs),
+                                   "test_protocol_scope": frozen_test_scope(runs)}),
+        "lstm_embeddings": (LSTM_EMBEDDING, "LSTM embedding", "the LSTM's AO with fixed or trained item embeddings",
+                            lambda: {"lstm_embeddings_effect": lstm_embedding_text(runs)})}
+    sections = []
+    for name in names:
+        variant, what, title, values = known[name]
+        command = pending_command(page, grid, variant_part(collected.pending, variant))
+        sections.append(variant_section(runs, variant, name, paper, command, f"{scale}: {title}", what, values()))
     return VariantSection(*({key: value for section in sections for key, value in getattr(section, part).items()}
                             for part in ("tables", "figures", "values", "notices")),
                           [line for section in sections for line in section.checks])
-
-
-def lstm_embedding_section(runs: pd.DataFrame, paper: pd.DataFrame, command: str | None,
-                           title: str) -> VariantSection:
-    """The LSTM embedding comparison's section (:mod:`~recunlearn.report.casper_lstm_embeddings`):
-    tables ``lstm_embeddings`` and ``lstm_embeddings_tests``, figure ``lstm_embeddings_figure``, glued
-    ``lstm_embeddings_effect``."""
-    from ..casper_lstm_embeddings import LSTM_EMBEDDING, lstm_embedding_text
-
-    return variant_section(runs, LSTM_EMBEDDING, "lstm_embeddings", paper, command, title, "LSTM embedding",
-                           {"lstm_embeddings_effect": lstm_embedding_text(runs)})

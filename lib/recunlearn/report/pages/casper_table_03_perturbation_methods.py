@@ -16,8 +16,7 @@ from ..compare import compare, verdict
 from ..names import display_name, sort_paper_order
 from ..paper import paper_table
 from . import Page, cells_notice, computed_cells, count_text, runs_notice
-from .casper_runs import (collect_page, merged, numbering_section, printed, status_counts,
-                          frozen_test_section)
+from .casper_runs import collect_page, printed, status_counts, variant_sections
 
 PAGE = "casper/table-03-perturbation-methods"
 KEYS = ["dataset", "model", "selector", "perturbation", "replacement"]
@@ -73,9 +72,7 @@ def build(collected: Collected | None = None, **params) -> Page:
                "figure": runs_notice("The figure of Table 3", runs, command),
                "lowest": runs_notice("The lowest AO per column", runs, command),
                "paired_tests": runs_notice("The paired tests of CASPER against each baseline", runs, command)}
-    variants = merged(numbering_section(every_run, paper, command, "Foursquare: AO under three item numberings"),
-                      frozen_test_section(every_run, paper, command, "Foursquare: AO with the test pass learning "
-                                            "online or frozen"))
+    variants = variant_sections(PAGE, grid, collected, paper, "Foursquare", ("numbering", "test_protocol"))
     return Page(
         PAGE, grid, every_run, collected.pending, comparison[comparison["paper"].notna()], claims,
         tables={"runs": status_counts(every_run), "table_3": table3_view(in_grid if len(computed_cells(comparison))
