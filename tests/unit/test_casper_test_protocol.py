@@ -133,3 +133,18 @@ def test_each_comparison_names_the_plan_entries_of_its_own_pending_runs():
                                                      "casper-table-3-test-updates casper-table-3-test-updates-jodie")
     assert "casper-table-3-test-updates" not in page.notices["numbering"].command
     assert "casper-table-3b-and-insertion" in page.notices["table_3"].command  # the page's own tables: every entry
+
+
+def test_one_pair_is_reported_without_a_test():
+    """A single seed-paired run gives no p: the sentences say so instead of printing a missing p."""
+    from recunlearn.report.casper_numbering import numbering_text
+
+    g = grid(seeds=(0,), selectors=("none", "random"), models=("latentcross",),
+             id_maps=("fixed", "first_appearance", "first_appearance_labels"))
+    runs = made_up(g, frozen_change=0.01).runs
+    text = frozen_test_text(runs)
+    assert "online higher in 0 of 1 seed-paired runs, lower in 1; one pair is too few for a test)" in text
+    assert "nan" not in text
+    numbering = numbering_text(runs)
+    assert "one pair is too few for a test" in numbering and "one pair, no test" in numbering
+    assert "nan" not in numbering

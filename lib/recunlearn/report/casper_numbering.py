@@ -103,25 +103,32 @@ def numbering_text(runs: pd.DataFrame, alpha: float = 0.05) -> str:
     if whole is not None:
         means = paired_ao(runs).mean()
         p = whole["p (one-sided, a higher)"]
-        significant = pd.notna(p) and p < alpha
+        test = ("one pair is too few for a test" if pd.isna(p) else
+                f"one-sided {whole['test used']}, {format_p(p)}: "
+                + ("a significant drop" if p < alpha else "not a significant drop") + f" at α = {alpha:g}")
         part.append(f"compared label by label under the authors' numbering, AO is "
                     f"{means['first_appearance_labels']:.3f} on average instead of {means['fixed']:.3f} under one "
                     f"fixed numbering (lower in {whole['pairs above 0']} of {whole['pairs']} seed-paired runs, "
-                    f"higher in {whole['pairs below 0']}; one-sided {whole['test used']}, {format_p(p)}: "
-                    + ("a significant drop" if significant else "not a significant drop") + f" at α = {alpha:g})")
+                    f"higher in {whole['pairs below 0']}; {test})")
     relabel = by.get(("first_appearance", "first_appearance_labels"))
     if relabel is not None:
         part.append(f"on the same trained models, comparing label by label instead of mapping the lists back "
-                    f"{change_text(-relabel['mean difference (AO)'])} ({relabel['test used']}, two-sided "
-                    f"{format_p(relabel['p (two-sided)'])})")
+                    f"{change_text(-relabel['mean difference (AO)'])} ({_two_sided(relabel)})")
     weights = by.get(("fixed", "first_appearance"))
     if weights is not None:
         part.append("the per-run numbering itself (lists mapped back) "
                     f"{change_text(-weights['mean difference (AO)'])} "
-                    f"against one fixed numbering ({weights['test used']}, two-sided "
-                    f"{format_p(weights['p (two-sided)'])})")
+                    f"against one fixed numbering ({_two_sided(weights)})")
     text = "; ".join(part)
     return text[0].upper() + text[1:]
+
+
+def _two_sided(row: pd.Series) -> str:
+    """``"paired t, two-sided p = 0.503"``; ``"one pair, no test"`` where there is no p."""
+    from .claims import format_p
+
+    p = row["p (two-sided)"]
+    return "one pair, no test" if pd.isna(p) else f"{row['test used']}, two-sided {format_p(p)}"
 
 
 def numbering_gap_text(runs: pd.DataFrame, paper: pd.DataFrame) -> str:

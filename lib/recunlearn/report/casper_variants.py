@@ -285,10 +285,12 @@ def two_way_text(runs: pd.DataFrame, variant: Variant, a: str, b: str, alpha: fl
     mrr = paired_values(runs, variant, a, b, "mrr_original").mean()
     phrase = variant.phrases or variant.labels
     p = row["p (two-sided)"]
-    significant = pd.notna(p) and p < alpha
+    if pd.isna(p):  # a single pair: no test
+        test = "one pair is too few for a test"
+    else:
+        test = (f"two-sided {row['test used']}, {format_p(p)}: "
+                + ("a significant difference" if p < alpha else "no significant difference") + f" at α = {alpha:g}")
     return (f"with {phrase[b]}, AO is {means[b]:.3f} on average against {means[a]:.3f} with {phrase[a]} "
             f"({variant.short_labels[a]} higher in {row['pairs above 0']} of {row['pairs']} seed-paired runs, lower "
-            f"in {row['pairs below 0']}; two-sided {row['test used']}, {format_p(p)}: "
-            + ("a significant difference" if significant else "no significant difference")
-            + f" at α = {alpha:g}); the original model's MRR is {mrr[a]:.3f} with {phrase[a]} and {mrr[b]:.3f} with "
-            f"{phrase[b]}")
+            f"in {row['pairs below 0']}; {test}); the original model's MRR is {mrr[a]:.3f} with {phrase[a]} and "
+            f"{mrr[b]:.3f} with {phrase[b]}")
