@@ -65,3 +65,14 @@ def test_no_other_table_or_claim_reads_the_trained_embedding_runs():
     pd.testing.assert_frame_equal(with_trained.claims, without.claims)
     assert without.texts()["lstm_embeddings_effect"].startswith("pending")
     assert "a significant difference" in with_trained.texts()["lstm_embeddings_effect"]
+
+
+def test_table_3_has_no_lstm_embedding_comparison_to_ask_for():
+    """Only the reduced-scale page shows the comparison, so only its grid takes the parameter."""
+    import pytest
+
+    from recunlearn.experiments.config import ConfigError
+    from recunlearn.report.pages.casper_table_03_perturbation_methods import build as build_table_3
+
+    with pytest.raises(ConfigError, match="LSTM_EMBEDDINGS"):
+        build_table_3(**params("table-03-perturbation-methods", LSTM_EMBEDDINGS=["fixed", "trained"]))

@@ -841,26 +841,24 @@ def casper_lowest_per_group_claim(runs: pd.DataFrame, metric: str = "jaccard", c
 
 @dataclasses.dataclass(frozen=True)
 class ProtocolGrid(CasperGrid):
-    """A CASPER page's runs (:class:`CasperGrid`) and JODIE's and LatentCross's runs under each
-    protocol variant it lists (:mod:`~recunlearn.report.casper_variants`): the authors' item
-    numberings of ``id_maps``, the test passes of ``test_updates`` and the LSTM item embeddings of
-    ``lstm_embeddings``."""
+    """A CASPER page's runs (:class:`CasperGrid`) and the runs of each protocol variant it lists
+    (:mod:`~recunlearn.report.casper_variants`): JODIE and LatentCross under the authors' item
+    numberings of ``id_maps`` and with the test passes of ``test_updates``."""
 
     id_maps: tuple[str, ...] = option(("fixed",), choices=ID_MAPS, doc="item numberings compared for JODIE and "
                                       "LatentCross (report.casper_numbering); every other run: fixed")
     test_updates: tuple[str, ...] = option(("online",), choices=TEST_UPDATES, doc="test passes compared for JODIE "
                                            "and LatentCross (report.casper_test_protocol); every other run: online")
-    lstm_embeddings: tuple[str, ...] = option(("fixed",), choices=LSTM_EMBEDDINGS, doc="LSTM item embeddings "
-                                              "compared (report.casper_lstm_embeddings); every other run: fixed")
 
     def variant_runs(self) -> list:
-        """The runs of every variant comparison, after the grid's own."""
+        """The runs of every variant comparison whose option the grid has, after the grid's own."""
         from .casper_lstm_embeddings import LSTM_EMBEDDING
         from .casper_numbering import NUMBERING
         from .casper_test_protocol import TEST_PROTOCOL
         from .casper_variants import variant_runs
 
-        return [run for variant in (NUMBERING, TEST_PROTOCOL, LSTM_EMBEDDING) for run in variant_runs(self, variant)]
+        return [run for variant in (NUMBERING, TEST_PROTOCOL, LSTM_EMBEDDING) if hasattr(self, variant.grid_option)
+                for run in variant_runs(self, variant)]
 
     def runs(self):
         return list(dict.fromkeys(CasperGrid.runs(as_base(self, CasperGrid)) + self.variant_runs()))
@@ -871,9 +869,12 @@ class ReducedScaleGrid(ProtocolGrid):
     """The reduced-scale claims page: every selector of ``selectors`` on every perturbation of
     ``perturbations`` (one perturbed interaction: ``ks``, normally 1), as the Table 3 page lays them
     out, CASPER's deletion (LOO) at each number of perturbed interactions of ``casper_ks`` (Figure
-    8(a)'s sweep, on every model of ``models``), and the variant comparisons' runs (:class:`ProtocolGrid`)."""
+    8(a)'s sweep, on every model of ``models``), and the variant comparisons' runs (:class:`ProtocolGrid`;
+    here also the LSTM with the item embeddings of ``lstm_embeddings``)."""
 
     casper_ks: tuple[int, ...] = option((1,), min=1, doc="k of CASPER's deletion sweep (Figure 8(a))")
+    lstm_embeddings: tuple[str, ...] = option(("fixed",), choices=LSTM_EMBEDDINGS, doc="LSTM item embeddings "
+                                              "compared (report.casper_lstm_embeddings); every other run: fixed")
 
     def runs(self):
         plain = as_base(self, CasperGrid)
