@@ -253,6 +253,9 @@ def test_a_wrong_parameter_fails_before_any_compute(stem, bad, message, monkeypa
     from recunlearn.experiments import cure4rec, cure4rec_exact, cure4rec_scif
     from recunlearn.report.pages import cure4rec_runs
 
+    page = module(stem)  # imported before the patches: a page first imported under them would keep `fail`
+    # (its `from ... import collect` binds the patched function for every later test)
+
     def fail(*args, **kwargs):
         pytest.fail("runs collected before the parameters were checked")
 
@@ -261,13 +264,13 @@ def test_a_wrong_parameter_fails_before_any_compute(stem, bad, message, monkeypa
         monkeypatch.setattr(target, name, fail)
     for name in ("collect", "dataset_statistics", "collect_exact_mio", "collect_damping_sweep",
                  "collect_combiner_variants"):
-        if hasattr(module(stem), name):
-            monkeypatch.setattr(module(stem), name, fail)
+        if hasattr(page, name):
+            monkeypatch.setattr(page, name, fail)
     values = params(stem)
     if "MODELS" in bad and "MODELS" not in values:
         pytest.skip("the page has no MODELS parameter")
     with pytest.raises(ConfigError, match=message):
-        module(stem).build(**{**values, **bad})
+        page.build(**{**values, **bad})
 
 
 @pytest.mark.parametrize("stem", ["figure-08-unlearning-ratio", "table-02-eu-utility"])
