@@ -9,10 +9,10 @@ import pandas as pd
 
 from recunlearn.experiments.casper import Collected
 from recunlearn.report.casper import ReducedScaleGrid
-from recunlearn.report.casper_numbering import (NUMBERING_SETTINGS, numbering_part, numbering_table, numbering_tests,
-                                                numbering_text)
+from recunlearn.report.casper_numbering import NUMBERING, NUMBERING_SETTINGS, numbering_text
+from recunlearn.report.casper_variants import (paired_values, variant_figure, variant_part, variant_table,
+                                               variant_tests, with_protocol_columns)
 from recunlearn.report.pages.casper_claims_reduced_scale_cpu import build
-from recunlearn.report.casper_variants import with_protocol_columns
 
 from test_casper_pages import fake_collected, params
 
@@ -55,7 +55,7 @@ def made_up(g: ReducedScaleGrid, labels_drop: float, noise: float = 0.0) -> Coll
 
 def test_a_drop_under_the_label_by_label_comparison_is_found_and_attributed_to_the_relabelling():
     runs = made_up(grid(), labels_drop=0.1).runs
-    every = numbering_tests(runs)
+    every = variant_tests(runs, NUMBERING)
     assert list(every["models"].unique()) == ["all", "JODIE", "LatentCross"]  # pooled, then each model alone
     assert every.groupby("models")["pairs"].first().to_dict() == {"all": 30, "JODIE": 15, "LatentCross": 15}
     tests = every[every["models"] == "all"].set_index(["a", "b"])
@@ -72,7 +72,7 @@ def test_a_drop_under_the_label_by_label_comparison_is_found_and_attributed_to_t
 
 def test_the_numbering_test_can_fail_no_drop_within_noise_is_not_significant():
     runs = made_up(grid(), labels_drop=0.0, noise=0.01).runs
-    tests = numbering_tests(runs)
+    tests = variant_tests(runs, NUMBERING)
     whole = tests[tests["models"] == "all"].set_index(["a", "b"]).loc[("fixed", "first_appearance_labels")]
     assert whole["p (one-sided, a higher)"] > 0.05
     assert "not a significant drop" in numbering_text(runs)
@@ -82,13 +82,13 @@ def test_the_table_shows_each_numbering_and_the_paper_value_and_pending_cells_wi
     from recunlearn.report.paper import paper_table
 
     collected = made_up(grid(), labels_drop=0.1)
-    table = numbering_table(collected.runs, paper_table("casper-table-03"))
+    table = variant_table(collected.runs, NUMBERING, paper_table("casper-table-03"))
     assert list(table.index.get_level_values(0).unique()) == ["JODIE", "LatentCross"]
     assert len(table) == 2 * len(NUMBERING_SETTINGS)
     row = table.loc[("LatentCross", "CASPER (unpopular), replacement")]
     assert row.iloc[0].startswith("0.82") and row.iloc[2].startswith("0.72") and row.iloc[3] == "0.5193"
     waiting = collected.runs.assign(status=np.where(collected.runs["id_map"] == "fixed", "computed", "not run"))
-    assert (numbering_table(waiting).iloc[:, 1:] == "pending").all().all()
+    assert (variant_table(waiting, NUMBERING).iloc[:, 1:] == "pending").all().all()
     assert numbering_text(waiting).startswith("pending")
     from recunlearn.report.casper_numbering import numbering_gap_text
     assert numbering_gap_text(waiting, paper_table("casper-table-03")).startswith("pending")
@@ -104,14 +104,14 @@ def test_the_pages_other_tables_and_claims_never_read_the_numbering_runs(monkeyp
         pd.testing.assert_frame_equal(with_numbering.tables[name], without.tables[name])
     pd.testing.assert_frame_equal(with_numbering.claims, without.claims)
     assert with_numbering.texts()["ao_range"] == without.texts()["ao_range"]
-    assert len(numbering_part(with_numbering.runs)) == 2 * 3 * len(NUMBERING_SETTINGS) * 3
+    assert len(variant_part(with_numbering.runs, NUMBERING)) == 2 * 3 * len(NUMBERING_SETTINGS) * 3
 
 
 def test_the_share_of_the_gap_to_the_paper_that_the_protocol_closes():
     from recunlearn.report.casper_numbering import numbering_gap_text
 
     runs = made_up(grid(), labels_drop=0.1).runs
-    part = numbering_part(runs)
+    part = variant_part(runs, NUMBERING)
     settings = part[["selector", "perturbation", "replacement"]].drop_duplicates()
     # a made-up paper 0.2 below our fixed-numbering AO in every setting: the drop of 0.1 closes half the gap
     fixed = part[(part["id_map"] == "fixed")].groupby(["model", "selector", "perturbation", "replacement"])["ao"].mean()
@@ -165,8 +165,6 @@ def test_each_run_and_each_pending_run_gets_its_own_numbering():
 def test_the_means_compared_cover_the_same_runs_under_both_numberings():
     """A fixed-numbering run without a label-by-label partner (or the reverse) is left out of the means the
     sentences compare, so unequal coverage cannot pass for an effect of the numbering."""
-    from recunlearn.report.casper_numbering import paired_ao
-
     runs = made_up(grid(), labels_drop=0.1).runs
     # the fixed run of one (model, setting, seed) has no label-by-label partner: its AO must not count
     lonely = runs.index[(runs["id_map"] == "first_appearance_labels") & (runs["model"] == "jodie")
@@ -175,7 +173,7 @@ def test_the_means_compared_cover_the_same_runs_under_both_numberings():
     fixed_alone = runs.index[(runs["id_map"] == "fixed") & (runs["model"] == "jodie") & (runs["selector"] == "random")
                              & (runs["perturbation"] == "loo") & (runs["seed"] == 0)]
     runs.loc[fixed_alone, "ao"] = 0.0
-    pairs = paired_ao(runs)
+    pairs = paired_values(runs, NUMBERING, "fixed", "first_appearance_labels")
     assert len(pairs) == 2 * 3 * len(NUMBERING_SETTINGS) - 1 and (pairs["fixed"] > 0.5).all()
     assert np.isclose((pairs["fixed"] - pairs["first_appearance_labels"]).mean(), 0.1)
     assert "instead of 0.0" not in numbering_text(runs)
@@ -185,12 +183,25 @@ def test_the_figure_has_a_panel_per_model_a_series_per_numbering_and_the_papers_
     import matplotlib
 
     matplotlib.use("Agg")
-    from recunlearn.report.casper_numbering import numbering_figure
     from recunlearn.report.paper import paper_table
 
-    figure = numbering_figure(made_up(grid(), labels_drop=0.1).runs, "made up", paper_table("casper-table-03"))
+    figure = variant_figure(made_up(grid(), labels_drop=0.1).runs, NUMBERING, "made up",
+                            paper_table("casper-table-03"))
     panels = [ax for ax in figure.axes if ax.get_visible() and ax.get_title()]
     assert [ax.get_title() for ax in panels] == ["JODIE", "LatentCross"]
     assert [len(ax.get_xticks()) for ax in panels] == [len(NUMBERING_SETTINGS)] * 2
     labels = [t.get_text() for t in figure.legends[0].get_texts()]
     assert len(labels) == 4 and labels[-1].startswith("paper")
+
+
+def test_every_protocol_field_has_one_comparison_and_each_grid_shows_the_sections_it_lists():
+    """The fields every other table holds at their defaults are exactly the comparisons' fields, and a
+    page shows a section for each comparison its grid takes a parameter for (none it cannot show)."""
+    from recunlearn.report.casper import ProtocolGrid
+    from recunlearn.report.casper_variants import PROTOCOL_DEFAULTS, PROTOCOL_FIELDS, grid_variants, protocol_variants
+
+    variants = protocol_variants()
+    assert [v.field for v in variants] == list(PROTOCOL_FIELDS) == list(PROTOCOL_DEFAULTS)
+    assert all(PROTOCOL_DEFAULTS[v.field] == v.default for v in variants)
+    assert [v.section for v in grid_variants(ProtocolGrid())] == ["numbering", "test_protocol"]
+    assert [v.section for v in grid_variants(grid())] == ["numbering", "test_protocol", "lstm_embeddings"]

@@ -9,7 +9,7 @@ import pandas as pd
 
 from recunlearn.experiments.casper import Collected
 from recunlearn.report.casper import ReducedScaleGrid
-from recunlearn.report.casper_numbering import numbering_tests
+from recunlearn.report.casper_numbering import NUMBERING
 from recunlearn.report.casper_test_protocol import TEST_PROTOCOL, frozen_test_scope, frozen_test_text
 from recunlearn.report.casper_variants import (at_defaults, variant_part, variant_table, variant_tests,
                                                variant_tests_view, with_protocol_columns)
@@ -106,7 +106,7 @@ def test_no_other_table_claim_or_comparison_reads_the_frozen_runs():
     assert set(variant_part(runs, TEST_PROTOCOL)["id_map"]) == {"fixed"}
     varied = (runs["id_map"] != "fixed") | (runs["test_updates"] != "online") | (runs["lstm_embeddings"] != "fixed")
     assert len(at_defaults(runs)) == len(runs) - int(varied.sum())
-    assert not numbering_tests(runs).empty
+    assert not variant_tests(runs, NUMBERING).empty
 
 
 def test_table_3s_paper_profile_tests_both_models_frozen_at_the_papers_scale():

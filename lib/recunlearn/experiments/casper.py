@@ -68,8 +68,8 @@ authors' code did (adds the relabelling artefact)."""
 
 TEST_UPDATES = ("online", "frozen")
 """JODIE's and LatentCross's test pass (spec D9): ``online`` = one optimiser step per test window, as the
-authors' code (every number of the book so far); ``frozen`` = the trained parameters kept fixed while
-the states follow the true test interactions."""
+authors' code (every number of the book but the comparison of the two); ``frozen`` = the trained
+parameters kept fixed while the states follow the true test interactions."""
 ONLINE_MODELS = {"jodie", "latentcross"}
 """The models whose test pass learns online (``test_updates`` applies to them only)."""
 

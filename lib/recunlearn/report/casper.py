@@ -852,13 +852,9 @@ class ProtocolGrid(CasperGrid):
 
     def variant_runs(self) -> list:
         """The runs of every variant comparison whose option the grid has, after the grid's own."""
-        from .casper_lstm_embeddings import LSTM_EMBEDDING
-        from .casper_numbering import NUMBERING
-        from .casper_test_protocol import TEST_PROTOCOL
-        from .casper_variants import variant_runs
+        from .casper_variants import grid_variants, variant_runs
 
-        return [run for variant in (NUMBERING, TEST_PROTOCOL, LSTM_EMBEDDING) if hasattr(self, variant.grid_option)
-                for run in variant_runs(self, variant)]
+        return [run for variant in grid_variants(self) for run in variant_runs(self, variant)]
 
     def runs(self):
         return list(dict.fromkeys(CasperGrid.runs(as_base(self, CasperGrid)) + self.variant_runs()))

@@ -19,7 +19,7 @@ from ..experiments.casper import LSTM_EMBEDDINGS
 from .casper_variants import Variant, two_way_text
 
 LSTM_EMBEDDING = Variant(
-    field="lstm_embeddings", grid_option="lstm_embeddings", values=LSTM_EMBEDDINGS,
+    field="lstm_embeddings", grid_option="lstm_embeddings", section="lstm_embeddings", values=LSTM_EMBEDDINGS,
     labels={"fixed": "fixed random item embeddings (authors', ours)", "trained": "trained item embeddings"},
     short_labels={"fixed": "fixed", "trained": "trained"},
     phrases={"fixed": "the fixed random item embeddings", "trained": "trained item embeddings"},

@@ -22,8 +22,7 @@ from __future__ import annotations
 import pandas as pd
 
 from ..experiments.casper import ID_MAPS
-from .casper_variants import (SETTING_KEYS, Variant, change_text, paired_values, variant_figure, variant_part,
-                              variant_runs, variant_table, variant_tests, variant_tests_view)
+from .casper_variants import SETTING_KEYS, Variant, change_text, paired_values, variant_tests
 from .names import display_name, paper_sorted
 
 NUMBERING_MODELS = ("jodie", "latentcross")
@@ -48,60 +47,24 @@ CONTRASTS = (("fixed", "first_appearance_labels", "the authors' protocol, in all
              ("fixed", "first_appearance", "the per-run numbering's initial weights alone"))
 """(a, b, what a − b measures) of the numbering tests."""
 
-NUMBERING = Variant(field="id_map", grid_option="id_maps", values=ID_MAPS, labels=NUMBERING_LABELS,
+NUMBERING = Variant(field="id_map", grid_option="id_maps", section="numbering", values=ID_MAPS, labels=NUMBERING_LABELS,
                     short_labels=SHORT_LABELS, settings=NUMBERING_SETTINGS, contrasts=CONTRASTS,
                     models=NUMBERING_MODELS)
 """The numbering comparison (:class:`~recunlearn.report.casper_variants.Variant`)."""
-
-def numbering_runs(grid):
-    """The runs a page grid adds for each numbering of ``grid.id_maps`` but ``fixed``
-    (:func:`~recunlearn.report.casper_variants.variant_runs`)."""
-    return variant_runs(grid, NUMBERING)
-
-
-def numbering_part(runs: pd.DataFrame) -> pd.DataFrame:
-    """The runs (computed or pending) of the numbering comparison, every numbering, with a ``setting`` column."""
-    return variant_part(runs, NUMBERING)
-
-
-def numbering_table(runs: pd.DataFrame, paper: pd.DataFrame | None = None) -> pd.DataFrame:
-    """AO (mean ± std over seeds) of each (model, setting) under each numbering, and the paper's value."""
-    return variant_table(runs, NUMBERING, paper)
-
-
-def numbering_tests(runs: pd.DataFrame) -> pd.DataFrame:
-    """The seed-paired tests of every contrast of :data:`CONTRASTS`, pooled and per model."""
-    return variant_tests(runs, NUMBERING)
-
-
-def numbering_tests_view(runs: pd.DataFrame) -> pd.DataFrame:
-    """:func:`numbering_tests` for display."""
-    return variant_tests_view(runs, NUMBERING)
-
-
-def paired_ao(runs: pd.DataFrame, a: str = "fixed", b: str = "first_appearance_labels") -> pd.DataFrame:
-    """AO of numberings ``a`` and ``b`` side by side, one row per (model, setting, seed) with both."""
-    return paired_values(runs, NUMBERING, a, b)
-
-
-def numbering_figure(runs: pd.DataFrame, title: str, paper: pd.DataFrame | None = None):
-    """AO by setting, a panel per model, a colour per numbering, the paper's value as a diamond."""
-    return variant_figure(runs, NUMBERING, title, paper)
-
 
 def numbering_text(runs: pd.DataFrame, alpha: float = 0.05) -> str:
     """What the numbering comparison found, in one sentence for the page: the whole change the authors'
     protocol makes to AO with its test, and its relabelling part; ``pending`` without paired runs."""
     from .claims import format_p
 
-    tests = numbering_tests(runs)
+    tests = variant_tests(runs, NUMBERING)
     if tests.empty:
         return "pending (no seed-paired runs of two numberings yet)"
     by = {(row["a"], row["b"]): row for _, row in tests[tests["models"] == "all"].iterrows()}
     part = []
     whole = by.get(("fixed", "first_appearance_labels"))
     if whole is not None:
-        means = paired_ao(runs).mean()
+        means = paired_values(runs, NUMBERING, "fixed", "first_appearance_labels").mean()
         p = whole["p (one-sided, a higher)"]
         test = ("one pair is too few for a test" if pd.isna(p) else
                 f"one-sided {whole['test used']}, {format_p(p)}: "
@@ -137,7 +100,7 @@ def numbering_gap_text(runs: pd.DataFrame, paper: pd.DataFrame) -> str:
     label by label; :func:`paired_ao`) and a paper value of our AO under each, the paper's mean, and
     the share of the gap closed (negative: the protocol moves AO away from the paper's). ``pending``
     without such settings. Orientation only: the paper's values are at full scale."""
-    pairs = paired_ao(runs).reset_index()
+    pairs = paired_values(runs, NUMBERING, "fixed", "first_appearance_labels").reset_index()
     reference = paper[paper["metric"] == "ao"].rename(columns={"value": "paper"})
     texts = []
     for model in paper_sorted("model", pairs["model"]):

@@ -23,7 +23,7 @@ from ..models.sequential.latentcross import WINDOW
 from .casper_variants import Variant, two_way_text, variant_part
 
 TEST_PROTOCOL = Variant(
-    field="test_updates", grid_option="test_updates", values=TEST_UPDATES,
+    field="test_updates", grid_option="test_updates", section="test_protocol", values=TEST_UPDATES,
     labels={"online": "online steps at test (authors', ours)", "frozen": "parameters frozen at test"},
     short_labels={"online": "online", "frozen": "frozen"},
     phrases={"online": "the online steps", "frozen": "the parameters frozen at test"},

@@ -34,16 +34,32 @@ PROTOCOL_DEFAULTS = {f.name: f.default for f in dataclasses.fields(CasperConfig)
 SETTING_KEYS = ["model", "selector", "perturbation", "replacement"]
 
 
+def protocol_variants() -> tuple["Variant", ...]:
+    """Every comparison a page grid can list (one per protocol field), in the order pages show them."""
+    from .casper_lstm_embeddings import LSTM_EMBEDDING
+    from .casper_numbering import NUMBERING
+    from .casper_test_protocol import TEST_PROTOCOL
+
+    return NUMBERING, TEST_PROTOCOL, LSTM_EMBEDDING
+
+
+def grid_variants(grid) -> list["Variant"]:
+    """The comparisons ``grid`` lists: those whose option (``grid_option``) it has."""
+    return [variant for variant in protocol_variants() if hasattr(grid, variant.grid_option)]
+
+
 @dataclasses.dataclass(frozen=True)
 class Variant:
-    """One comparison: the runs of ``field``'s ``values`` (the default first) for ``models`` on
-    ``settings`` ((selector, perturbation, replacement), one perturbed interaction), listed by the
-    page grid's option ``grid_option``; ``labels`` / ``short_labels`` name each value in tables and
-    legends / in the tests' contrasts; ``contrasts``: (a, b, what a − b measures) of the paired tests;
-    ``phrases``: each value in a sentence ("with ..."; :func:`two_way_text`); ``colours``: one per value."""
+    """One comparison, shown in a page section named ``section``: the runs of ``field``'s ``values`` (the
+    default first) for ``models`` on ``settings`` ((selector, perturbation, replacement), one perturbed
+    interaction), listed by the page grid's option ``grid_option``; ``labels`` / ``short_labels`` name each
+    value in tables and legends / in the tests' contrasts; ``contrasts``: (a, b, what a − b measures) of the
+    paired tests; ``phrases``: each value in a sentence ("with ..."; :func:`two_way_text`); ``colours``: one per
+    value."""
 
     field: str
     grid_option: str
+    section: str
     values: tuple[str, ...]
     labels: dict
     short_labels: dict

@@ -60,8 +60,7 @@ def build(collected: Collected | None = None, **params) -> Page:
                "groups": runs_notice("Jaccard@10 by MRR group", single, command),
                "k_sweep": runs_notice("CASPER's sweep over k", sweep, command),
                "k_figure": runs_notice("The sweep's figure", sweep, command)}
-    variants = variant_sections(PAGE, grid, collected, paper, f"Foursquare, {rows_title}, {grid.epochs} epochs",
-                                ("numbering", "test_protocol", "lstm_embeddings"))
+    variants = variant_sections(PAGE, grid, collected, paper, f"Foursquare, {rows_title}, {grid.epochs} epochs")
     deletion = summary[(summary["metric"].isin(RLS)) & (summary["perturbation"] == "loo")]
     return Page(
         PAGE, grid, every_run, collected.pending, None, claims,

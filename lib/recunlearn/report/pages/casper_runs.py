@@ -90,11 +90,12 @@ def variant_section(runs: pd.DataFrame, variant: Variant, name: str, paper: pd.D
         values=values, notices={key: notice for key, notice in notices.items() if notice is not None}, checks=checks)
 
 
-def variant_sections(page: str, grid: CasperGrid, collected: Collected, paper: pd.DataFrame, scale: str,
-                     names: tuple[str, ...]) -> VariantSection:
-    """The sections of the variant comparisons ``names`` of ``page`` in one (their tables, figures,
-    values, notices and checks; ``scale`` opens each figure's title), each pending notice naming
-    the command that computes the comparison's own pending runs:
+def variant_sections(page: str, grid: CasperGrid, collected: Collected, paper: pd.DataFrame,
+                     scale: str) -> VariantSection:
+    """The sections of every variant comparison ``grid`` lists
+    (:func:`~recunlearn.report.casper_variants.grid_variants`) in one (their tables, figures, values, notices
+    and checks; ``scale`` opens each figure's title), each pending notice naming the command that computes the
+    comparison's own pending runs:
 
     - ``numbering`` (:mod:`~recunlearn.report.casper_numbering`): glued ``numbering_effect`` and
       ``numbering_gap``;
@@ -102,25 +103,27 @@ def variant_sections(page: str, grid: CasperGrid, collected: Collected, paper: p
       ``test_protocol_effect`` and ``test_protocol_scope``;
     - ``lstm_embeddings`` (:mod:`~recunlearn.report.casper_lstm_embeddings`): glued
       ``lstm_embeddings_effect``."""
-    from ..casper_lstm_embeddings import LSTM_EMBEDDING, lstm_embedding_text
-    from ..casper_numbering import NUMBERING, numbering_gap_text, numbering_text
-    from ..casper_test_protocol import TEST_PROTOCOL, frozen_test_scope, frozen_test_text
+    from ..casper_lstm_embeddings import lstm_embedding_text
+    from ..casper_numbering import numbering_gap_text, numbering_text
+    from ..casper_test_protocol import frozen_test_scope, frozen_test_text
+    from ..casper_variants import grid_variants
 
     runs = collected.runs
-    known = {
-        "numbering": (NUMBERING, "numbering", "AO under three item numberings",
+    shown = {  # section: (what the notices call it, the figure's title, the glued values)
+        "numbering": ("numbering", "AO under three item numberings",
                       lambda: {"numbering_effect": numbering_text(runs),
                                "numbering_gap": numbering_gap_text(runs, paper)}),
-        "test_protocol": (TEST_PROTOCOL, "test-protocol", "AO with the test pass learning online or frozen",
+        "test_protocol": ("test-protocol", "AO with the test pass learning online or frozen",
                           lambda: {"test_protocol_effect": frozen_test_text(runs),
                                    "test_protocol_scope": frozen_test_scope(runs)}),
-        "lstm_embeddings": (LSTM_EMBEDDING, "LSTM embedding", "the LSTM's AO with fixed or trained item embeddings",
+        "lstm_embeddings": ("LSTM embedding", "the LSTM's AO with fixed or trained item embeddings",
                             lambda: {"lstm_embeddings_effect": lstm_embedding_text(runs)})}
     sections = []
-    for name in names:
-        variant, what, title, values = known[name]
+    for variant in grid_variants(grid):
+        what, title, values = shown[variant.section]
         command = pending_command(page, grid, variant_part(collected.pending, variant))
-        sections.append(variant_section(runs, variant, name, paper, command, f"{scale}: {title}", what, values()))
+        sections.append(variant_section(runs, variant, variant.section, paper, command, f"{scale}: {title}", what,
+                                        values()))
     return VariantSection(*({key: value for section in sections for key, value in getattr(section, part).items()}
                             for part in ("tables", "figures", "values", "notices")),
                           [line for section in sections for line in section.checks])

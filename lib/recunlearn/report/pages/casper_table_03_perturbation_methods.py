@@ -72,7 +72,7 @@ def build(collected: Collected | None = None, **params) -> Page:
                "figure": runs_notice("The figure of Table 3", runs, command),
                "lowest": runs_notice("The lowest AO per column", runs, command),
                "paired_tests": runs_notice("The paired tests of CASPER against each baseline", runs, command)}
-    variants = variant_sections(PAGE, grid, collected, paper, "Foursquare", ("numbering", "test_protocol"))
+    variants = variant_sections(PAGE, grid, collected, paper, "Foursquare")
     return Page(
         PAGE, grid, every_run, collected.pending, comparison[comparison["paper"].notna()], claims,
         tables={"runs": status_counts(every_run), "table_3": table3_view(in_grid if len(computed_cells(comparison))
