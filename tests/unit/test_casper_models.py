@@ -287,3 +287,25 @@ def test_trained_lstm_embeddings_are_a_variant_of_the_lstm_only(need_local, tiny
     assert run_casper(trained.replace(selector="none"))["metrics"]["ao"] == 1.0
     with pytest.raises(ConfigError, match="LSTM_EMBEDDINGS = 'trained' with MODEL = 'jodie'"):
         CasperConfig(model="jodie", lstm_embeddings="trained")
+
+
+def test_the_gru_cell_is_a_variant_of_latentcross_only(need_local, tiny):
+    """Spec D8: ``latentcross_cell="gru"`` is a named variant (its own record and its own original model;
+    the default keeps every existing record's key): a GRU cell with a state of 128 values, all read by the
+    prediction; the control stays exact, and the other models refuse it."""
+    from recunlearn.experiments.casper import _build, original_key
+
+    need_local("foursquare", "raw")
+    lstm = CasperConfig(selector="random", model="latentcross", **tiny)
+    gru = lstm.replace(latentcross_cell="gru")
+    assert record_key(lstm) == record_key(CasperConfig.from_dict(
+        {k: v for k, v in lstm.to_dict().items() if k != "latentcross_cell"}))  # a record made before the field
+    assert record_key(gru) != record_key(lstm) and original_key(gru) != original_key(lstm)
+    stream = load_stream(lstm.dataset, max_rows=lstm.max_rows)
+    nets = {config.latentcross_cell: _build(config, stream).net for config in (lstm, gru)}
+    assert isinstance(nets["lstm"].cell, torch.nn.LSTMCell) and isinstance(nets["gru"].cell, torch.nn.GRUCell)
+    assert nets["gru"].cell.hidden_size == 2 * nets["lstm"].cell.hidden_size == 128
+    assert nets["gru"].out.in_features == 130 and nets["lstm"].out.in_features == 66
+    assert run_casper(gru.replace(selector="none"))["metrics"]["ao"] == 1.0
+    with pytest.raises(ConfigError, match="LATENTCROSS_CELL = 'gru' with MODEL = 'jodie'"):
+        CasperConfig(model="jodie", latentcross_cell="gru")

@@ -264,7 +264,10 @@ def test_the_reduced_scale_grid_adds_casper_deletion_sweep_to_the_one_interactio
     assert len(frozen) == 2 * 3 * 3 and {(c.id_map, c.k, c.perturbation) for c in frozen} == {("fixed", 1, "loo")}
     trained = [c for c in runs if c.lstm_embeddings != "fixed"]  # LSTM x 3 seeds x 3 deletion settings
     assert len(trained) == 3 * 3 and {c.model for c in trained} == {"lstm"}
-    assert len(runs) == len(set(runs)) == 4 * 3 * (1 + 7 * 2 + 1 + 3 + 7) + len(numbering) + len(frozen) + len(trained)
+    gru = [c for c in runs if c.latentcross_cell != "lstm"]  # LatentCross x 3 seeds x 3 deletion settings
+    assert len(gru) == 3 * 3 and {c.model for c in gru} == {"latentcross"}
+    assert len(runs) == len(set(runs)) == (4 * 3 * (1 + 7 * 2 + 1 + 3 + 7) + len(numbering) + len(frozen)
+                                           + len(trained) + len(gru))
     # control, 7 baselines x 2, CASPER (3 replacement items), k 2..8; then the protocol variants' runs
     assert {c.k for c in runs if c.selector != "casper" or c.perturbation != "loo"} == {1}
     assert sorted({c.k for c in runs if c.selector == "casper" and c.perturbation == "loo"}) == list(range(1, 9))

@@ -1,15 +1,19 @@
-"""Fast JODIE and fast LatentCross: each the same model as its reference formulation (initial weights,
-loss, gradients, scores), and the fast path deterministic. What only one of them has is tested in
+"""Fast JODIE and fast LatentCross (with the authors' LSTM cell and with the paper's GRU cell): each the
+same model as its reference formulation (initial weights, loss, gradients, scores), and the fast path
+deterministic. What only one of them has is tested in
 ``test_fast_jodie.py`` and ``test_fast_latentcross.py``."""
 
 from __future__ import annotations
+
+import functools
 
 import pytest
 import torch
 
 from recunlearn.models.sequential import JODIERecommender, LatentCrossRecommender
 
-MODELS = {"jodie": JODIERecommender, "latentcross": LatentCrossRecommender}
+MODELS = {"jodie": JODIERecommender, "latentcross": LatentCrossRecommender,
+          "latentcross-gru": functools.partial(LatentCrossRecommender, cell="gru")}
 
 
 def stored_states(model) -> list[torch.Tensor]:

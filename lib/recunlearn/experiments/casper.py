@@ -78,6 +78,11 @@ LSTM_EMBEDDINGS = ("fixed", "trained")
 (every number of the book but the comparison of the two); ``trained`` = the same vectors as initial
 values, trained with the rest of the network."""
 
+LATENTCROSS_CELLS = ("lstm", "gru")
+"""LatentCross's recurrent cell (spec D8): ``lstm`` = an LSTMCell with h and c of 64, as the authors' code
+(every number of the book but the comparison of the two); ``gru`` = a GRUCell with a state of 128, as
+the paper describes the model ("GRU-based")."""
+
 SMALLEST_MAX_ROWS = {"wikipedia": 29, "reddit": 224, "foursquare": 212, "lastfm": 22}
 """The shortest chronological prefix of each file in which some user has the 10 interactions that
 :func:`~recunlearn.data.sequences.load_stream` requires; a shorter prefix leaves no data."""
@@ -133,6 +138,8 @@ class CasperConfig(Config):
                                doc="JODIE and LatentCross: online optimiser steps at test (the code) or frozen")
     lstm_embeddings: str = option("fixed", choices=LSTM_EMBEDDINGS, added=True,
                                   doc="LSTM: item embeddings fixed random vectors (the code) or trained")
+    latentcross_cell: str = option("lstm", choices=LATENTCROSS_CELLS, added=True,
+                                   doc="LatentCross: an LSTM cell (the code) or a GRU cell (the paper)")
 
     def validate(self) -> None:
         super().validate()
@@ -143,6 +150,10 @@ class CasperConfig(Config):
         if self.lstm_embeddings != "fixed" and self.model != "lstm":
             raise ConfigError(f"parameter LSTM_EMBEDDINGS = {self.lstm_embeddings!r} with MODEL = {self.model!r}: "
                               f"only the LSTM has a choice of item embeddings; {self.model} takes 'fixed' (its "
+                              "default)")
+        if self.latentcross_cell != "lstm" and self.model != "latentcross":
+            raise ConfigError(f"parameter LATENTCROSS_CELL = {self.latentcross_cell!r} with MODEL = {self.model!r}: "
+                              f"only LatentCross has a choice of recurrent cell; {self.model} takes 'lstm' (its "
                               "default)")
         if self.selector in REVADV_SELECTORS and self.k != 1:
             raise ConfigError(f"parameter K = {self.k!r} with SELECTOR = {self.selector!r}: Rev.Adv learns one fake "
@@ -196,6 +207,8 @@ def _build(config: CasperConfig, stream: Stream):
         raise NotImplementedError(f"model {config.model!r} is not implemented; implemented: {sorted(SEQUENTIAL_MODELS)}")
     generator = torch.Generator().manual_seed(config.seed)
     variant = {"trainable_embeddings": True} if config.lstm_embeddings == "trained" else {}
+    if config.latentcross_cell != "lstm":
+        variant["cell"] = config.latentcross_cell
     return SEQUENTIAL_MODELS[config.model](stream.n_items, generator=generator, epochs=config.epochs,
                                            device=config.device, implementation=IMPLEMENTATIONS[config.model],
                                            **variant)
@@ -226,7 +239,7 @@ def cost_size(config: CasperConfig) -> int | None:
 def original_key(config: CasperConfig) -> tuple:
     """What the original model M of a run depends on: runs with equal keys share one trained M per process."""
     return (config.dataset, config.model, config.seed, config.epochs, config.max_rows, config.id_map, config.device,
-            config.lstm_embeddings)
+            config.lstm_embeddings, config.latentcross_cell)
 
 
 STORED_ORIGINALS = 6

@@ -12,7 +12,8 @@ import pandas as pd
 import seaborn as sns
 
 from ..data.sequences import DATASET_LABELS, Stream
-from ..experiments.casper import ID_MAPS, LSTM_EMBEDDINGS, MODELS, TEST_UPDATES, CasperGrid, Figure8Grid
+from ..experiments.casper import (ID_MAPS, LATENTCROSS_CELLS, LSTM_EMBEDDINGS, MODELS, TEST_UPDATES, CasperGrid,
+                                  Figure8Grid)
 from ..experiments.config import option
 from ..experiments.records import PENDING_CPU
 from ..models.sequential import SEQUENTIAL_MODELS
@@ -866,11 +867,14 @@ class ReducedScaleGrid(ProtocolGrid):
     ``perturbations`` (one perturbed interaction: ``ks``, normally 1), as the Table 3 page lays them
     out, CASPER's deletion (LOO) at each number of perturbed interactions of ``casper_ks`` (Figure
     8(a)'s sweep, on every model of ``models``), and the variant comparisons' runs (:class:`ProtocolGrid`;
-    here also the LSTM with the item embeddings of ``lstm_embeddings``)."""
+    here also the LSTM with the item embeddings of ``lstm_embeddings`` and LatentCross with the cells of
+    ``latentcross_cells``)."""
 
     casper_ks: tuple[int, ...] = option((1,), min=1, doc="k of CASPER's deletion sweep (Figure 8(a))")
     lstm_embeddings: tuple[str, ...] = option(("fixed",), choices=LSTM_EMBEDDINGS, doc="LSTM item embeddings "
                                               "compared (report.casper_lstm_embeddings); every other run: fixed")
+    latentcross_cells: tuple[str, ...] = option(("lstm",), choices=LATENTCROSS_CELLS, doc="LatentCross cells "
+                                                "compared (report.casper_latentcross_cell); every other run: lstm")
 
     def runs(self):
         plain = as_base(self, CasperGrid)

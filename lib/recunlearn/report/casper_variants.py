@@ -1,11 +1,12 @@
-"""Protocol variants of CASPER's JODIE and LatentCross runs, each compared seed by seed with the runs
+"""Protocol variants of CASPER's runs, each compared seed by seed with the runs
 every other table of a page reads.
 
 A *protocol field* is a config field whose values other than its default a page trains only for the
 comparison in a section of its own (:class:`Variant`): the item numbering (``id_map``,
 :mod:`~recunlearn.report.casper_numbering`), the test pass's optimiser steps (``test_updates``,
-:mod:`~recunlearn.report.casper_test_protocol`) and the LSTM's item embeddings (``lstm_embeddings``,
-:mod:`~recunlearn.report.casper_lstm_embeddings`). Every other table and claim reads the runs with
+:mod:`~recunlearn.report.casper_test_protocol`), the LSTM's item embeddings (``lstm_embeddings``,
+:mod:`~recunlearn.report.casper_lstm_embeddings`) and LatentCross's recurrent cell (``latentcross_cell``,
+:mod:`~recunlearn.report.casper_latentcross_cell`). Every other table and claim reads the runs with
 every protocol field at its default (:func:`at_defaults`); a comparison reads the runs of its own
 field's values with the other fields at their defaults (:func:`variant_part`), paired by model,
 setting and seed.
@@ -25,7 +26,7 @@ from .compare import format_mean_std
 from .names import display_name, format_number, paper_sorted
 from .plots import PAGE_WIDTH_IN, legend_below, set_theme
 
-PROTOCOL_FIELDS = ("id_map", "test_updates", "lstm_embeddings")
+PROTOCOL_FIELDS = ("id_map", "test_updates", "lstm_embeddings", "latentcross_cell")
 """The config fields whose non-default values only a variant comparison reads."""
 
 PROTOCOL_DEFAULTS = {f.name: f.default for f in dataclasses.fields(CasperConfig) if f.name in PROTOCOL_FIELDS}
@@ -36,11 +37,12 @@ SETTING_KEYS = ["model", "selector", "perturbation", "replacement"]
 
 def protocol_variants() -> tuple["Variant", ...]:
     """Every comparison a page grid can list (one per protocol field), in the order pages show them."""
+    from .casper_latentcross_cell import LATENTCROSS_CELL
     from .casper_lstm_embeddings import LSTM_EMBEDDING
     from .casper_numbering import NUMBERING
     from .casper_test_protocol import TEST_PROTOCOL
 
-    return NUMBERING, TEST_PROTOCOL, LSTM_EMBEDDING
+    return NUMBERING, TEST_PROTOCOL, LSTM_EMBEDDING, LATENTCROSS_CELL
 
 
 def grid_variants(grid) -> list["Variant"]:

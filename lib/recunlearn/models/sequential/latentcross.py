@@ -20,6 +20,12 @@ The paper calls it "GRU-based"; the authors' code (the only source of what ran) 
 - Rank list: logits of the |I| real items (the extra class excluded: it is no item a user could be shown). Items keep the study's
   fixed id map (the authors numbered them by first appearance).
 
+``cell="gru"`` is the paper's description instead ("GRU-based", as Beutel et al.'s LatentCross): a
+GRUCell whose state h has the 128 values of the code's [h; c], every one read by the prediction
+(z = [h, Δ_u, f] ⊙ (1 + W_2 x), W_2 2 -> 130, output Linear(130 -> |I|+1)); everything else as above
+(the same latent cross on the cell's input, the learned normalised initial state, L2-normalised
+after every update). ``"lstm"`` (the code) is the default.
+
 Two implementations of the same model (``implementation=``; same parameters, names and initial
 values): ``"reference"`` runs each t-batch as written above (one-hot LSTM input, prediction per
 t-batch, the full state matrix copied per t-batch, autograd throughout); ``"fast"`` (default) computes
@@ -33,7 +39,7 @@ the same loss, gradients and scores with less work:
 - the one-hot LSTM input is a column gather, W_ih v = W_ih[:, item] (1 + W_1 x)[item] + W_ih[:, -2:] v[-2:],
   computed for the whole window before the recurrence, its W_ih gradient written as one dense tensor
   (``ItemColumnGates``; autograd built two and added them);
-- the recurrence (``LSTMRecurrence``) updates a small matrix of the window's users in place, with its
+- the recurrence (``LSTMRecurrence``; ``GRURecurrence`` for the GRU cell) updates a small matrix of the window's users in place, with its
   backward pass written out: a t-batch costs a few small tensor operations and the W_hh gradient is one
   product per window;
 - Adam runs as PyTorch's fused kernel (same update, one pass per tensor);
@@ -54,6 +60,8 @@ from ...data.sequences import Stream
 from ..output_layer import LinearCrossEntropy
 
 WINDOW = 1024
+CELLS = ("lstm", "gru")
+"""The recurrent cell: ``lstm`` = LSTMCell 64 + 64 (the authors' code), ``gru`` = GRUCell 128 (the paper)."""
 IMPLEMENTATIONS = ("fast", "reference")
 """Values of the recommenders' ``implementation`` keyword: same model, two ways of computing it."""
 
@@ -197,6 +205,62 @@ class LSTMRecurrence(torch.autograd.Function):
         return grad_buf if ctx.needs_input_grad[0] else None, grad_gates, grad_w, None, None
 
 
+class GRURecurrence(torch.autograd.Function):
+    """:class:`LSTMRecurrence` for a GRU cell. ``small`` (S, H): the states h of the window's users;
+    ``gates_in`` (N, 3H): W_ih v + b_ih in t-batch order; ``b_hh`` the hidden bias (the reset gate
+    multiplies W_hn h + b_hn, so it cannot join ``gates_in``). Per t-batch, as PyTorch's GRUCell:
+    r = σ(i_r + h_r), z = σ(i_z + h_z), n = tanh(i_n + r ⊙ h_n) with (h_r, h_z, h_n) = W_hh h + b_hh,
+    h' = (h − n) ⊙ z + n, stored as normalize(h'). Returns the state before each row's update (N, H) and
+    the final ``small``; the gradients of W_hh and b_hh are one product and one sum per window."""
+
+    @staticmethod
+    def forward(ctx, small, gates_in, w_hh, b_hh, slots, sizes):
+        h = w_hh.shape[1]
+        buf = small.detach().clone()
+        w_t = w_hh.t()
+        before, reset, update, new_gate, hidden_n, norm, out = [], [], [], [], [], [], []
+        for sl, gi in zip(slots, gates_in.split(sizes)):
+            s = buf.index_select(0, sl)
+            gh = torch.addmm(b_hh, s, w_t)
+            r, z = torch.sigmoid(gi[:, :2 * h] + gh[:, :2 * h]).chunk(2, 1)
+            n = torch.tanh(torch.addcmul(gi[:, 2 * h:], r, gh[:, 2 * h:]))
+            y = (s - n).mul_(z).add_(n)
+            nr = torch.linalg.vector_norm(y, dim=1, keepdim=True)
+            new = y / nr.clamp_min(EPS)
+            buf.index_copy_(0, sl, new)
+            for kept, value in zip((before, reset, update, new_gate, hidden_n, norm, out),
+                                   (s, r, z, n, gh[:, 2 * h:], nr, new)):
+                kept.append(value)
+        before, reset, update, new_gate, hidden_n, norm, out = map(
+            torch.cat, (before, reset, update, new_gate, hidden_n, norm, out))
+        ctx.save_for_backward(before, reset, update, new_gate, hidden_n, out * (norm > EPS),
+                              1 / norm.clamp_min(EPS), w_hh)
+        ctx.slots, ctx.sizes, ctx.rows = slots, sizes, small.shape[0]
+        ctx.mark_non_differentiable(buf)
+        return before, buf
+
+    @staticmethod
+    def backward(ctx, grad_before, _grad_buf):
+        saved = ctx.saved_tensors
+        w_hh = saved[-1]
+        grad_buf = w_hh.new_zeros(ctx.rows, w_hh.shape[1])
+        parts = [t.split(ctx.sizes) for t in (*saved[:-1], grad_before)]
+        grad_inputs, grad_hidden = [], []
+        for sl, s, r, z, n, hn, o, inv, gb in zip(reversed(ctx.slots), *(map(reversed, parts))):
+            g = grad_buf.index_select(0, sl)  # gradient of the t-batch's new states
+            gy = torch.addcmul(g, o, (o * g).sum(1, keepdim=True), value=-1).mul_(inv)  # normalize
+            gn = (gy - gy * z) * (1 - n * n)               # through n, then tanh
+            gz = gy * (s - n) * z * (1 - z)                # through z, then σ
+            gr = gn * hn * r * (1 - r)                     # through r ⊙ h_n, then σ
+            grad_inputs.append(torch.cat([gr, gz, gn], 1))
+            grad_hidden.append(torch.cat([gr, gz, gn * r], 1))
+            grad_buf.index_copy_(0, sl, torch.addmm(torch.addcmul(gb, gy, z), grad_hidden[-1], w_hh))
+        grad_inputs, grad_hidden = torch.cat(grad_inputs[::-1]), torch.cat(grad_hidden[::-1])
+        before = saved[0]
+        return (grad_buf if ctx.needs_input_grad[0] else None, grad_inputs, grad_hidden.t() @ before,
+                grad_hidden.sum(0), None, None)
+
+
 class ItemColumnGates(torch.autograd.Function):
     """``W[:, item]^T ⊙ scale + tail W[:, -2:]^T + bias``: the input gates of ``LatentCrossNet.update``
     without the one-hot (``W`` = W_ih (4H, |I| + 3); ``scale`` (N, 1); ``tail`` (N, 2) the context
@@ -235,52 +299,75 @@ ROW_BLOCK = 256
 Foursquare); with the default BLAS's products, the arithmetic this model's records were computed with."""
 
 
+def check_cell(cell: str) -> str:
+    if cell not in CELLS:
+        raise ValueError(f"cell must be one of {CELLS}, got {cell!r}")
+    return cell
+
+
 class LatentCrossNet(nn.Module):
-    def __init__(self, n_items: int, hidden: int = 64):
+    """The network; a user's state has ``2 * hidden`` values: [h; c] of the LSTM cell (``hidden`` each,
+    h read by the prediction), or h of the GRU cell (all read)."""
+
+    def __init__(self, n_items: int, hidden: int = 64, cell: str = "lstm"):
         super().__init__()
-        self.n_items, self.hidden = n_items, hidden
+        self.n_items, self.hidden, self.cell_type = n_items, hidden, check_cell(cell)
+        self.readout = hidden if cell == "lstm" else 2 * hidden  # state values the prediction reads
         self.initial_state = nn.Parameter(F.normalize(torch.rand(2 * hidden), dim=0))
         self.pre = NormalLinear(2, n_items + 3)
-        self.post = NormalLinear(2, hidden + 2)
-        self.cell = nn.LSTMCell(n_items + 3, hidden)
-        self.out = nn.Linear(hidden + 2, n_items + 1)
+        self.post = NormalLinear(2, self.readout + 2)
+        self.cell = nn.LSTMCell(n_items + 3, hidden) if cell == "lstm" else nn.GRUCell(n_items + 3, 2 * hidden)
+        self.out = nn.Linear(self.readout + 2, n_items + 1)
 
     def predict(self, state, context):
         return self.out(self.fused(state, context))
 
     def fused(self, state, context):
         """The input of the output layer: [h, Δ_u, f] ⊙ (1 + W_2 x)."""
-        z = torch.cat([state[:, :self.hidden], context[:, 1:2], context[:, 0:1]], 1)  # [h, Δ_u, f]
+        z = torch.cat([state[:, :self.readout], context[:, 1:2], context[:, 0:1]], 1)  # [h, Δ_u, f]
         return z * (1 + self.post(context))
 
     def update(self, state, item, context):
         v = torch.cat([F.one_hot(item, self.n_items + 1).float(), context[:, 0:1], context[:, 1:2]], 1)
-        h, c = self.cell(v * (1 + self.pre(context)), (state[:, :self.hidden], state[:, self.hidden:]))
+        v = v * (1 + self.pre(context))
+        if self.cell_type == "gru":
+            return F.normalize(self.cell(v, state), dim=1)
+        h, c = self.cell(v, (state[:, :self.hidden], state[:, self.hidden:]))
         return F.normalize(torch.cat([h, c], 1), dim=1)
 
+    def recurrence(self, small, gates, slots, sizes):
+        """The states of one window's t-batches (:class:`LSTMRecurrence` / :class:`GRURecurrence`) from
+        the window's input gates (:meth:`input_gates`)."""
+        if self.cell_type == "gru":
+            return GRURecurrence.apply(small, gates, self.cell.weight_hh, self.cell.bias_hh, slots, sizes)
+        return LSTMRecurrence.apply(small, gates, self.cell.weight_hh, slots, sizes)
+
     def input_gates(self, item, context):
-        """W_ih v + b_ih + b_hh of ``update`` without the one-hot: column ``item`` of W_ih times
-        (1 + W_1 x)[item], plus the two context columns."""
+        """W_ih v + b_ih (+ b_hh for the LSTM cell) of ``update`` without the one-hot: column ``item`` of
+        W_ih times (1 + W_1 x)[item], plus the two context columns."""
         w1, b1 = self.pre.weight, self.pre.bias
         scale = 1 + ((w1.index_select(0, item) * context).sum(1) + b1.index_select(0, item))[:, None]
         tail = context * (1 + F.linear(context, w1[-2:], b1[-2:]))  # [f, Δ_u] ⊙ (1 + W_1 x)[-2:]
-        return ItemColumnGates.apply(self.cell.weight_ih, item, scale, tail, self.cell.bias_ih + self.cell.bias_hh)
+        bias = self.cell.bias_ih if self.cell_type == "gru" else self.cell.bias_ih + self.cell.bias_hh
+        return ItemColumnGates.apply(self.cell.weight_ih, item, scale, tail, bias)
 
 
 class LatentCrossRecommender:
     """See the module docstring. ``generator`` seeds the initial weights; nothing else is random.
-    ``implementation`` is ``"fast"`` or ``"reference"`` (same model and weights, see the module docstring)."""
+    ``implementation`` is ``"fast"`` or ``"reference"`` (same model and weights, see the module docstring);
+    ``cell`` one of :data:`CELLS`."""
 
     def __init__(self, n_items: int, generator: torch.Generator | None = None, hidden: int = 64, epochs: int = 50,
                  lr: float = 1e-3, weight_decay: float = 1e-5, window: int = WINDOW, device: str = "cpu",
-                 implementation: str = "fast"):
+                 implementation: str = "fast", cell: str = "lstm"):
         self.implementation = check_implementation(implementation)
+        check_cell(cell)
         self.n_items, self.epochs, self.lr, self.weight_decay = n_items, epochs, lr, weight_decay
         self.window, self.device = window, device
         with torch.random.fork_rng(devices=[]):
             if generator is not None:
                 torch.manual_seed(int(torch.randint(0, 2**62, (1,), generator=generator)))
-            self.net = LatentCrossNet(n_items, hidden)
+            self.net = LatentCrossNet(n_items, hidden, cell)
         self.net.to(device)
         self.final_states = None
 
@@ -335,7 +422,7 @@ class LatentCrossRecommender:
         """The same loss as ``_window_reference`` for one window, and the updated states (detached)."""
         gates = net.input_gates(plan["item"], plan["context"])
         small = states.index_select(0, plan["users"])
-        before, small = LSTMRecurrence.apply(small, gates, net.cell.weight_hh, plan["slots"], plan["sizes"])
+        before, small = net.recurrence(small, gates, plan["slots"], plan["sizes"])
         loss, scores = LinearCrossEntropy.apply(net.fused(before, plan["context"]), net.out.weight, net.out.bias,
                                                 plan["item"], plan["weight"], 0 if collect is None else self.n_items,
                                                 ROW_BLOCK, "torch")
@@ -405,7 +492,7 @@ class LatentCrossRecommender:
         for plan in self._plans(user, item, context):
             gates = net.input_gates(plan["item"], plan["context"])
             small = states.index_select(0, plan["users"])
-            before, small = LSTMRecurrence.apply(small, gates, net.cell.weight_hh, plan["slots"], plan["sizes"])
+            before, small = net.recurrence(small, gates, plan["slots"], plan["sizes"])
             z = net.fused(before, plan["context"])
             logits = net.out(z)
             terms = tracin.last_layer_terms(tracin.softmax_self_influence(z, logits, plan["item"], lr),

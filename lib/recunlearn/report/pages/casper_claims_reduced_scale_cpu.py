@@ -2,7 +2,8 @@
 of one dataset with a few epochs -- deletion and replacement with every selector, and CASPER's
 deletion of k = 1..8 interactions -- the paper's full-scale Table 3 values beside ours for orientation;
 how much the authors' item numbering changes JODIE's and LatentCross's AO, how much their test
-pass's online steps do, and how much the LSTM's fixed random item embeddings do."""
+pass's online steps do, how much the LSTM's fixed random item embeddings do, and how much
+LatentCross's LSTM cell (the paper describes a GRU) does."""
 
 from __future__ import annotations
 
@@ -24,8 +25,8 @@ RLS = ["ao", "rbo_min", "jaccard"]
 def build(collected: Collected | None = None, **params) -> Page:
     """The reduced-scale claims page at notebook parameters ``params``: its runs, our values beside the
     paper's Table 3 (for orientation, not for a verdict), CASPER's sweep over k, the claims and the
-    glued values; the runs of the protocol variants (item numberings, test passes, LSTM embeddings)
-    are read only by their sections."""
+    glued values; the runs of the protocol variants (item numberings, test passes, LSTM embeddings,
+    LatentCross cells) are read only by their sections."""
     grid, collected, command = collect_page(PAGE, ReducedScaleGrid, params, collected)
     every_run = collected.runs
     runs = at_defaults(every_run)

@@ -102,7 +102,10 @@ def variant_sections(page: str, grid: CasperGrid, collected: Collected, paper: p
     - ``test_protocol`` (:mod:`~recunlearn.report.casper_test_protocol`): glued
       ``test_protocol_effect`` and ``test_protocol_scope``;
     - ``lstm_embeddings`` (:mod:`~recunlearn.report.casper_lstm_embeddings`): glued
-      ``lstm_embeddings_effect``."""
+      ``lstm_embeddings_effect``;
+    - ``latentcross_cell`` (:mod:`~recunlearn.report.casper_latentcross_cell`): glued
+      ``latentcross_cell_effect``."""
+    from ..casper_latentcross_cell import latentcross_cell_text
     from ..casper_lstm_embeddings import lstm_embedding_text
     from ..casper_numbering import numbering_gap_text, numbering_text
     from ..casper_test_protocol import frozen_test_scope, frozen_test_text
@@ -117,7 +120,9 @@ def variant_sections(page: str, grid: CasperGrid, collected: Collected, paper: p
                           lambda: {"test_protocol_effect": frozen_test_text(runs),
                                    "test_protocol_scope": frozen_test_scope(runs)}),
         "lstm_embeddings": ("LSTM embedding", "the LSTM's AO with fixed or trained item embeddings",
-                            lambda: {"lstm_embeddings_effect": lstm_embedding_text(runs)})}
+                            lambda: {"lstm_embeddings_effect": lstm_embedding_text(runs)}),
+        "latentcross_cell": ("LatentCross cell", "LatentCross's AO with an LSTM or a GRU cell",
+                             lambda: {"latentcross_cell_effect": latentcross_cell_text(runs)})}
     sections = []
     for variant in grid_variants(grid):
         what, title, values = shown[variant.section]

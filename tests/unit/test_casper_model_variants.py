@@ -1,0 +1,117 @@
+"""The comparisons of the reduced-scale CASPER page between two versions of one model
+(recunlearn.report.casper_lstm_embeddings: the LSTM's item embeddings fixed or trained;
+recunlearn.report.casper_latentcross_cell: LatentCross's LSTM or GRU cell): which runs each adds, that
+no other table reads them, and its test on made-up runs with a known answer."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from recunlearn.experiments.casper import Collected
+from recunlearn.report.casper import ReducedScaleGrid
+from recunlearn.report.casper_latentcross_cell import LATENTCROSS_CELL, latentcross_cell_text
+from recunlearn.report.casper_lstm_embeddings import LSTM_EMBEDDING, lstm_embedding_text
+from recunlearn.report.casper_variants import variant_table, variant_tests, with_protocol_columns
+from recunlearn.report.pages.casper_claims_reduced_scale_cpu import build
+
+from test_casper_pages import fake_collected, params
+
+
+@dataclasses.dataclass(frozen=True)
+class Case:
+    variant: object
+    text: object
+    model: str
+    label: str       # the model's row label in the variant table
+    opening: str     # how the page's sentence starts
+    parameter: str   # the notebook parameter
+
+
+CASES = {"lstm_embeddings": Case(LSTM_EMBEDDING, lstm_embedding_text, "lstm", "LSTM",
+                                 "with trained item embeddings, AO is", "LSTM_EMBEDDINGS"),
+         "latentcross_cell": Case(LATENTCROSS_CELL, latentcross_cell_text, "latentcross", "LatentCross",
+                                  "with the paper's GRU cell, AO is", "LATENTCROSS_CELLS")}
+
+
+def grid(**changes) -> ReducedScaleGrid:
+    values = dict(models=("lstm", "latentcross"), selectors=("none", "random", "earliest", "casper"),
+                  perturbations=("loo",), seeds=(0, 1, 2), epochs=1, max_rows=2000,
+                  test_updates=("online", "frozen"), lstm_embeddings=("fixed", "trained"),
+                  latentcross_cells=("lstm", "gru"))
+    return ReducedScaleGrid(**{**values, **changes})
+
+
+def other(case: Case) -> str:
+    """The variant's value that is not the default."""
+    return case.variant.values[1]
+
+
+def made_up(g: ReducedScaleGrid, case: Case, change: float) -> Collected:
+    """Made-up runs of ``g``: the runs of ``case``'s other value ``change`` above their partners' AO."""
+    collected = with_protocol_columns(fake_collected(g), g.runs())
+    runs = collected.runs.copy()
+    runs.loc[runs[case.variant.field] == other(case), "ao"] += change
+    return Collected(runs, collected.pending)
+
+
+@pytest.mark.parametrize("name", CASES)
+def test_the_variant_runs_are_deletions_of_one_model_each_with_its_default_partner(name):
+    case = CASES[name]
+    field, default = case.variant.field, case.variant.default
+    runs = grid().runs()
+    varied = [c for c in runs if getattr(c, field) != default]
+    assert len(varied) == 3 * len(case.variant.settings) and {c.model for c in varied} == {case.model}
+    assert {(c.id_map, c.test_updates, c.k) for c in varied} == {("fixed", "online", 1)}
+    assert all(c.replace(**{field: default}) in set(runs) for c in varied)
+    assert not [c for c in grid(**{case.variant.grid_option: (default,)}).runs() if getattr(c, field) != default]
+    unrelated = "latentcross" if case.model == "lstm" else "lstm"
+    assert not [c for c in grid(models=(unrelated,)).runs() if getattr(c, field) != default]
+
+
+@pytest.mark.parametrize("name", CASES)
+def test_a_change_is_found_and_an_equal_ao_is_not(name):
+    case = CASES[name]
+    short = case.variant.short_labels[case.variant.default]
+    runs = made_up(grid(), case, change=-0.05).runs
+    tests = variant_tests(runs, case.variant)
+    assert list(tests["models"]) == ["all"] and tests.iloc[0]["pairs"] == 3 * len(case.variant.settings)
+    assert np.isclose(tests.iloc[0]["mean difference (AO)"], 0.05)
+    text = case.text(runs)
+    assert text.startswith(case.opening) and f"{short} higher in 9 of 9" in text
+    assert "a significant difference" in text
+    same = case.text(made_up(grid(), case, change=0.0).runs)
+    assert f"{short} higher in 0 of 9 seed-paired runs, lower in 0" in same and "no significant difference" in same
+    assert list(variant_table(runs, case.variant).index.get_level_values(0).unique()) == [case.label]
+
+
+def test_no_other_table_or_claim_reads_the_variant_runs():
+    values = params("claims-reduced-scale-cpu", SEEDS=[0, 1, 2])
+    g = ReducedScaleGrid(**{k.lower(): v for k, v in values.items()})
+    varied = made_up(g, CASES["lstm_embeddings"], change=-0.3)  # and the GRU runs 0.2 above their partners
+    runs = varied.runs.copy()
+    runs.loc[runs["latentcross_cell"] == "gru", "ao"] += 0.2
+    with_variants = build(collected=Collected(runs, varied.pending), **values)
+    plain = g.replace(lstm_embeddings=("fixed",), latentcross_cells=("lstm",))
+    without = build(collected=with_protocol_columns(fake_collected(plain), plain.runs()),
+                    **{**values, "LSTM_EMBEDDINGS": ["fixed"], "LATENTCROSS_CELLS": ["lstm"]})
+    for name in ("table_3a", "rbo", "jaccard", "groups", "k_sweep", "numbering", "test_protocol"):
+        pd.testing.assert_frame_equal(with_variants.tables[name], without.tables[name])
+    pd.testing.assert_frame_equal(with_variants.claims, without.claims)
+    for name in CASES:
+        assert without.texts()[f"{name}_effect"].startswith("pending")
+        assert "a significant difference" in with_variants.texts()[f"{name}_effect"]
+
+
+@pytest.mark.parametrize("name", CASES)
+def test_table_3_has_no_such_comparison_to_ask_for(name):
+    """Only the reduced-scale page shows these comparisons, so only its grid takes their parameters."""
+    from recunlearn.experiments.config import ConfigError
+    from recunlearn.report.pages.casper_table_03_perturbation_methods import build as build_table_3
+
+    case = CASES[name]
+    with pytest.raises(ConfigError, match=case.parameter):
+        build_table_3(**params("table-03-perturbation-methods", **{case.parameter: list(case.variant.values)}))
