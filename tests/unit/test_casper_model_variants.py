@@ -106,12 +106,40 @@ def test_no_other_table_or_claim_reads_the_variant_runs():
         assert "a significant difference" in with_variants.texts()[f"{name}_effect"]
 
 
-@pytest.mark.parametrize("name", CASES)
-def test_table_3_has_no_such_comparison_to_ask_for(name):
-    """Only the reduced-scale page shows these comparisons, so only its grid takes their parameters."""
+def test_table_3_has_no_lstm_embedding_comparison_to_ask_for():
+    """Only the reduced-scale page shows the LSTM embedding comparison, so only its grid takes the parameter."""
     from recunlearn.experiments.config import ConfigError
     from recunlearn.report.pages.casper_table_03_perturbation_methods import build as build_table_3
 
-    case = CASES[name]
-    with pytest.raises(ConfigError, match=case.parameter):
-        build_table_3(**params("table-03-perturbation-methods", **{case.parameter: list(case.variant.values)}))
+    with pytest.raises(ConfigError, match="LSTM_EMBEDDINGS"):
+        build_table_3(**params("table-03-perturbation-methods", LSTM_EMBEDDINGS=["fixed", "trained"]))
+
+
+def test_table_3s_paper_profile_compares_the_gru_cell_at_the_papers_scale():
+    """Table 3's page shows the LatentCross cell comparison at paper scale, every GRU run in the plan entry
+    named by its own pending notice, and no other table of the page reads them."""
+    from recunlearn.report.casper import ProtocolGrid
+    from recunlearn.report.pages import validated
+    from recunlearn.report.pages.casper_table_03_perturbation_methods import build as build_table_3
+
+    values = params("table-03-perturbation-methods", "paper")
+    gru = [c for c in validated(ProtocolGrid, values).runs() if c.latentcross_cell == "gru"]
+    assert len(gru) == 3 * len(LATENTCROSS_CELL.settings)
+    assert {(c.epochs, c.max_rows, c.model, c.id_map, c.test_updates) for c in gru} == {
+        (50, None, "latentcross", "fixed", "online")}
+    page = build_table_3(**values)
+    assert "casper-table-3-latentcross-cell" in page.notices["latentcross_cell"].command
+    assert "casper-table-3-latentcross-cell" not in page.notices["test_protocol"].command
+    # made-up runs: the GRU runs' AO 0.2 above their partners' changes the comparison and nothing else
+    smoke = params("table-03-perturbation-methods", SEEDS=[0, 1, 2])
+    grid = validated(ProtocolGrid, smoke)
+    with_gru = made_up(grid, CASES["latentcross_cell"], change=0.2)
+    plain = grid.replace(latentcross_cells=("lstm",))
+    with_gru, without = (build_table_3(collected=with_gru, **smoke),
+                         build_table_3(collected=with_protocol_columns(fake_collected(plain), plain.runs()),
+                                       **{**smoke, "LATENTCROSS_CELLS": ["lstm"]}))
+    for name in ("table_3", "table_3_rbo", "paired_tests", "numbering", "test_protocol"):
+        pd.testing.assert_frame_equal(with_gru.tables[name], without.tables[name])
+    pd.testing.assert_frame_equal(with_gru.claims, without.claims)
+    assert without.texts()["latentcross_cell_effect"].startswith("pending")
+    assert "LSTM cell higher in 0 of 9" in with_gru.texts()["latentcross_cell_effect"]

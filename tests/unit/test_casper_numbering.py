@@ -203,6 +203,6 @@ def test_every_protocol_field_has_one_comparison_and_each_grid_shows_the_section
     variants = protocol_variants()
     assert [v.field for v in variants] == list(PROTOCOL_FIELDS) == list(PROTOCOL_DEFAULTS)
     assert all(PROTOCOL_DEFAULTS[v.field] == v.default for v in variants)
-    assert [v.section for v in grid_variants(ProtocolGrid())] == ["numbering", "test_protocol"]
+    assert [v.section for v in grid_variants(ProtocolGrid())] == ["numbering", "test_protocol", "latentcross_cell"]
     assert [v.section for v in grid_variants(grid())] == ["numbering", "test_protocol", "lstm_embeddings",
                                                           "latentcross_cell"]

@@ -844,12 +844,15 @@ def casper_lowest_per_group_claim(runs: pd.DataFrame, metric: str = "jaccard", c
 class ProtocolGrid(CasperGrid):
     """A CASPER page's runs (:class:`CasperGrid`) and the runs of each protocol variant it lists
     (:mod:`~recunlearn.report.casper_variants`): JODIE and LatentCross under the authors' item
-    numberings of ``id_maps`` and with the test passes of ``test_updates``."""
+    numberings of ``id_maps`` and with the test passes of ``test_updates``, and LatentCross with the
+    recurrent cells of ``latentcross_cells``."""
 
     id_maps: tuple[str, ...] = option(("fixed",), choices=ID_MAPS, doc="item numberings compared for JODIE and "
                                       "LatentCross (report.casper_numbering); every other run: fixed")
     test_updates: tuple[str, ...] = option(("online",), choices=TEST_UPDATES, doc="test passes compared for JODIE "
                                            "and LatentCross (report.casper_test_protocol); every other run: online")
+    latentcross_cells: tuple[str, ...] = option(("lstm",), choices=LATENTCROSS_CELLS, doc="LatentCross cells "
+                                                "compared (report.casper_latentcross_cell); every other run: lstm")
 
     def variant_runs(self) -> list:
         """The runs of every variant comparison whose option the grid has, after the grid's own."""
@@ -867,14 +870,11 @@ class ReducedScaleGrid(ProtocolGrid):
     ``perturbations`` (one perturbed interaction: ``ks``, normally 1), as the Table 3 page lays them
     out, CASPER's deletion (LOO) at each number of perturbed interactions of ``casper_ks`` (Figure
     8(a)'s sweep, on every model of ``models``), and the variant comparisons' runs (:class:`ProtocolGrid`;
-    here also the LSTM with the item embeddings of ``lstm_embeddings`` and LatentCross with the cells of
-    ``latentcross_cells``)."""
+    here also the LSTM with the item embeddings of ``lstm_embeddings``)."""
 
     casper_ks: tuple[int, ...] = option((1,), min=1, doc="k of CASPER's deletion sweep (Figure 8(a))")
     lstm_embeddings: tuple[str, ...] = option(("fixed",), choices=LSTM_EMBEDDINGS, doc="LSTM item embeddings "
                                               "compared (report.casper_lstm_embeddings); every other run: fixed")
-    latentcross_cells: tuple[str, ...] = option(("lstm",), choices=LATENTCROSS_CELLS, doc="LatentCross cells "
-                                                "compared (report.casper_latentcross_cell); every other run: lstm")
 
     def runs(self):
         plain = as_base(self, CasperGrid)
