@@ -39,9 +39,9 @@ the same loss, gradients and scores with less work:
 - the one-hot LSTM input is a column gather, W_ih v = W_ih[:, item] (1 + W_1 x)[item] + W_ih[:, -2:] v[-2:],
   computed for the whole window before the recurrence, its W_ih gradient written as one dense tensor
   (``ItemColumnGates``; autograd built two and added them);
-- the recurrence (``LSTMRecurrence``; ``GRURecurrence`` for the GRU cell) updates a small matrix of the window's users in place, with its
-  backward pass written out: a t-batch costs a few small tensor operations and the W_hh gradient is one
-  product per window;
+- the recurrence (``LSTMRecurrence``; ``GRURecurrence`` for the GRU cell) updates a small matrix of the
+  window's users in place, with its backward pass written out: a t-batch costs a few small tensor
+  operations and the W_hh gradient is one product per window;
 - Adam runs as PyTorch's fused kernel (same update, one pass per tensor);
 - the t-batch row order and index tensors are computed once per fit.
 """
@@ -263,7 +263,7 @@ class GRURecurrence(torch.autograd.Function):
 
 class ItemColumnGates(torch.autograd.Function):
     """``W[:, item]^T ⊙ scale + tail W[:, -2:]^T + bias``: the input gates of ``LatentCrossNet.update``
-    without the one-hot (``W`` = W_ih (4H, |I| + 3); ``scale`` (N, 1); ``tail`` (N, 2) the context
+    without the one-hot (``W`` = W_ih (gates, |I| + 3); ``scale`` (N, 1); ``tail`` (N, 2) the context
     inputs). Autograd through the gather and the slice builds two dense W-sized gradients, one of them
     transposed, and adds them (a fifth of an epoch on Foursquare); the backward here writes the one
     gradient of ``W`` directly, with the same operations in the same order for every value, so every
@@ -300,6 +300,7 @@ Foursquare); with the default BLAS's products, the arithmetic this model's recor
 
 
 def check_cell(cell: str) -> str:
+    """``cell`` if it is one of :data:`CELLS`, else a ValueError naming them."""
     if cell not in CELLS:
         raise ValueError(f"cell must be one of {CELLS}, got {cell!r}")
     return cell
