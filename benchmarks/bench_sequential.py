@@ -15,26 +15,46 @@ formulation (padded windows through ``nn.LSTM``, one-hot inputs through dense la
    optionally (``--test-pass``) one pass of ``test_scores`` over every test row, and reports
    ``reference / fast``.
 
+``latentcross-gru`` is LatentCross with the paper's GRU cell (``cell="gru"``), a variant the CASPER
+pages compare with the authors' LSTM cell. Rows of models not measured in a run are kept from the
+previous result file (each row says when it was ``measured`` and with which ``setup``).
+
 Run: ``.venv/bin/python benchmarks/bench_sequential.py --threads 1`` -> benchmarks/results/bench_sequential.json
 """
 
 from __future__ import annotations
 
 import argparse
+import functools
+import json
 
 import torch
 
-from _common import (add_thread_option, apply_thread_option, environment, median, probe_agreement, table,
-                     timed_alternately, write_rows)
+from _common import (RESULTS_DIR, add_thread_option, apply_thread_option, environment, median, now,
+                     probe_agreement, table, timed_alternately, write_rows)
 from recunlearn.data.sequences import load_stream
-from recunlearn.models.sequential import SEQUENTIAL_MODELS
+from recunlearn.models.sequential import SEQUENTIAL_MODELS, LatentCrossRecommender
 
 IMPLEMENTATIONS = ("reference", "fast")
+MODELS = {**SEQUENTIAL_MODELS, "latentcross-gru": functools.partial(LatentCrossRecommender, cell="gru")}
+"""The networks measured: the CASPER models and the variant with a fast path of its own."""
 
 
 def build(name: str, stream, implementation: str, seed: int, epochs: int = 1):
-    return SEQUENTIAL_MODELS[name](stream.n_items, torch.Generator().manual_seed(seed), epochs=epochs,
-                                   implementation=implementation)
+    return MODELS[name](stream.n_items, torch.Generator().manual_seed(seed), epochs=epochs,
+                        implementation=implementation)
+
+
+def kept_rows(measured: list[str]) -> list[dict]:
+    """The previous result's rows of the models not in ``measured`` (none without a previous result), each
+    with when and how it was measured (the previous result's time, setup and note where the row has none)."""
+    path = RESULTS_DIR / "bench_sequential.json"
+    if not path.is_file():
+        return []
+    previous = json.loads(path.read_text())
+    context = {"measured": previous["created"], "setup": previous["setup"], "note": previous.get("note")}
+    return [{**{k: v for k, v in context.items() if v is not None}, **row} for row in previous["models"]
+            if row["model"] not in measured]
 
 
 def agreement(name: str, stream, seed: int) -> dict:
@@ -71,7 +91,7 @@ def epoch_times(name: str, stream, seed: int, repeats: int, test_pass: bool) -> 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--models", nargs="*", default=list(SEQUENTIAL_MODELS), choices=list(SEQUENTIAL_MODELS))
+    parser.add_argument("--models", nargs="*", default=list(SEQUENTIAL_MODELS), choices=list(MODELS))
     parser.add_argument("--dataset", default="wikipedia")
     parser.add_argument("--max-rows", type=int, default=None, help="first rows of the file only (default: all)")
     parser.add_argument("--repeats", type=int, default=2)
@@ -87,7 +107,8 @@ def main() -> None:
     for name in args.models:
         check = agreement(name, stream, args.seed)
         timing = epoch_times(name, stream, args.seed, args.repeats, args.test_pass)
-        row = {"model": name, "dataset": args.dataset, "train_rows": int(len(stream.train_positions)), **check,
+        row = {"model": name, "measured": now(), "setup": vars(args), "dataset": args.dataset,
+               "train_rows": int(len(stream.train_positions)), **check,
                **timing, "reference_epoch_s": median(timing["epoch_seconds"]["reference"]),
                "fast_epoch_s": median(timing["epoch_seconds"]["fast"]),
                "agree": check["same_initial_weights"] and not check["missing_keys"]
@@ -96,6 +117,8 @@ def main() -> None:
         print(table([row], [("model", "model", ""), ("reference_epoch_s", "reference s/epoch", ".2f"),
                             ("fast_epoch_s", "fast s/epoch", ".2f"), ("epoch_speedup", "speed-up", ".1f"),
                             ("max_relative_difference", "max rel. diff", ".1e"), ("agree", "agree", "")]), flush=True)
+    order = list(MODELS)
+    rows = sorted(kept_rows(args.models) + rows, key=lambda row: order.index(row["model"]))
     write_rows("bench_sequential", env, args, "models", rows, "agree", "a fast implementation disagrees with its reference")
 
 
