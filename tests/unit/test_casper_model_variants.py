@@ -6,6 +6,7 @@ no other table reads them, and its test on made-up runs with a known answer."""
 from __future__ import annotations
 
 import dataclasses
+import json
 
 import numpy as np
 import pandas as pd
@@ -104,6 +105,11 @@ def test_no_other_table_or_claim_reads_the_variant_runs():
     for name in CASES:
         assert without.texts()[f"{name}_effect"].startswith("pending")
         assert "a significant difference" in with_variants.texts()[f"{name}_effect"]
+    # the scoreboard's list of the page's comparisons: every section, its finding, the version used elsewhere
+    published = json.loads(with_variants.texts()["page_variants"])
+    assert [v["section"] for v in published] == ["numbering", "test_protocol", "lstm_embeddings", "latentcross_cell"]
+    assert all(v["finding"] == with_variants.texts()[f"{v['section']}_effect"] for v in published)
+    assert {v["section"]: v["used"] for v in published}["latentcross_cell"] == "LSTM cell (authors' code, ours)"
 
 
 def test_table_3_has_no_lstm_embedding_comparison_to_ask_for():

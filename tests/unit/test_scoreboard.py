@@ -212,3 +212,23 @@ def test_the_status_page_has_a_narrow_table_per_paper_naming_every_item():
         assert all(line.count(" | ") == 3 for line in rows), paper
         assert len(rows) == 1 + sum(item.paper == paper for item in status.ITEMS)
     assert "\n## Records behind each page\n" in text and "| item | device | commits |" in text
+
+
+def test_measured_choices_of_the_authors_code_are_listed_apart_from_the_claims():
+    """A page's ``page_variants`` (its comparisons of the authors' choices with their alternatives) are
+    listed under its paper, with the version the page's other numbers use, and are not counted as claims."""
+    variants = [{"section": "latentcross_cell", "choice": "LatentCross built on an LSTM cell",
+                 "used": "LSTM cell (authors' code, ours)", "finding": "with the GRU cell, AO is 0.998 | 0.998"}]
+    glued = {"page_verdict": "partly reproduced", "page_scale": "Foursquare; 3 seeds",
+             "page_claims": json.dumps(CLAIMS[:1]), "page_variants": json.dumps(variants)}
+    page = {"paper": "CASPER", "item": "Table 3", "title": "Table 3", "link": "casper/table-03.ipynb",
+            "datasets": ("foursquare",), "notebook": notebook("CASPER Table 3", glued)}
+    entries = [page_entry(page), *(page_entry(p) for p in pages())]
+    assert entries[0]["variants"] == variants and entries[1]["variants"] == [] and entries[3]["variants"] == []
+    text = render_scoreboard_from(entries)
+    casper = text.split("\n## CASPER")[1].split("\n## ")[0]
+    assert "### Choices of the authors' code, measured" in casper
+    assert ("| LatentCross built on an LSTM cell | LSTM cell (authors' code, ours) | with the GRU cell, AO is 0.998 "
+            "\\| 0.998 |") in casper
+    assert "Choices of the authors' code" not in text.split("\n## CASPER")[0]  # CURE4Rec has none
+    assert paper_totals(entries)["CASPER"]["claims"] == 1  # the comparison is no claim

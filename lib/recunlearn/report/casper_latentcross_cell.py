@@ -25,7 +25,8 @@ LATENTCROSS_CELL = Variant(
     short_labels={"lstm": "LSTM cell", "gru": "GRU cell"},
     phrases={"lstm": "the authors' LSTM cell", "gru": "the paper's GRU cell"},
     settings=(("random", "loo", "random"), ("earliest", "loo", "random"), ("casper", "loo", "random")),
-    contrasts=(("lstm", "gru", "the authors' LSTM cell instead of a GRU"),), models=("latentcross",))
+    contrasts=(("lstm", "gru", "the authors' LSTM cell instead of a GRU"),),
+    choice="LatentCross built on an LSTM cell (the paper describes a GRU)", models=("latentcross",))
 """The LatentCross cell comparison (:class:`~recunlearn.report.casper_variants.Variant`): deletion (LOO)
 by Random, Earliest-Random and CASPER."""
 

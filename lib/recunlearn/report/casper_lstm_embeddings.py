@@ -24,7 +24,8 @@ LSTM_EMBEDDING = Variant(
     short_labels={"fixed": "fixed", "trained": "trained"},
     phrases={"fixed": "the fixed random item embeddings", "trained": "trained item embeddings"},
     settings=(("random", "loo", "random"), ("earliest", "loo", "random"), ("casper", "loo", "random")),
-    contrasts=(("fixed", "trained", "freezing the item embeddings"),), models=("lstm",))
+    contrasts=(("fixed", "trained", "freezing the item embeddings"),),
+    choice="the LSTM's item embeddings left at their random initial values", models=("lstm",))
 """The LSTM embedding comparison (:class:`~recunlearn.report.casper_variants.Variant`): deletion (LOO)
 by Random, Earliest-Random and CASPER."""
 

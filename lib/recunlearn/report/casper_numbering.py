@@ -49,6 +49,7 @@ CONTRASTS = (("fixed", "first_appearance_labels", "the authors' protocol, in all
 
 NUMBERING = Variant(field="id_map", grid_option="id_maps", section="numbering", values=ID_MAPS, labels=NUMBERING_LABELS,
                     short_labels=SHORT_LABELS, settings=NUMBERING_SETTINGS, contrasts=CONTRASTS,
+                    choice="JODIE's and LatentCross's items numbered by first appearance, separately in M and M'",
                     models=NUMBERING_MODELS)
 """The numbering comparison (:class:`~recunlearn.report.casper_variants.Variant`)."""
 

@@ -28,7 +28,9 @@ TEST_PROTOCOL = Variant(
     short_labels={"online": "online", "frozen": "frozen"},
     phrases={"online": "the online steps", "frozen": "the parameters frozen at test"},
     settings=(("random", "loo", "random"), ("earliest", "loo", "random"), ("casper", "loo", "random")),
-    contrasts=(("online", "frozen", "the test-time learning"),), models=tuple(sorted(ONLINE_MODELS)))
+    contrasts=(("online", "frozen", "the test-time learning"),),
+    choice="JODIE and LatentCross learning online from the test rows (an optimiser step per window)",
+    models=tuple(sorted(ONLINE_MODELS)))
 """The test-protocol comparison (:class:`~recunlearn.report.casper_variants.Variant`): deletion (LOO)
 by Random, Earliest-Random and CASPER, Table 3(a)'s rows that every model has."""
 

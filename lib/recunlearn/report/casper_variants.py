@@ -56,8 +56,8 @@ class Variant:
     default first) for ``models`` on ``settings`` ((selector, perturbation, replacement), one perturbed
     interaction), listed by the page grid's option ``grid_option``; ``labels`` / ``short_labels`` name each
     value in tables and legends / in the tests' contrasts; ``contrasts``: (a, b, what a − b measures) of the
-    paired tests; ``phrases``: each value in a sentence ("with ..."; :func:`two_way_text`); ``colours``: one per
-    value."""
+    paired tests; ``choice``: the authors' choice the comparison measures, as the scoreboard names it;
+    ``phrases``: each value in a sentence ("with ..."; :func:`two_way_text`); ``colours``: one per value."""
 
     field: str
     grid_option: str
@@ -67,6 +67,7 @@ class Variant:
     short_labels: dict
     settings: tuple[tuple[str, str, str], ...]
     contrasts: tuple[tuple[str, str, str], ...]
+    choice: str
     models: tuple[str, ...] = ("jodie", "latentcross")
     phrases: dict | None = None
     colours: tuple[str, ...] = ("#4C72B0", "#55A868", "#C44E52")

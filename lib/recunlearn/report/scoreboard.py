@@ -3,7 +3,9 @@ coverage of the paper, on one page, read from the rendered paper-profile noteboo
 
 A page publishes its facts by glue (:func:`recunlearn.report.claims.glue_page`): ``page_verdict``,
 ``page_summary``, ``page_scale``, ``page_coverage``, ``page_difference``, ``page_pending`` and
-``page_claims`` (JSON: id, claim, verdict, holds, p-value, test, evidence). Pages rendered before
+``page_claims`` (JSON: id, claim, verdict, holds, p-value, test, evidence); a page that trains a choice
+of the authors' code both ways also glues ``page_variants`` (JSON: section, choice, used, finding), which
+the scoreboard lists under each paper's claims. Pages rendered before
 ``page_claims`` existed still count: their claims are the glued ``claim_<id>`` verdicts (``claims_<n>``
 on the oldest renders), listed by id with "statement not published". The scale and the run records
 come from the notebook's ``metadata.recunlearn``.
@@ -119,7 +121,7 @@ def page_entry(page: dict) -> dict:
     notebook as a dict, or None when the page is not rendered)."""
     notebook = page.get("notebook")
     base = {**{k: page.get(k) for k in ("paper", "item", "title", "link")}, "rendered": notebook is not None,
-            "claims": [], "reduced": False}
+            "claims": [], "variants": [], "reduced": False}
     if notebook is None:
         return {**base, "verdict": f"{PENDING} (not started)", "summary": "", "scale": "not started",
                 "coverage": "0 paper cells computed", "difference": "", "pending": "everything"}
@@ -143,7 +145,13 @@ def page_entry(page: dict) -> dict:
             "verdict": glued.get("page_verdict", "not published (rendered before page verdicts)"),
             "summary": glued.get("page_summary", ""), "scale": f"{scale}; {_records_text(meta)}",
             "coverage": coverage, "difference": glued.get("page_difference", ""),
-            "pending": pending, "claims": page_claims(glued)}
+            "pending": pending, "claims": page_claims(glued), "variants": page_variants(glued)}
+
+
+def page_variants(glued: dict[str, str]) -> list[dict]:
+    """A page's comparisons of the authors' choices with their alternatives (its ``page_variants`` JSON;
+    none on pages without it)."""
+    return json.loads(glued["page_variants"]) if "page_variants" in glued else []
 
 
 def is_self_check(claim: dict) -> bool:
@@ -268,6 +276,19 @@ def render_scoreboard_from(entries: list[dict]) -> str:
             for e, c in claimed:
                 lines.append(f"| {_link(e)} | {_cell(_statement(c))} | **{_cell(c['verdict'])}** | "
                              f"{_cell(_evidence(c))} |")
+            lines.append(END_FULL_WIDTH)
+        varied = [(e, v) for e in part for v in e.get("variants", [])]
+        if varied:
+            lines += ["", "### Choices of the authors' code, measured", "",
+                      "Where the authors' code makes a choice the paper does not state (or states otherwise), the",
+                      "page trains both versions and compares them seed by seed; every other number of the page",
+                      "uses the version in the third column. These comparisons are not claims of the paper and",
+                      "are not counted among them.", "", FULL_WIDTH,
+                      "| item | the authors' choice | the page's other numbers use | what we found |",
+                      "|---|---|---|---|"]
+            for e, v in varied:
+                lines.append(f"| {_link(e)}<br>{_cell(e['scale'].split(';')[0])} | {_cell(v['choice'])} | "
+                             f"{_cell(v.get('used'))} | {_cell(v['finding'])} |")
             lines.append(END_FULL_WIDTH)
     return "\n".join(lines) + "\n"
 

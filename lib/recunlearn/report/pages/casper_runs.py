@@ -4,6 +4,7 @@ computes the pending ones, and the tables every run page shows (run counts, the 
 from __future__ import annotations
 
 import dataclasses
+import json
 from typing import Any, Mapping
 
 import pandas as pd
@@ -95,7 +96,9 @@ def variant_sections(page: str, grid: CasperGrid, collected: Collected, paper: p
     """The sections of every variant comparison ``grid`` lists
     (:func:`~recunlearn.report.casper_variants.grid_variants`) in one (their tables, figures, values, notices
     and checks; ``scale`` opens each figure's title), each pending notice naming the command that computes the
-    comparison's own pending runs:
+    comparison's own pending runs, and the glued ``page_variants`` (JSON: per comparison its section, the
+    authors' choice it measures, the version every other number uses and its ``<section>_effect``
+    sentence, for the scoreboard):
 
     - ``numbering`` (:mod:`~recunlearn.report.casper_numbering`): glued ``numbering_effect`` and
       ``numbering_gap``;
@@ -123,12 +126,17 @@ def variant_sections(page: str, grid: CasperGrid, collected: Collected, paper: p
                             lambda: {"lstm_embeddings_effect": lstm_embedding_text(runs)}),
         "latentcross_cell": ("LatentCross cell", "LatentCross's AO with an LSTM or a GRU cell",
                              lambda: {"latentcross_cell_effect": latentcross_cell_text(runs)})}
-    sections = []
+    sections, published = [], []
     for variant in grid_variants(grid):
         what, title, values = shown[variant.section]
         command = pending_command(page, grid, variant_part(collected.pending, variant))
         sections.append(variant_section(runs, variant, variant.section, paper, command, f"{scale}: {title}", what,
                                         values()))
-    return VariantSection(*({key: value for section in sections for key, value in getattr(section, part).items()}
-                            for part in ("tables", "figures", "values", "notices")),
+        published.append({"section": variant.section, "choice": variant.choice,
+                          "used": variant.labels[variant.default],
+                          "finding": sections[-1].values[f"{variant.section}_effect"]})
+    tables, figures, values, notices = ({key: value for section in sections
+                                         for key, value in getattr(section, part).items()}
+                                        for part in ("tables", "figures", "values", "notices"))
+    return VariantSection(tables, figures, {**values, "page_variants": json.dumps(published)}, notices,
                           [line for section in sections for line in section.checks])
