@@ -264,18 +264,27 @@ def test_a_frozen_test_pass_is_a_variant_of_the_online_models_only(need_local, t
         CasperConfig(model="lstm", test_updates="frozen")
 
 
+def named_variant(default: CasperConfig, field: str, value: str) -> tuple[CasperConfig, CasperConfig]:
+    """``default`` and the same run with ``field = value``, after checking that the field was added
+    without changing a key (a record made before it keeps its key) and that the variant has a record and
+    an original model of its own."""
+    from recunlearn.experiments.casper import original_key
+
+    variant = default.replace(**{field: value})
+    assert record_key(default) == record_key(CasperConfig.from_dict(
+        {k: v for k, v in default.to_dict().items() if k != field}))
+    assert record_key(variant) != record_key(default) and original_key(variant) != original_key(default)
+    return default, variant
+
+
 def test_trained_lstm_embeddings_are_a_variant_of_the_lstm_only(need_local, tiny):
     """Spec D11: ``lstm_embeddings="trained"`` is a named variant (its own record and its own original
     model; the default keeps every existing record's key): the embedding then moves in training, the
     control stays exact, and the other models refuse it."""
-    from recunlearn.experiments.casper import _build, original_key
+    from recunlearn.experiments.casper import _build
 
     need_local("foursquare", "raw")
-    fixed = CasperConfig(selector="random", model="lstm", **tiny)
-    trained = fixed.replace(lstm_embeddings="trained")
-    assert record_key(fixed) == record_key(CasperConfig.from_dict(
-        {k: v for k, v in fixed.to_dict().items() if k != "lstm_embeddings"}))  # a record made before the field
-    assert record_key(trained) != record_key(fixed) and original_key(trained) != original_key(fixed)
+    fixed, trained = named_variant(CasperConfig(selector="random", model="lstm", **tiny), "lstm_embeddings", "trained")
     stream = load_stream(fixed.dataset, max_rows=fixed.max_rows)
     for config in (fixed, trained):
         model = _build(config, stream)
@@ -293,14 +302,10 @@ def test_the_gru_cell_is_a_variant_of_latentcross_only(need_local, tiny):
     """Spec D8: ``latentcross_cell="gru"`` is a named variant (its own record and its own original model;
     the default keeps every existing record's key): a GRU cell with a state of 128 values, all read by the
     prediction; the control stays exact, and the other models refuse it."""
-    from recunlearn.experiments.casper import _build, original_key
+    from recunlearn.experiments.casper import _build
 
     need_local("foursquare", "raw")
-    lstm = CasperConfig(selector="random", model="latentcross", **tiny)
-    gru = lstm.replace(latentcross_cell="gru")
-    assert record_key(lstm) == record_key(CasperConfig.from_dict(
-        {k: v for k, v in lstm.to_dict().items() if k != "latentcross_cell"}))  # a record made before the field
-    assert record_key(gru) != record_key(lstm) and original_key(gru) != original_key(lstm)
+    lstm, gru = named_variant(CasperConfig(selector="random", model="latentcross", **tiny), "latentcross_cell", "gru")
     stream = load_stream(lstm.dataset, max_rows=lstm.max_rows)
     nets = {config.latentcross_cell: _build(config, stream).net for config in (lstm, gru)}
     assert isinstance(nets["lstm"].cell, torch.nn.LSTMCell) and isinstance(nets["gru"].cell, torch.nn.GRUCell)
