@@ -23,7 +23,7 @@ from recunlearn.compute import costs as costs_module
 from recunlearn.compute.command import ComputeOptions, check_options, compute, fit_in
 from recunlearn.compute.costs import DEFAULT_SECONDS, CostModel, Estimate, record_seconds
 from recunlearn.compute.executors import BatchDone, Outcome, run_batch
-from recunlearn.compute.plan import ComputeError, batches, load_plan
+from recunlearn.compute.plan import ComputeError, Run, batches, load_plan
 from recunlearn.compute.scheduler import StopRequest, run_batches
 from recunlearn.compute.summary import page_text, plan_status
 from recunlearn.experiments.records import RUNNERS, record_key
@@ -434,6 +434,27 @@ def test_the_eta_runs_at_the_pace_the_computed_runs_kept_against_their_estimates
     run_batches(todo, InlineExecutor(records), CostModel([]), out=lines.append)  # estimated: an hour each
     first = next(line for line in lines if line.startswith("[1/3]"))
     assert "left: 2 runs, ~2.0 CPU-h by the estimates, ETA 0.0 min on 1 worker(s) at the pace so far" in first
+
+
+def test_the_pace_expects_a_batchs_shared_work_once():
+    """The first computed run of a batch is expected to take its estimate alone; its later runs reuse
+    the batch's shared work (a CASPER batch's original model) and are expected to take the rest. Known
+    answer: runs that take exactly that keep the pace at 1."""
+    from recunlearn.compute.scheduler import _Schedule
+
+    class Costs:
+        def estimate(self, config):
+            return Estimate(100.0, 60.0, "measured", "made up")
+
+        def batch_seconds(self, configs):
+            return 100.0 + 40.0 * (len(list(configs)) - 1)
+
+    runs = [Run(SleepConfig(seed=seed), f"k{seed}", ("a",)) for seed in range(3)]
+    schedule = _Schedule([runs[:2], runs[2:]], Costs())
+    assert schedule.seconds_left() == 140.0 + 100.0
+    for batch, run, took in ((0, runs[0], 100.0), (0, runs[1], 40.0), (1, runs[2], 100.0)):
+        assert schedule.computed(Outcome(batch, FAKE, run.key, "computed", took), run) == took
+    assert schedule.pace() == 1.0
 
 
 def test_a_stop_request_starts_no_new_run(tmp_path):

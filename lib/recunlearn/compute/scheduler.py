@@ -12,7 +12,9 @@
   scheduled again.
 - ETA: the estimated seconds of the runs not yet finished (:class:`~recunlearn.compute.costs.CostModel`),
   times the *pace* (the seconds the runs computed so far took over their estimates: the machine's
-  load and the estimates' errors, measured), divided by the executor's capacity.
+  load and the estimates' errors, measured), divided by the executor's capacity. A batch pays its
+  shared work (a CASPER batch's original model) once: its first computed run is expected to take
+  its estimate alone, its later runs the estimate without the shared seconds.
 """
 
 from __future__ import annotations
@@ -92,10 +94,21 @@ class _Schedule:
         self.unreported: dict[int, dict[str, Run]] = {}
         self.total = sum(len(batch) for batch in batches)
         self.took = self.estimated = 0.0  # of the runs computed so far
+        self.paid: set[int] = set()  # batches whose shared work a computed run has paid
 
-    def computed(self, outcome: Outcome, run: Run) -> None:
+    def expected(self, batch: int, run: Run) -> float:
+        """Seconds ``run`` of ``batch`` should take by its estimate: alone, or without the shared work
+        when an earlier run of its batch has paid it."""
+        estimate = self.costs.estimate(run.config)
+        return estimate.seconds - (estimate.shared_seconds if batch in self.paid else 0.0)
+
+    def computed(self, outcome: Outcome, run: Run) -> float:
+        """Count a computed run in the pace; returns the seconds it was expected to take."""
+        expected = self.expected(outcome.batch, run)
         self.took += outcome.seconds
-        self.estimated += self.costs.estimate(run.config).seconds
+        self.estimated += expected
+        self.paid.add(outcome.batch)
+        return expected
 
     def pace(self) -> float:
         """Seconds the runs computed so far took over their estimates (1 before any)."""
@@ -145,10 +158,10 @@ def run_batches(batches: list[list[Run]], executor, costs: CostModel, *, deadlin
                 run = schedule.unreported.get(message.batch, {}).pop(message.key, None)
                 finished += message.status != "skipped"
                 _count(tally, message)
-                if run is not None and message.status == "computed":
-                    schedule.computed(message, run)
                 if run is not None and message.status != "skipped":
-                    _report(message, run, schedule, executor.capacity, finished, out)
+                    expected = (schedule.computed(message, run) if message.status == "computed"
+                                else schedule.expected(message.batch, run))
+                    _report(message, run, expected, schedule, executor.capacity, finished, out)
             elif isinstance(message, BatchDone):
                 lost = schedule.unreported.pop(message.batch, {})
                 tally.lost += len(lost)
@@ -162,10 +175,11 @@ def _count(tally: Tally, outcome: Outcome) -> None:
     setattr(tally, outcome.status, getattr(tally, outcome.status) + 1)
 
 
-def _report(outcome: Outcome, run: Run, schedule: _Schedule, capacity: int, finished: int, out) -> None:
-    """One progress line: the run, its time beside its estimate, what is left and when it should end."""
-    estimate = schedule.costs.estimate(run.config).seconds
-    took = f"{minutes(outcome.seconds)} (estimate {minutes(estimate)})"
+def _report(outcome: Outcome, run: Run, expected: float, schedule: _Schedule, capacity: int, finished: int,
+            out) -> None:
+    """One progress line: the run, its time beside the seconds it was ``expected`` to take, what is left
+    and when it should end."""
+    took = f"{minutes(outcome.seconds)} (estimate {minutes(expected)})"
     detail = f"after {took}: {outcome.error}" if outcome.status == "failed" else f"in {took}"
     left, pace = schedule.seconds_left(), schedule.pace()
     at_pace = f" at the pace so far (runs took {pace:.2g}x their estimates)" if abs(pace - 1.0) >= 0.1 else ""
