@@ -123,6 +123,14 @@ def test_the_share_of_the_gap_to_the_paper_that_the_protocol_closes():
     # the protocol moving AO away from the paper's reads as a negative share
     assert "(-50% of the gap" in numbering_gap_text(made_up(grid(), labels_drop=-0.1).runs, paper)
     assert numbering_gap_text(runs, paper.iloc[:0]).startswith("pending")
+    # the setting the protocol moves the most is named, with the paper's value there
+    casper = (runs["id_map"] == "first_appearance_labels") & (runs["selector"] == "casper") & (
+        runs["perturbation"] == "loo")
+    deeper = runs.assign(ao=runs["ao"] - 0.2 * casper)
+    text = numbering_gap_text(deeper, paper)
+    row = fixed[("latentcross", "casper", "loo", "random")]
+    assert (f"the most on CASPER, LOO (from {row:.3f} to {row - 0.3:.3f}, the paper's {row - 0.2:.3f})"
+            in text), text
 
 
 def test_table_3_reads_its_numbering_runs_only_in_the_numbering_section(monkeypatch):

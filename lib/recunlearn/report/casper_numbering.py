@@ -22,7 +22,7 @@ from __future__ import annotations
 import pandas as pd
 
 from ..experiments.casper import ID_MAPS
-from .casper_variants import SETTING_KEYS, Variant, change_text, paired_values, variant_tests
+from .casper_variants import SETTING_KEYS, Variant, change_text, paired_values, setting_label, variant_tests
 from .names import display_name, paper_sorted
 
 NUMBERING_MODELS = ("jodie", "latentcross")
@@ -98,8 +98,9 @@ def _two_sided(row: pd.Series) -> str:
 def numbering_gap_text(runs: pd.DataFrame, paper: pd.DataFrame) -> str:
     """How much of the distance between our AO and the paper's Table 3 value the authors' protocol
     covers, per model: the mean over the settings with seed-paired runs of both numberings (fixed,
-    label by label; :func:`paired_ao`) and a paper value of our AO under each, the paper's mean, and
-    the share of the gap closed (negative: the protocol moves AO away from the paper's). ``pending``
+    label by label; :func:`paired_ao`) and a paper value of our AO under each, the paper's mean, the
+    share of the gap closed (negative: the protocol moves AO away from the paper's) and the setting the
+    protocol moves the most, with the paper's value there. ``pending``
     without such settings. Orientation only: the paper's values are at full scale."""
     pairs = paired_values(runs, NUMBERING, "fixed", "first_appearance_labels").reset_index()
     reference = paper[paper["metric"] == "ao"].rename(columns={"value": "paper"})
@@ -114,8 +115,11 @@ def numbering_gap_text(runs: pd.DataFrame, paper: pd.DataFrame) -> str:
         fixed, labels, theirs = rows["fixed"].mean(), rows["first_appearance_labels"].mean(), rows["paper"].mean()
         gap = fixed - theirs
         share = f"{(fixed - labels) / gap:.0%} of the gap" if abs(gap) > 1e-9 else "no gap to close"
+        most = rows.loc[(rows["fixed"] - rows["first_appearance_labels"]).abs().idxmax()]
         texts.append(f"{display_name(model)} from {fixed:.3f} to {labels:.3f}, the paper's mean being {theirs:.3f} "
-                     f"({share}, over {len(rows)} settings)")
+                     f"({share}, over {len(rows)} settings), the most on "
+                     f"{setting_label(most['selector'], most['perturbation'], most['replacement'])} (from "
+                     f"{most['fixed']:.3f} to {most['first_appearance_labels']:.3f}, the paper's {most['paper']:.3f})")
     if not texts:
         return "pending (no setting with runs of both numberings yet)"
     return "the authors' protocol moves the mean AO of " + "; of ".join(texts)
