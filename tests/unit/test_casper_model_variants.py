@@ -14,9 +14,9 @@ import pytest
 
 from recunlearn.experiments.casper import Collected
 from recunlearn.report.casper import ReducedScaleGrid
-from recunlearn.report.casper_latentcross_cell import LATENTCROSS_CELL, latentcross_cell_text
-from recunlearn.report.casper_lstm_embeddings import LSTM_EMBEDDING, lstm_embedding_text
-from recunlearn.report.casper_variants import variant_table, variant_tests, with_protocol_columns
+from recunlearn.report.casper_latentcross_cell import LATENTCROSS_CELL
+from recunlearn.report.casper_lstm_embeddings import LSTM_EMBEDDING
+from recunlearn.report.casper_variants import variant_table, variant_tests, variant_text, with_protocol_columns
 from recunlearn.report.pages.casper_claims_reduced_scale_cpu import build
 
 from test_casper_pages import fake_collected, params
@@ -25,16 +25,15 @@ from test_casper_pages import fake_collected, params
 @dataclasses.dataclass(frozen=True)
 class Case:
     variant: object
-    text: object
     model: str
     label: str       # the model's row label in the variant table
     opening: str     # how the page's sentence starts
     parameter: str   # the notebook parameter
 
 
-CASES = {"lstm_embeddings": Case(LSTM_EMBEDDING, lstm_embedding_text, "lstm", "LSTM",
+CASES = {"lstm_embeddings": Case(LSTM_EMBEDDING, "lstm", "LSTM",
                                  "with trained item embeddings, AO is", "LSTM_EMBEDDINGS"),
-         "latentcross_cell": Case(LATENTCROSS_CELL, latentcross_cell_text, "latentcross", "LatentCross",
+         "latentcross_cell": Case(LATENTCROSS_CELL, "latentcross", "LatentCross",
                                   "with the paper's GRU cell, AO is", "LATENTCROSS_CELLS")}
 
 
@@ -81,10 +80,10 @@ def test_a_change_is_found_and_an_equal_ao_is_not(name):
     tests = variant_tests(runs, case.variant)
     assert list(tests["models"]) == ["all"] and tests.iloc[0]["pairs"] == 3 * len(case.variant.settings)
     assert np.isclose(tests.iloc[0]["mean difference (AO)"], 0.05)
-    text = case.text(runs)
+    text = variant_text(runs, case.variant)
     assert text.startswith(case.opening) and f"{short} higher in 9 of 9" in text
     assert "a significant difference" in text
-    same = case.text(made_up(grid(), case, change=0.0).runs)
+    same = variant_text(made_up(grid(), case, change=0.0).runs, case.variant)
     assert f"{short} higher in 0 of 9 seed-paired runs, lower in 0" in same and "no significant difference" in same
     assert list(variant_table(runs, case.variant).index.get_level_values(0).unique()) == [case.label]
 
@@ -149,3 +148,11 @@ def test_table_3s_paper_profile_compares_the_gru_cell_at_the_papers_scale():
     pd.testing.assert_frame_equal(with_gru.claims, without.claims)
     assert without.texts()["latentcross_cell_effect"].startswith("pending")
     assert "LSTM cell higher in 0 of 9" in with_gru.texts()["latentcross_cell_effect"]
+
+
+def test_a_comparison_of_three_values_has_no_two_way_sentence():
+    """The numbering compares three numberings and writes its own sentence (report.casper_numbering)."""
+    from recunlearn.report.casper_numbering import NUMBERING
+
+    with pytest.raises(ValueError, match="numbering: 3 values"):
+        variant_text(made_up(grid(), CASES["lstm_embeddings"], change=0.0).runs, NUMBERING)

@@ -10,9 +10,10 @@ import pandas as pd
 from recunlearn.experiments.casper import Collected
 from recunlearn.report.casper import ReducedScaleGrid
 from recunlearn.report.casper_numbering import NUMBERING
-from recunlearn.report.casper_test_protocol import TEST_PROTOCOL, frozen_test_scope, frozen_test_text
+from recunlearn.report.casper_test_protocol import TEST_PROTOCOL, frozen_test_scope
 from recunlearn.report.casper_variants import (PROTOCOL_DEFAULTS, at_defaults, variant_part, variant_table,
-                                               variant_tests, variant_tests_view, with_protocol_columns)
+                                               variant_tests, variant_tests_view, variant_text,
+                                               with_protocol_columns)
 from recunlearn.report.pages.casper_claims_reduced_scale_cpu import build
 
 from test_casper_pages import fake_collected, params
@@ -62,7 +63,7 @@ def test_a_change_under_frozen_parameters_is_found_and_its_direction_named():
     pooled = tests.iloc[0]
     assert pooled["pairs"] == 2 * 3 * len(SETTINGS) and pooled["pairs below 0"] == pooled["pairs"]
     assert np.isclose(pooled["mean difference (AO)"], -0.05) and pooled["p (two-sided)"] < 0.001
-    text = frozen_test_text(runs)
+    text = variant_text(runs, TEST_PROTOCOL)
     assert "online higher in 0 of 18 seed-paired runs, lower in 18" in text and "a significant difference" in text
     assert "MRR is 0.200 with the online steps and 0.100 with the parameters frozen at test" in text
     table = variant_table(runs, TEST_PROTOCOL)
@@ -73,11 +74,11 @@ def test_a_change_under_frozen_parameters_is_found_and_its_direction_named():
 def test_the_comparison_can_find_nothing_no_change_within_noise_is_not_significant():
     runs = made_up(grid(), frozen_change=0.0, noise=0.01).runs
     assert variant_tests(runs, TEST_PROTOCOL).iloc[0]["p (two-sided)"] > 0.05
-    assert "no significant difference" in frozen_test_text(runs)
+    assert "no significant difference" in variant_text(runs, TEST_PROTOCOL)
     tiny = variant_tests_view(made_up(grid(), frozen_change=1e-6).runs, TEST_PROTOCOL)
     assert str(tiny["mean difference (AO)"].iloc[0]) == "0.0"  # a difference below the shown digits has no sign
     waiting = runs.assign(status=np.where(runs["test_updates"] == "frozen", "not run", "computed"))
-    assert frozen_test_text(waiting).startswith("pending")
+    assert variant_text(waiting, TEST_PROTOCOL).startswith("pending")
     assert (variant_table(waiting, TEST_PROTOCOL).iloc[:, 1] == "pending").all()
 
 
@@ -143,7 +144,7 @@ def test_one_pair_is_reported_without_a_test():
     g = grid(seeds=(0,), selectors=("none", "random"), models=("latentcross",),
              id_maps=("fixed", "first_appearance", "first_appearance_labels"))
     runs = made_up(g, frozen_change=0.01).runs
-    text = frozen_test_text(runs)
+    text = variant_text(runs, TEST_PROTOCOL)
     assert "online higher in 0 of 1 seed-paired runs, lower in 1; one pair is too few for a test)" in text
     assert "nan" not in text
     numbering = numbering_text(runs)

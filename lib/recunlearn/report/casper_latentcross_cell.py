@@ -14,10 +14,8 @@ LatentCross's AO.
 
 from __future__ import annotations
 
-import pandas as pd
-
 from ..experiments.casper import LATENTCROSS_CELLS
-from .casper_variants import Variant, two_way_text
+from .casper_variants import Variant
 
 LATENTCROSS_CELL = Variant(
     field="latentcross_cell", grid_option="latentcross_cells", section="latentcross_cell", values=LATENTCROSS_CELLS,
@@ -26,11 +24,7 @@ LATENTCROSS_CELL = Variant(
     phrases={"lstm": "the authors' LSTM cell", "gru": "the paper's GRU cell"},
     settings=(("random", "loo", "random"), ("earliest", "loo", "random"), ("casper", "loo", "random")),
     contrasts=(("lstm", "gru", "the authors' LSTM cell instead of a GRU"),),
-    choice="LatentCross built on an LSTM cell (the paper describes a GRU)", models=("latentcross",))
+    choice="LatentCross built on an LSTM cell (the paper describes a GRU)", noun="LatentCross cell",
+    title="LatentCross's AO with an LSTM or a GRU cell", models=("latentcross",))
 """The LatentCross cell comparison (:class:`~recunlearn.report.casper_variants.Variant`): deletion (LOO)
 by Random, Earliest-Random and CASPER."""
-
-
-def latentcross_cell_text(runs: pd.DataFrame, alpha: float = 0.05) -> str:
-    """What the comparison found, in one sentence for the page (:func:`two_way_text`, LSTM − GRU)."""
-    return two_way_text(runs, LATENTCROSS_CELL, "lstm", "gru", alpha)

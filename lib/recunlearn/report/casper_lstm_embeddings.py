@@ -13,10 +13,8 @@ from) the LSTM's AO.
 
 from __future__ import annotations
 
-import pandas as pd
-
 from ..experiments.casper import LSTM_EMBEDDINGS
-from .casper_variants import Variant, two_way_text
+from .casper_variants import Variant
 
 LSTM_EMBEDDING = Variant(
     field="lstm_embeddings", grid_option="lstm_embeddings", section="lstm_embeddings", values=LSTM_EMBEDDINGS,
@@ -25,11 +23,7 @@ LSTM_EMBEDDING = Variant(
     phrases={"fixed": "the fixed random item embeddings", "trained": "trained item embeddings"},
     settings=(("random", "loo", "random"), ("earliest", "loo", "random"), ("casper", "loo", "random")),
     contrasts=(("fixed", "trained", "freezing the item embeddings"),),
-    choice="the LSTM's item embeddings left at their random initial values", models=("lstm",))
+    choice="the LSTM's item embeddings left at their random initial values", noun="LSTM embedding",
+    title="the LSTM's AO with fixed or trained item embeddings", models=("lstm",))
 """The LSTM embedding comparison (:class:`~recunlearn.report.casper_variants.Variant`): deletion (LOO)
 by Random, Earliest-Random and CASPER."""
-
-
-def lstm_embedding_text(runs: pd.DataFrame, alpha: float = 0.05) -> str:
-    """What the comparison found, in one sentence for the page (:func:`two_way_text`, fixed − trained)."""
-    return two_way_text(runs, LSTM_EMBEDDING, "fixed", "trained", alpha)

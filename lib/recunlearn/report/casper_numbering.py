@@ -50,7 +50,7 @@ CONTRASTS = (("fixed", "first_appearance_labels", "the authors' protocol, in all
 NUMBERING = Variant(field="id_map", grid_option="id_maps", section="numbering", values=ID_MAPS, labels=NUMBERING_LABELS,
                     short_labels=SHORT_LABELS, settings=NUMBERING_SETTINGS, contrasts=CONTRASTS,
                     choice="JODIE's and LatentCross's items numbered by first appearance, separately in M and M'",
-                    models=NUMBERING_MODELS)
+                    noun="numbering", title="AO under three item numberings", models=NUMBERING_MODELS)
 """The numbering comparison (:class:`~recunlearn.report.casper_variants.Variant`)."""
 
 def numbering_text(runs: pd.DataFrame, alpha: float = 0.05) -> str:
@@ -98,10 +98,10 @@ def _two_sided(row: pd.Series) -> str:
 def numbering_gap_text(runs: pd.DataFrame, paper: pd.DataFrame) -> str:
     """How much of the distance between our AO and the paper's Table 3 value the authors' protocol
     covers, per model: the mean over the settings with seed-paired runs of both numberings (fixed,
-    label by label; :func:`paired_ao`) and a paper value of our AO under each, the paper's mean, the
-    share of the gap closed (negative: the protocol moves AO away from the paper's) and the setting the
-    protocol moves the most, with the paper's value there. ``pending``
-    without such settings. Orientation only: the paper's values are at full scale."""
+    label by label; :func:`~recunlearn.report.casper_variants.paired_values`) and a paper value of our
+    AO under each, the paper's mean, the share of the gap closed (negative: the protocol moves AO away
+    from the paper's) and the setting the protocol moves the most, with the paper's value there.
+    ``pending`` without such settings. Orientation only: the paper's values are at full scale."""
     pairs = paired_values(runs, NUMBERING, "fixed", "first_appearance_labels").reset_index()
     reference = paper[paper["metric"] == "ao"].rename(columns={"value": "paper"})
     texts = []

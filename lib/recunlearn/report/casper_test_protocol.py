@@ -20,7 +20,7 @@ import pandas as pd
 
 from ..experiments.casper import ONLINE_MODELS, TEST_UPDATES
 from ..models.sequential.latentcross import WINDOW
-from .casper_variants import Variant, two_way_text, variant_part
+from .casper_variants import Variant, variant_part
 
 TEST_PROTOCOL = Variant(
     field="test_updates", grid_option="test_updates", section="test_protocol", values=TEST_UPDATES,
@@ -30,14 +30,10 @@ TEST_PROTOCOL = Variant(
     settings=(("random", "loo", "random"), ("earliest", "loo", "random"), ("casper", "loo", "random")),
     contrasts=(("online", "frozen", "the test-time learning"),),
     choice="JODIE and LatentCross learning online from the test rows (an optimiser step per window)",
+    noun="test-protocol", title="AO with the test pass learning online or frozen",
     models=tuple(sorted(ONLINE_MODELS)))
 """The test-protocol comparison (:class:`~recunlearn.report.casper_variants.Variant`): deletion (LOO)
 by Random, Earliest-Random and CASPER, Table 3(a)'s rows that every model has."""
-
-
-def frozen_test_text(runs: pd.DataFrame, alpha: float = 0.05) -> str:
-    """What the comparison found, in one sentence for the page (:func:`two_way_text`, online − frozen)."""
-    return two_way_text(runs, TEST_PROTOCOL, "online", "frozen", alpha)
 
 
 def frozen_test_scope(runs: pd.DataFrame, window: int = WINDOW) -> str:

@@ -57,7 +57,9 @@ class Variant:
     interaction), listed by the page grid's option ``grid_option``; ``labels`` / ``short_labels`` name each
     value in tables and legends / in the tests' contrasts; ``contrasts``: (a, b, what a − b measures) of the
     paired tests; ``choice``: the authors' choice the comparison measures, as the scoreboard names it;
-    ``phrases``: each value in a sentence ("with ..."; :func:`two_way_text`); ``colours``: one per value."""
+    ``noun``: the comparison in the page's notices ("The <noun> comparison"); ``title``: its figure's title
+    (after the page's scale); ``phrases``: each value in a sentence ("with ..."; :func:`two_way_text`);
+    ``colours``: one per value."""
 
     field: str
     grid_option: str
@@ -68,6 +70,8 @@ class Variant:
     settings: tuple[tuple[str, str, str], ...]
     contrasts: tuple[tuple[str, str, str], ...]
     choice: str
+    noun: str
+    title: str
     models: tuple[str, ...] = ("jodie", "latentcross")
     phrases: dict | None = None
     colours: tuple[str, ...] = ("#4C72B0", "#55A868", "#C44E52")
@@ -287,6 +291,15 @@ def change_text(change: float) -> str:
     if amount == format_number(0.0, 3):
         return "leaves AO unchanged on average (to 3 decimals)"
     return f"{'lowers' if change < 0 else 'raises'} AO by {amount} on average"
+
+
+def variant_text(runs: pd.DataFrame, variant: Variant, alpha: float = 0.05) -> str:
+    """What a comparison of two values found, in one sentence for its page: :func:`two_way_text` of its
+    one contrast (a − b)."""
+    if len(variant.values) != 2:
+        raise ValueError(f"{variant.section}: {len(variant.values)} values; its module writes its own sentence")
+    a, b, _ = variant.contrasts[0]
+    return two_way_text(runs, variant, a, b, alpha)
 
 
 def two_way_text(runs: pd.DataFrame, variant: Variant, a: str, b: str, alpha: float = 0.05) -> str:

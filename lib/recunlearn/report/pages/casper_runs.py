@@ -100,38 +100,26 @@ def variant_sections(page: str, grid: CasperGrid, collected: Collected, paper: p
     authors' choice it measures, the version every other number uses and its ``<section>_effect``
     sentence, for the scoreboard):
 
-    - ``numbering`` (:mod:`~recunlearn.report.casper_numbering`): glued ``numbering_effect`` and
-      ``numbering_gap``;
-    - ``test_protocol`` (:mod:`~recunlearn.report.casper_test_protocol`): glued
-      ``test_protocol_effect`` and ``test_protocol_scope``;
-    - ``lstm_embeddings`` (:mod:`~recunlearn.report.casper_lstm_embeddings`): glued
-      ``lstm_embeddings_effect``;
-    - ``latentcross_cell`` (:mod:`~recunlearn.report.casper_latentcross_cell`): glued
-      ``latentcross_cell_effect``."""
-    from ..casper_latentcross_cell import latentcross_cell_text
-    from ..casper_lstm_embeddings import lstm_embedding_text
+    - every section glues ``<section>_effect`` (a two-value comparison:
+      :func:`~recunlearn.report.casper_variants.variant_text`);
+    - ``numbering`` (:mod:`~recunlearn.report.casper_numbering`, three values: its own sentence) also
+      ``numbering_gap``; ``test_protocol`` (:mod:`~recunlearn.report.casper_test_protocol`) also
+      ``test_protocol_scope``."""
     from ..casper_numbering import numbering_gap_text, numbering_text
-    from ..casper_test_protocol import frozen_test_scope, frozen_test_text
-    from ..casper_variants import grid_variants
+    from ..casper_test_protocol import frozen_test_scope
+    from ..casper_variants import grid_variants, variant_text
 
     runs = collected.runs
-    shown = {  # section: (what the notices call it, the figure's title, the glued values)
-        "numbering": ("numbering", "AO under three item numberings",
-                      lambda: {"numbering_effect": numbering_text(runs),
-                               "numbering_gap": numbering_gap_text(runs, paper)}),
-        "test_protocol": ("test-protocol", "AO with the test pass learning online or frozen",
-                          lambda: {"test_protocol_effect": frozen_test_text(runs),
-                                   "test_protocol_scope": frozen_test_scope(runs)}),
-        "lstm_embeddings": ("LSTM embedding", "the LSTM's AO with fixed or trained item embeddings",
-                            lambda: {"lstm_embeddings_effect": lstm_embedding_text(runs)}),
-        "latentcross_cell": ("LatentCross cell", "LatentCross's AO with an LSTM or a GRU cell",
-                             lambda: {"latentcross_cell_effect": latentcross_cell_text(runs)})}
+    own = {"numbering": lambda: {"numbering_effect": numbering_text(runs),
+                                 "numbering_gap": numbering_gap_text(runs, paper)},
+           "test_protocol": lambda: {"test_protocol_scope": frozen_test_scope(runs)}}
     sections, published = [], []
     for variant in grid_variants(grid):
-        what, title, values = shown[variant.section]
+        values = {f"{variant.section}_effect": variant_text(runs, variant)} if len(variant.values) == 2 else {}
+        values.update(own.get(variant.section, dict)())
         command = pending_command(page, grid, variant_part(collected.pending, variant))
-        sections.append(variant_section(runs, variant, variant.section, paper, command, f"{scale}: {title}", what,
-                                        values()))
+        sections.append(variant_section(runs, variant, variant.section, paper, command,
+                                        f"{scale}: {variant.title}", variant.noun, values))
         published.append({"section": variant.section, "choice": variant.choice,
                           "used": variant.labels[variant.default],
                           "finding": sections[-1].values[f"{variant.section}_effect"]})
