@@ -428,8 +428,8 @@ def test_unaffected_shards_keep_the_sub_model_learned_before_the_request_bit_for
     trained = {}
     original = exp._train_shard
 
-    def noting(config, data_, sessions, shard_, stage):
-        net, fit = original(config, data_, sessions, shard_, stage)
+    def noting(config, data_, sessions, shard_, stage, key=None):
+        net, fit = original(config, data_, sessions, shard_, stage, key)
         trained[shard_] = (stage, {k: v.clone() for k, v in net.state_dict().items()})
         return net, fit
 

@@ -14,8 +14,9 @@ A run is done whichever device computed it, so a GPU takes up the plan where the
 
 Local workers keep the trained models a batch's runs share (CASPER's originals, SRU's full-data and
 shard models) in ``<cache>/models`` (``RECUNLEARN_MODELS`` when set), so a batch stopped midway does
-not train them again when a later session resumes it (see :mod:`recunlearn.experiments.stored_models`);
-runs on a prefix of their data keep theirs in its ``reduced-scale`` subfolder
+not train them again when a later session resumes it (see :mod:`recunlearn.experiments.stored_models`),
+and a long training in progress keeps its state there every five minutes, so a process that ends in its
+middle loses at most those minutes (:mod:`recunlearn.models.resume`); runs on a prefix of their data keep theirs in its ``reduced-scale`` subfolder
 (:func:`~recunlearn.compute.executors.models_dir`).
 """
 

@@ -251,10 +251,16 @@ def stored_original_path(config: CasperConfig, stream: Stream) -> Path | None:
     """Where M of ``config`` is kept between processes (:mod:`~recunlearn.experiments.stored_models`;
     None when no directory is set): named by :func:`original_key`, the stream and the results version,
     besides the code, torch version and threads every stored model is named by."""
+    return stored_models.stored_path("casper-originals", _training_key(config, stream))
+
+
+def _training_key(config: CasperConfig, stream: Stream, *which) -> tuple:
+    """What names a model of a run between processes: :func:`original_key`, the stream it trains on
+    and the results version; ``which`` tells a training in progress (:func:`stored_models.resume_point`)
+    of M (``"original"`` and whether TracIn records it) from M' (the run's key)."""
     from .records import results_version
 
-    return stored_models.stored_path("casper-originals", (original_key(config), stream.description, len(stream),
-                                                          results_version(config)))
+    return (original_key(config), stream.description, len(stream), results_version(config), *which)
 
 
 def _load_original(path: Path | None, tracin: bool) -> Original | None:
@@ -277,7 +283,8 @@ def _original(config: CasperConfig, stream: Stream, tracin: bool = False) -> Ori
             initial = copy.deepcopy(model)  # M' starts from exactly these weights
             recorder = TracInRecorder(stream, config.epochs) if tracin else None
             seed_everything(config.seed)  # training randomness (dropout) restarts from the seed, as for M'
-            fit = model.fit(stream, checkpoint=recorder)
+            resume = stored_models.resume_point("casper-originals", _training_key(config, stream, "original", tracin))
+            fit = model.fit(stream, checkpoint=recorder, resume=resume)
             entry = Original(model, initial, fit, recorder)
             stored_models.store(path, entry, STORED_ORIGINALS)
         if len(_ORIGINALS) >= 32 and key not in _ORIGINALS:  # a few MB each; keep the most recent ones
@@ -408,7 +415,8 @@ def run_casper(config: CasperConfig) -> dict:
     seed_everything(config.seed)
     perturbed = copy.deepcopy(initial)
     new_model_stream, map1 = relabel(new_stream, config.id_map)
-    fit1 = perturbed.fit(new_model_stream)
+    fit1 = perturbed.fit(new_model_stream, resume=stored_models.resume_point(
+        "casper-perturbed", _training_key(config, new_model_stream, record_key(config))))
     test = {"online": config.test_updates == "online"} if config.model in ONLINE_MODELS else {}
     per_row = compare_runs(original, perturbed, model_stream, new_model_stream,
                            (map0, map1) if config.id_map == "first_appearance" else (None, None), **test)

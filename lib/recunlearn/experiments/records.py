@@ -2,7 +2,8 @@
 
 A record is a small strict-JSON file ``<records>/<experiment>/<key>.json`` holding the config,
 metrics, per-epoch curve, timings, the run's ``cost`` (wall and CPU seconds of the whole runner, which
-the compute plan's cost model reads), seed, device, library versions, the processor's model, the git
+the compute plan's cost model reads; with ``resumed``, the seconds that trainings it resumed had spent
+in earlier processes, included in both), seed, device, library versions, the processor's model, the git
 commit (``-dirty`` when ``lib/`` had uncommitted changes), the fingerprint of the library source that ran
 (:func:`recunlearn.provenance.source_fingerprint`) and the dataset checksums. Undefined values are
 ``null``. Records are written atomically (temporary file + rename).
@@ -48,6 +49,7 @@ from typing import Any, Callable
 from .. import __version__, paths
 from ..data import registry
 from ..io import read_json_strict, strict_json_value, write_json_atomic
+from ..models.resume import earlier_seconds
 from ..provenance import git_commit, is_clean_commit, require_clean, source_fingerprint
 from ..threads import cpu_threads
 from .config import Config, ConfigError
@@ -210,9 +212,12 @@ def compute_record(config: Config) -> dict[str, Any]:
         raise KeyError(f"no runner registered for experiment {config.experiment!r}; known: {sorted(RUNNERS)}")
     _config_cls, runner = RUNNERS[config.experiment]
     with cpu_threads():
-        wall, cpu = time.perf_counter(), time.process_time()
+        wall, cpu, before = time.perf_counter(), time.process_time(), earlier_seconds()
         payload = runner(config)
         cost = {"wall_seconds": time.perf_counter() - wall, "cpu_seconds": time.process_time() - cpu}
+        resumed = {key: value - before[key] for key, value in earlier_seconds().items()}
+        if any(resumed.values()):  # trainings resumed from an earlier process: their seconds there count too
+            cost = {key: cost[key] + resumed[key] for key in cost} | {"resumed": resumed}
         env = environment()
     return strict_json_value({"experiment": config.experiment, "key": record_key(config), "config": config.to_dict(),
             "dataset_sha256": dataset_checksums(config), "results_version": results_version(config),

@@ -264,10 +264,13 @@ def full_data_model_key(config: SruConfig) -> tuple:
 def full_data_model(data: SessionData, model: str, seed: int, max_epochs: int, device: str = "cpu"):
     """``(model, info, origin)``: the base model trained on all training sessions of ``data`` (once per
     key, :func:`_origin` says where); ``info`` holds its training summary, wall seconds and test metrics."""
+    key = (data_fingerprint(data), model, seed, max_epochs, device)
+
     def train():
         start = time.perf_counter()
         net = make_session_model(model, data.n_items, data.maxlen, stage_generator(seed, _FULL)).to(device)
-        fit = train_session_model(net, data, stage_generator(seed, _FULL, use=1), max_epochs=max_epochs)
+        fit = train_session_model(net, data, stage_generator(seed, _FULL, use=1), max_epochs=max_epochs,
+                                  resume=stored_models.resume_point("sru-full-data", key))
         test = evaluate_session_model(net, data.pairs("test"), TEST_KS)
         info = {"train_seconds": fit["train_seconds"], "train_cpu_seconds": fit["train_cpu_seconds"],
                 "wall_seconds": time.perf_counter() - start,
@@ -275,7 +278,6 @@ def full_data_model(data: SessionData, model: str, seed: int, max_epochs: int, d
                 "test": test}
         return net, info
 
-    key = (data_fingerprint(data), model, seed, max_epochs, device)
     ((net, info), stored), cached = process_cache.cached(
         _FULL_MODELS, key, 8, lambda: stored_models.load_or_train("sru-full-data", key, STORED_MODELS, train))
     return net, info, _origin(cached, stored)
@@ -305,11 +307,14 @@ def shards_to_retrain(shard_of_session: np.ndarray, requests: UnlearningRequests
     return np.arange(n_shards) if retrain == "all" else affected_shards(shard_of_session, requests)
 
 
-def _train_shard(config: SruConfig, data: SessionData, sessions: Sessions, shard: int, stage: int):
+def _train_shard(config: SruConfig, data: SessionData, sessions: Sessions, shard: int, stage: int,
+                 key: tuple | None = None):
+    """Train the sub-model of ``shard`` at ``stage``; ``key`` (:func:`trained_shard`'s) names its state between
+    processes while it trains (:func:`stored_models.resume_point`)."""
     net = make_session_model(config.model, data.n_items, data.maxlen,
                              stage_generator(config.seed, stage, shard)).to(config.device)
     fit = train_session_model(net, data, stage_generator(config.seed, stage, shard, use=1), sessions=sessions,
-                              max_epochs=config.max_epochs)
+                              max_epochs=config.max_epochs, resume=stored_models.resume_point("sru-shards", key))
     return net, fit
 
 
@@ -324,7 +329,7 @@ def trained_shard(config: SruConfig, data: SessionData, sessions: Sessions, shar
            shard, config.max_epochs, config.device)
     ((net, fit), stored), cached = process_cache.cached(
         _SHARD_MODELS, key, 32, lambda: stored_models.load_or_train(
-            "sru-shards", key, STORED_MODELS, lambda: _train_shard(config, data, sessions, shard, stage)))
+            "sru-shards", key, STORED_MODELS, lambda: _train_shard(config, data, sessions, shard, stage, key)))
     return net, fit, _origin(cached, stored)
 
 

@@ -7,6 +7,10 @@ under ``<dir>/<kind>/<hash>.pt``, the hash taken over everything its weights dep
 key, the fingerprint of the library's computing code, torch's version and its thread count. A stored
 model is therefore only reused where training it again would give the same weights bit for bit. Each
 kind keeps its ``capacity`` most recently used files.
+
+A training in progress keeps its state in the same directory (:func:`resume_point`,
+:mod:`recunlearn.models.resume`), so a process stopped in the middle of a long training does not
+start it again from the first epoch.
 """
 
 from __future__ import annotations
@@ -63,6 +67,16 @@ def store(path: Path | None, value, capacity: int) -> None:
     kept = sorted(path.parent.glob("*.pt"), key=lambda p: p.stat().st_mtime, reverse=True)
     for old in kept[capacity:]:
         old.unlink(missing_ok=True)
+
+
+def resume_point(kind: str, key: tuple, every_seconds: float | None = None):
+    """The :class:`~recunlearn.models.resume.ResumePoint` of the training of ``kind`` and ``key``: its
+    state kept under ``<dir>/resume/<kind>/`` (hashed like a stored model, so only the same training
+    by the same code and torch finds it), or an inert one when ``RECUNLEARN_MODELS`` is unset."""
+    from ..models.resume import SAVE_EVERY_SECONDS, ResumePoint
+
+    path = stored_path(f"resume/{kind}", key)
+    return ResumePoint(path, SAVE_EVERY_SECONDS if every_seconds is None else every_seconds)
 
 
 def load_or_train(kind: str, key: tuple, capacity: int, train: Callable[[], T]) -> tuple[T, bool]:

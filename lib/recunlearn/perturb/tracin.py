@@ -131,6 +131,15 @@ class TracInRecorder:
         self.recorded.append(epoch)
         self.seconds += time.perf_counter() - start
 
+    def state_dict(self) -> dict:
+        """The sums and checkpoints recorded so far (kept with a training's state between processes)."""
+        return {"influence": self.influence.copy(), "feature_sq": self.feature_sq.copy(),
+                "error_sq": self.error_sq.copy(), "recorded": list(self.recorded), "seconds": self.seconds}
+
+    def load_state_dict(self, state: dict) -> None:
+        self.influence, self.feature_sq = state["influence"].copy(), state["feature_sq"].copy()
+        self.error_sq, self.recorded, self.seconds = state["error_sq"].copy(), list(state["recorded"]), state["seconds"]
+
     def scores(self, variant: str = "exact") -> np.ndarray:
         """Per training row: ``exact`` = Σ_c η ‖∇ℓ‖²; ``proxy`` = the authors' product of norms."""
         if variant not in TRACIN_VARIANTS:

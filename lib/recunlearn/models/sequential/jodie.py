@@ -50,6 +50,7 @@ from torch import nn
 from torch.nn import functional as F
 
 from ...data.sequences import Stream
+from ..resume import ResumePoint, resume_epochs, stateful
 from .latentcross import EPS, WINDOW, NormalLinear, adam, check_implementation, t_batches, window_plans
 
 
@@ -429,17 +430,19 @@ class JODIERecommender:
         return users, items
 
     # -----------------------------------------------------------------------------------------------------
-    def fit(self, stream: Stream, checkpoint=None) -> dict:
+    def fit(self, stream: Stream, checkpoint=None, resume: ResumePoint | None = None) -> dict:
         """Train on the stream's training rows; ``checkpoint(epoch, self)``, when given, is called after
-        every epoch (1-based; e.g. a TracIn recorder)."""
+        every epoch (1-based; e.g. a TracIn recorder); ``resume`` keeps the training's state between
+        processes (:mod:`recunlearn.models.resume`)."""
         self._ensure_net(stream.n_users)
         rows = self._features(stream, stream.train_positions)
         plans = self._plans(rows) if self.implementation == "fast" else None
         optimizer = self._optimizer(self.net)
         start = time.perf_counter()
         self.net.train()
-        curve = []
-        for epoch in range(self.epochs):
+        resume, curve, start = resume_epochs(resume, start, net=self.net, optimizer=optimizer,
+                                             checkpoint=stateful(checkpoint))
+        for epoch in range(len(curve), self.epochs):
             users, items = self._initial_states(stream.n_users)
             if plans is not None:
                 users, items = self._pass_fast(self.net, optimizer, users, items, plans)
@@ -448,6 +451,8 @@ class JODIERecommender:
             curve.append(self.last_loss)
             if checkpoint is not None:
                 checkpoint(epoch + 1, self)
+            resume.epoch_done(epoch + 1, self.epochs, curve=curve, train_seconds=time.perf_counter() - start)
+        resume.finish()
         self.final = (users, items, copy.deepcopy(optimizer.state_dict()))
         return {"loss": curve, "train_seconds": time.perf_counter() - start}
 

@@ -58,6 +58,7 @@ from torch.nn import functional as F
 
 from ...data.sequences import Stream
 from ..output_layer import LinearCrossEntropy
+from ..resume import ResumePoint, resume_epochs, stateful
 
 WINDOW = 1024
 CELLS = ("lstm", "gru")
@@ -454,9 +455,10 @@ class LatentCrossRecommender:
         context = self._context(stream)[torch.as_tensor(positions, device=self.device)]
         return stream.user[positions], stream.item[positions], context
 
-    def fit(self, stream: Stream, checkpoint=None) -> dict:
+    def fit(self, stream: Stream, checkpoint=None, resume: ResumePoint | None = None) -> dict:
         """Train on the stream's training rows; ``checkpoint(epoch, self)``, when given, is called after
-        every epoch (1-based; e.g. a TracIn recorder)."""
+        every epoch (1-based; e.g. a TracIn recorder); ``resume`` keeps the training's state between
+        processes (:mod:`recunlearn.models.resume`)."""
         user, item, context = self._rows(stream, stream.train_positions)
         if self.implementation == "fast":
             plans = self._plans(user, item, context)
@@ -464,9 +466,11 @@ class LatentCrossRecommender:
             tbatch = t_batches(user, item, self.window)
         optimizer = self._optimizer(self.net)
         n_users = stream.n_users
-        curve, start = [], time.perf_counter()
+        start = time.perf_counter()
         self.net.train()
-        for epoch in range(self.epochs):
+        resume, curve, start = resume_epochs(resume, start, net=self.net, optimizer=optimizer,
+                                             checkpoint=stateful(checkpoint))
+        for epoch in range(len(curve), self.epochs):
             states = self.net.initial_state.expand(n_users, -1)
             if self.implementation == "fast":
                 states, total = self._pass_fast(self.net, optimizer, states, plans)
@@ -475,6 +479,8 @@ class LatentCrossRecommender:
             curve.append(total)
             if checkpoint is not None:
                 checkpoint(epoch + 1, self)
+            resume.epoch_done(epoch + 1, self.epochs, curve=curve, train_seconds=time.perf_counter() - start)
+        resume.finish()
         self.final_states, self._optimizer_state = states, copy.deepcopy(optimizer.state_dict())
         return {"loss": curve, "train_seconds": time.perf_counter() - start}
 

@@ -45,6 +45,7 @@ import torch
 from torch import nn
 
 from ...data.sequences import Stream
+from ..resume import ResumePoint, resume_epochs, stateful
 
 
 def user_windows(user: np.ndarray, item: np.ndarray, length: int) -> np.ndarray:
@@ -508,17 +509,18 @@ class LSTMRecommender:
     def _trainable(self) -> list[tuple[str, nn.Parameter]]:
         return [(n, p) for n, p in self.net.named_parameters() if not (self.frozen and n.startswith("embedding"))]
 
-    def fit(self, stream: Stream, checkpoint=None) -> dict:
+    def fit(self, stream: Stream, checkpoint=None, resume: ResumePoint | None = None) -> dict:
         """Train on the stream's training rows; returns the per-epoch mean loss and the time. (The
         fast path builds each batch's prefix tree once for all epochs.) ``checkpoint(epoch, self)``,
-        when given, is called after every epoch (1-based; e.g. a TracIn recorder)."""
+        when given, is called after every epoch (1-based; e.g. a TracIn recorder); ``resume`` keeps
+        the training's state between processes (:mod:`recunlearn.models.resume`)."""
         windows = self._windows(stream)
         train = stream.train_positions
         x = torch.as_tensor(windows[train], device=self.device)
         y = torch.as_tensor(stream.item[train] + 1, device=self.device)
         params = [p for _, p in self._trainable()]
         optimizer = torch.optim.Adam(params, lr=self.lr, weight_decay=self.weight_decay)
-        curve, start = [], time.perf_counter()
+        start = time.perf_counter()
         starts = range(0, len(train), self.batch_size)
         plans = [_Plan(x[lo:lo + self.batch_size]) if self.implementation == "fast" else None for lo in starts]
         if self.implementation == "fast" and plans:  # one workspace large enough for every batch
@@ -526,7 +528,9 @@ class LSTMRecommender:
             _release(_acquire(max(p.offsets[-1] for p in plans), max(p.width for p in plans),
                               self.net.lstm.hidden_size, emb.shape[0], emb.dtype, emb.device, exact=True))
         self.net.train()
-        for epoch in range(self.epochs):
+        resume, curve, start = resume_epochs(resume, start, net=self.net, optimizer=optimizer,
+                                             checkpoint=stateful(checkpoint))
+        for epoch in range(len(curve), self.epochs):
             total = 0.0
             for lo, plan in zip(starts, plans):
                 optimizer.zero_grad()
@@ -537,6 +541,8 @@ class LSTMRecommender:
             curve.append(total / max(len(train), 1))
             if checkpoint is not None:
                 checkpoint(epoch + 1, self)
+            resume.epoch_done(epoch + 1, self.epochs, curve=curve, train_seconds=time.perf_counter() - start)
+        resume.finish()
         release_workspaces()
         return {"loss": curve, "train_seconds": time.perf_counter() - start}
 

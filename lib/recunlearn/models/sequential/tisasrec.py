@@ -57,6 +57,7 @@ import torch
 from torch import nn
 
 from ...data.sequences import Stream
+from ..resume import ResumePoint, resume_epochs, stateful
 from .lstm import user_windows
 
 IMPLEMENTATIONS = ("fast", "reference")
@@ -662,9 +663,10 @@ class TiSASRecRecommender:
         loss = loss_fn(pos_logit, torch.ones_like(pos_logit)) + loss_fn(neg_logit, torch.zeros_like(neg_logit))
         return loss + self.l2_emb * sum(torch.norm(t) for t in self.net.tables())
 
-    def fit(self, stream: Stream, checkpoint=None) -> dict:
+    def fit(self, stream: Stream, checkpoint=None, resume: ResumePoint | None = None) -> dict:
         """Train on the stream's training rows; ``checkpoint(epoch, self)``, when given, is called after
-        every epoch (1-based; e.g. a TracIn recorder)."""
+        every epoch (1-based; e.g. a TracIn recorder); ``resume`` keeps the training's state between
+        processes (:mod:`recunlearn.models.resume`)."""
         seq, times, pos, neg = self._instances(stream)
         fast = self.implementation == "fast"
         optimizer = torch.optim.Adam(self.net.parameters(), lr=self.lr, betas=(0.9, 0.98),
@@ -674,9 +676,11 @@ class TiSASRecRecommender:
             raise RuntimeError(f"{len(users)} instance users for {len(seq)} training sequences")
         if fast and self.dropout > 0:
             noise = _Noise(self.dropout, int(torch.randint(0, 2**62, (1,))))
-        curve, start = [], time.perf_counter()
+        start = time.perf_counter()
         self.net.train()
-        for epoch in range(self.epochs):
+        resume, curve, start = resume_epochs(resume, start, net=self.net, optimizer=optimizer,
+                                             checkpoint=stateful(checkpoint))
+        for epoch in range(len(curve), self.epochs):
             total = 0.0
             for lo in range(0, len(seq), self.batch_users):
                 sl = slice(lo, lo + self.batch_users)
@@ -690,6 +694,8 @@ class TiSASRecRecommender:
             curve.append(total)
             if checkpoint is not None:
                 checkpoint(epoch + 1, self)
+            resume.epoch_done(epoch + 1, self.epochs, curve=curve, train_seconds=time.perf_counter() - start)
+        resume.finish()
         return {"loss": curve, "train_seconds": time.perf_counter() - start}
 
     @torch.no_grad()

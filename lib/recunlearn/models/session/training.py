@@ -30,6 +30,7 @@ import numpy as np
 import torch
 
 from ...data.sessions import SessionData, Sessions, prefix_pairs
+from ..resume import ResumePoint, resume_point
 from .base import SessionModel, positive_int
 
 EVAL_BATCH = 2048
@@ -241,12 +242,14 @@ def train_session_model(model: SessionModel, data: SessionData, generator: torch
                         sessions: Sessions | None = None, lr: float = 1e-3, weight_decay: float = 0.0,
                         batch_size: int = 256, max_epochs: int = 100, validate_every: int = 5,
                         patience: int = 20, metric: str = "ndcg@10", eval_batch_size: int = EVAL_BATCH,
-                        valid_pairs=None, progress: bool = False) -> dict:
+                        valid_pairs=None, progress: bool = False, resume: ResumePoint | None = None) -> dict:
     """Train ``model`` in place on every prefix -> next-item pair of ``sessions`` (default: the
     training sessions of ``data``; a shard's sessions for a sub-model) and restore the weights of
     the best validation (see the module docstring). ``generator`` (default: seeded with 0) drives the
     batch order, the cloze masks and the dropout masks. ``valid_pairs`` overrides ``data``'s
-    validation pairs; with none, no validation runs and the last epoch's weights are kept.
+    validation pairs; with none, no validation runs and the last epoch's weights are kept. ``resume``
+    keeps the training's state between processes (:mod:`recunlearn.models.resume`: weights, optimiser,
+    ``generator``, the dropout stream, the best weights so far and this summary).
 
     Returns ``{"curve": [...], "best_epoch", "best_valid", "metric", "epochs_run", "stopped_early",
     "train_seconds", "train_cpu_seconds", "validation_seconds", "n_train_pairs", "n_valid_pairs"}``:
@@ -298,13 +301,17 @@ def train_session_model(model: SessionModel, data: SessionData, generator: torch
     if frozen:
         result["frozen_features_seconds"] = 0.0
     best_value, best_state = -np.inf, None
-    epochs = range(1, max_epochs + 1)
-    if progress:
-        from tqdm.auto import tqdm
-        epochs = tqdm(epochs, desc=model.name, leave=False)
+    resume = resume_point(resume)
     devices = [device.index or 0] if device.type == "cuda" else []
     with torch.random.fork_rng(devices=devices):
         torch.manual_seed(dropout_seed)
+        saved = resume.restore(model=model, optimizer=optimizer, generator=generator)
+        if saved:
+            result, best_value, best_state = saved["result"], saved["best_value"], saved["best_state"]
+        epochs = range(result["epochs_run"] + 1, max_epochs + 1)
+        if progress:
+            from tqdm.auto import tqdm
+            epochs = tqdm(epochs, desc=model.name, leave=False)
         for epoch in epochs:
             model.train()
             _synchronize(device)
@@ -351,6 +358,8 @@ def train_session_model(model: SessionModel, data: SessionData, generator: torch
                     result["curve"].append(entry)
                     break
             result["curve"].append(entry)
+            resume.epoch_done(epoch, max_epochs, result=result, best_value=best_value, best_state=best_state)
+    resume.finish()
     if best_state is not None:
         model.load_state_dict(best_state)
         result["best_valid"] = float(best_value)
