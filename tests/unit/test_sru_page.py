@@ -32,7 +32,7 @@ def run_row(method, seed, rng, extra="none", n=0, partition="own", n_shards=8, m
               "unlearn_seconds": SECONDS[method] + rng.random(), "unlearn_all_retrained_seconds": 80.0,
               "unlearn_cpu_seconds": SECONDS[method] + rng.random(), "full_model_cpu_seconds": 100.0 + rng.random(),
               "full_model_cached": method != "retrain", "train_pairs_before": 1000, "train_pairs_after": 900,
-              "n_retrained_shards": 8, **metrics}
+              "n_retrained_shards": 1 if method == "retrain" else n_shards, **metrics}
     return dict(dataset="games", model="gru4rec", method=method, truncation="suffix", extra_deletion=extra,
                 n_extra=n, centroid="mean", retrain="affected", partition=partition, seed=seed,
                 n_shards=1 if method == "retrain" else n_shards, record=f"{method}-{seed}-{extra}-{n}-{partition}",
@@ -221,7 +221,8 @@ def page_runs(stem: str, computed: bool, profile: str = "smoke") -> pd.DataFrame
     grid = page_grid_class(stem).from_params(params(stem, profile))
     rng = np.random.default_rng(0)
     rows = [{**run_row(c.method, c.seed, rng, c.extra_deletion, c.n_extra, c.partition, c.n_shards),
-             "dataset": c.dataset, "model": c.model} for c in grid.runs()]
+             "dataset": c.dataset, "model": c.model, "centroid": c.centroid, "truncation": c.truncation}
+            for c in grid.runs()]
     frame = pd.DataFrame(rows) if computed else pd.DataFrame(columns=RUN_KEYS + ["n_shards", "record", "ndcg@10"])
     frame.attrs["pending"] = [] if computed else [c.to_dict() for c in grid.runs()]
     return frame
@@ -278,6 +279,7 @@ def test_the_method_comparison_counts_only_its_own_runs_when_extra_deletions_are
     notice = builder(stem)(runs=half, **params(stem, "paper")).notice("overview")
     comparison = ~extra & (runs["partition"] == "own") & ((runs["n_shards"] == grid.n_shards)
                                                           | (runs["method"] == "retrain"))
+    comparison &= (runs["centroid"] == "mean") & (runs["truncation"] == "suffix")  # nor the code choices'
     n_comparison = int(comparison.sum())  # the ablation's runs (other partitions, other K) are not the comparison's
     assert n_comparison == 3 * 4 < int((~extra).sum())
     assert notice.partial and f"{n_comparison // 3} of {n_comparison} runs" in notice.why
@@ -366,3 +368,75 @@ def test_page_grids_list_the_runs_of_their_parts():
         ("retrain", "own", 1), ("sisa", "own", 8), ("sru", "own", 8), ("sru", "random", 8), ("sru", "own", 2)}
     # (Retrain is one model; SISA's own partition is the random one: each listed once)
     assert SruOverviewGrid().ablation() is None and SruOverviewGrid().runs() == SruPageGrid().runs()
+
+
+# --- choices of the authors' code ---------------------------------------------------------------------------
+
+def test_code_choices_add_sru_runs_paired_with_the_comparisons():
+    from recunlearn.report.sru_code_choices import CODE_CHOICES
+
+    stem = "claims-abstract"
+    grid = page_grid_class(stem).from_params(params(stem, "paper"))
+    listed = grid.runs()
+    added = [c for c in listed if c.centroid != "mean" or c.truncation != "suffix"]
+    assert sorted((c.method, c.centroid, c.truncation, c.seed) for c in added) == sorted(
+        [("sru", "scalar", "suffix", s) for s in (0, 1, 2)] + [("sru", "mean", "suffix-code", s) for s in (0, 1, 2)])
+    for config in added:  # each has the comparison's SRU run of its seed to pair with
+        field = "centroid" if config.centroid != "mean" else "truncation"
+        assert config.replace(**{field: CODE_CHOICES[field].ours}) in listed
+    with pytest.raises(ConfigError, match="CODE_CHOICES.*CENTROIDS"):
+        page_grid_class(stem).from_params({**params(stem, "paper"), "CENTROIDS": ["mean", "scalar"]})
+    with pytest.raises(ConfigError, match="CODE_CHOICES"):
+        page_grid_class(stem).from_params({**params(stem, "paper"), "CODE_CHOICES": ["partition"]})
+    assert not [c for c in page_grid_class(stem).from_params({**params(stem, "paper"), "CODE_CHOICES": None}).runs()
+                if c.centroid != "mean" or c.truncation != "suffix"]
+
+
+def test_code_choice_runs_are_compared_seed_by_seed_and_kept_out_of_every_other_table():
+    import json
+
+    stem = "claims-abstract"
+    runs = page_runs(stem, True, "paper")
+    scalar = runs["centroid"] == "scalar"
+    runs.loc[scalar, "ndcg@10"] = runs.loc[scalar, "seed"].map(
+        runs[(runs["method"] == "sru") & (runs["centroid"] == "mean") & (runs["truncation"] == "suffix")
+             & (runs["extra_deletion"] == "none") & (runs["n_shards"] == 8) & (runs["partition"] == "own")]
+        .set_index("seed")["ndcg@10"]) - 0.01   # the code's anchors: 0.01 lower on every seed
+    runs.loc[runs["truncation"] == "suffix-code", "ndcg@10"] = 0.5   # far off: must not reach any other table
+    page = builder(stem)(runs=runs, **params(stem, "paper"))
+    assert (page.tables["overview"].xs("runs", level=-1) == "3").all(axis=None)
+    assert "0.5000" not in page.tables["overview"].to_string() and "0.5000" not in page.tables["partitions"].to_string()
+    table = page.tables["code_centroid"]
+    assert table.loc["NDCG@10", "code − ours (mean)"] == "-0.0100"
+    assert list(table.columns[:2]) == ["ours: per-dimension means", "code: scalar means"]
+    assert table.loc["NDCG@10", "pairs (code higher / lower)"] == "3 (0 / 3)"
+    assert table.loc["HIT@10", "code − ours (mean)"] == "0.0000"
+    texts = page.texts()
+    assert texts["code_centroid_effect"].startswith("with scalar anchors (the authors' code), NDCG@10 ")
+    assert "3 seed pairs" in texts["code_centroid_effect"] and "a significant difference" in texts["code_centroid_effect"]
+    assert "every shard held an unlearning session" in texts["code_retrain_effect"]
+    published = json.loads(page.values["page_variants"])
+    assert [v["section"] for v in published] == ["code_centroid", "code_truncation"]
+    assert published[0]["finding"] == texts["code_centroid_effect"]
+
+
+def test_without_code_choice_runs_their_section_is_pending_with_its_plan_entry():
+    from recunlearn.report.sru_code_choices import retrain_text
+
+    stem = "claims-abstract"
+    grid = page_grid_class(stem).from_params(params(stem, "paper"))
+    runs = page_runs(stem, True, "paper")
+    mine = (runs["centroid"] != "mean") | (runs["truncation"] != "suffix")
+    kept = runs[~mine].copy()
+    kept.attrs["pending"] = [c.to_dict() for c in grid.runs() if c.centroid != "mean" or c.truncation != "suffix"]
+    page = builder(stem)(runs=kept, **params(stem, "paper"))
+    for section in ("code_centroid", "code_truncation"):
+        notice = page.notice(section)
+        assert page.is_pending(section) and "3 of 6 runs" in notice.why
+        assert notice.command.endswith("--only sru-reduced-scale-code-choices"), notice.command
+        assert page.texts()[f"{section}_effect"].startswith("pending")
+    assert page.notice("overview") is None
+    assert retrain_text(kept).startswith("every shard held an unlearning session in all ")
+    fewer = kept.assign(n_retrained_shards=np.where(kept["seed"] == 0, kept["n_shards"] - 1, kept["n_shards"]))
+    sharded = kept["method"] != "retrain"
+    assert retrain_text(fewer).startswith(f"{int((sharded & (kept['seed'] != 0)).sum())} of {int(sharded.sum())} ")

@@ -31,13 +31,14 @@ import dataclasses
 import numpy as np
 import pandas as pd
 
-from ..experiments.config import option
+from ..experiments.config import ConfigError, option
 from ..experiments.sru import OWN_PARTITION, PARTITIONS, SruGrid
 from ..unlearning.sru import HIT_KS, N_NEGATIVES
 from .claims import band_claim, claims_frame, ordering_claim, trend_claim
 from .compare import format_mean_std, mean_std_table
 from .grids import as_base
 from .names import MISSING_TEXT, display_frame, display_name, sort_paper_order
+from .sru_code_choices import CODE_CHOICES, code_choice_runs
 
 CELLS = ["dataset", "model"]
 HIT_RANDOM = {k: k / (N_NEGATIVES + 1) for k in HIT_KS}
@@ -418,12 +419,26 @@ class SruOverviewGrid(SruPageGrid):
     """The overview page: :class:`SruPageGrid`'s runs (the method comparison and the extra-deletion
     sweep) and, when ``ablation_partitions`` or ``ablation_shard_counts`` is given, the ablation
     page's runs at the same scale (:class:`SruAblationGrid`: every sharded method of ``methods`` on
-    each of ``ablation_partitions`` at ``n_shards`` shards, SRU at each of ``ablation_shard_counts``)."""
+    each of ``ablation_partitions`` at ``n_shards`` shards, SRU at each of ``ablation_shard_counts``);
+    with ``code_choices``, SRU with each named choice of the authors' code on the comparison's seeds
+    (:func:`~recunlearn.report.sru_code_choices.code_choice_runs`), read by that section alone."""
 
     ablation_partitions: tuple[str, ...] | None = option(None, choices=(*PARTITIONS, None),
                                                          doc="partitions of the ablation; None: no partition ablation")
     ablation_shard_counts: tuple[int, ...] | None = option(
         None, min=1, doc="K of the ablation's shard-count sweep (SRU); None: none")
+    code_choices: tuple[str, ...] | None = option(None, choices=(*CODE_CHOICES, None),
+                                                  doc="choices of the authors' code run both ways; None: none")
+
+    def validate(self) -> None:
+        for field in self.code_choices or ():
+            choice = CODE_CHOICES[field]
+            listed = getattr(self, choice.grid_option)
+            if tuple(listed) != (choice.ours,):
+                raise ConfigError(f"CODE_CHOICES = {list(self.code_choices)!r} compares {field} {choice.code!r} "
+                                  f"with the runs of {choice.grid_option.upper()} = [{choice.ours!r}], which the page's "
+                                  f"other tables read; got {choice.grid_option.upper()} = {list(listed)!r}")
+        super().validate()
 
     def ablation(self) -> SruAblationGrid | None:
         """The ablation part of the grid, or None without one."""
@@ -435,7 +450,8 @@ class SruOverviewGrid(SruPageGrid):
 
     def runs(self):
         ablation = self.ablation()
-        return list(dict.fromkeys(SruPageGrid.runs(self) + (ablation.runs() if ablation else [])))
+        choices = code_choice_runs(self, self.code_choices) if self.code_choices else []
+        return list(dict.fromkeys(SruPageGrid.runs(self) + (ablation.runs() if ablation else []) + choices))
 
 
 PAGE_GRIDS = {"claims-abstract": SruOverviewGrid, "recommendation-accuracy": SruGrid, "unlearning-efficiency": SruGrid,

@@ -14,6 +14,7 @@ from ...experiments.records import record_key
 from ...experiments.sru import RUN_KEYS, SruConfig, collect_sru
 from ..claims import with_sessions
 from ..sru import main_runs, page_grid_class
+from ..sru_code_choices import without_code_choices
 from . import Notice, reasons_text, validated
 from .cure4rec_runs import pending_command, runs_notice
 
@@ -49,10 +50,10 @@ def computed_text(runs: pd.DataFrame, total: int) -> str:
 
 def comparison_notice(what: str, grid, pending: pd.DataFrame, command: str | None) -> Notice | None:
     """The notice of a table of the method comparison alone (:func:`~recunlearn.report.sru.main_runs`:
-    no extra deletion, each method on its own partition at the grid's number of shards): it counts only
-    those runs of ``grid``."""
+    no extra deletion, each method on its own partition at the grid's number of shards, none of the runs
+    with a choice of the authors' code): it counts only those runs of ``grid``."""
     configs = grid.runs()
-    listed = main_runs(pd.DataFrame([c.to_dict() for c in configs]), grid.n_shards)
+    listed = main_runs(without_code_choices(pd.DataFrame([c.to_dict() for c in configs]), grid), grid.n_shards)
     if pending is not None and len(pending):
         pending = pending[pending["key"].isin({record_key(configs[i]) for i in listed.index})]
     return runs_notice(what, len(listed), pending, command)

@@ -1,0 +1,197 @@
+"""Choices of the SRU authors' code, each measured against the version the chapter uses.
+
+Two fields of :class:`~recunlearn.experiments.sru.SruConfig` hold a choice of the authors' code as a
+named variant (:class:`CodeChoice`): ``centroid="scalar"`` (the balanced k-means moves each anchor to
+one number, the mean over all its members' coordinates, repeated in every dimension; ours: the
+per-dimension mean) and ``truncation="suffix-code"`` (an unlearning request also deletes the item just
+before the unlearning item; ours: the unlearning item and everything after it). For each, SRU is run
+with the code's value on the seeds of the page's method comparison, and each run is paired with the
+comparison's SRU run of the same dataset, model and seed (:func:`choice_pairs`): NDCG@10, Recall@10,
+HIT@10 and the unlearning CPU seconds, their mean difference (code − ours) and a two-sided paired
+test (:func:`~recunlearn.report.claims.paired_p`).
+
+A third choice, the code's retraining of every shard (``retrain="all"``), needs no runs of its own where
+every shard holds an unlearning session (then both retrain the same shards): :func:`retrain_text`
+says from the runs whether that is the case.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pandas as pd
+
+from ..experiments.sru import SruConfig
+from .claims import format_p, paired_differences, paired_p, testable
+from .compare import format_mean_std
+from .names import format_number
+
+CELLS = ["dataset", "model"]
+MEASURES = {"ndcg@10": "NDCG@10", "recall@10": "Recall@10", "hit@10": "HIT@10",
+            "unlearn_cpu_seconds": "unlearning time (CPU s)"}
+"""What each comparison reads of a run, and its name in tables."""
+
+
+@dataclasses.dataclass(frozen=True)
+class CodeChoice:
+    """One choice of the authors' code: config ``field`` at ``code`` against the chapter's ``ours``;
+    ``grid_option`` lists the field's values in a page grid (the values every other table of the page
+    reads); ``choice`` names it on the scoreboard; ``labels`` name each value in sentences, ``short`` in
+    table headers."""
+
+    field: str
+    grid_option: str
+    ours: str
+    code: str
+    choice: str
+    labels: dict
+    short: dict
+
+    @property
+    def section(self) -> str:
+        return f"code_{self.field}"
+
+
+CENTROID = CodeChoice(
+    "centroid", "centroids", "mean", "scalar",
+    "SRU's balanced k-means moves each anchor to one number repeated in every dimension (the mean over all "
+    "coordinates of its members) instead of the per-dimension mean",
+    {"mean": "per-dimension mean anchors", "scalar": "scalar anchors (the authors' code)"},
+    {"mean": "per-dimension means", "scalar": "scalar means"})
+TRUNCATION = CodeChoice(
+    "truncation", "truncations", "suffix", "suffix-code",
+    "An unlearning request also deletes the item just before the unlearning item, besides the item and "
+    "everything after it",
+    {"suffix": "the unlearning item and its suffix deleted",
+     "suffix-code": "the item before it deleted too (the authors' code)"},
+    {"suffix": "item and suffix", "suffix-code": "also the item before"})
+CODE_CHOICES = {choice.field: choice for choice in (CENTROID, TRUNCATION)}
+"""Every measured choice, by config field, in the order pages show them."""
+
+
+def code_choice_runs(grid, fields) -> list[SruConfig]:
+    """The runs a page adds for the choices ``fields``: SRU with each choice's code value, on the
+    grid's datasets, models and seeds, its own partition at the grid's number of shards, no extra
+    deletion; every other field as the grid's method comparison runs it (its first listed truncation,
+    centroid and retraining: a page comparing a choice lists only ours of it)."""
+    template = SruConfig(method="sru", n_shards=grid.n_shards, split_seed=grid.split_seed, max_epochs=grid.max_epochs,
+                         aggregator_epochs=grid.aggregator_epochs, max_sessions=grid.max_sessions,
+                         request_fraction=grid.request_fraction, device=grid.device, truncation=grid.truncations[0],
+                         centroid=grid.centroids[0], retrain=grid.retrains[0])
+    return [dataclasses.replace(template, dataset=dataset, model=model, seed=seed, extra_deletion="none", n_extra=0,
+                                partition="own", **{field: CODE_CHOICES[field].code})
+            for field in fields for dataset in grid.datasets for model in grid.models for seed in grid.seeds]
+
+
+def without_code_choices(runs: pd.DataFrame, grid) -> pd.DataFrame:
+    """The rows of ``runs`` (runs or configs) whose every choice field takes a value the grid lists:
+    the code-choice runs a page adds for its comparisons left out."""
+    keep = pd.Series(True, index=runs.index)
+    for choice in CODE_CHOICES.values():
+        if choice.field in runs and len(runs):
+            keep &= runs[choice.field].isin(getattr(grid, choice.grid_option))
+    return runs[keep]
+
+
+def _sru_main(runs: pd.DataFrame, n_shards: int) -> pd.DataFrame:
+    if runs.empty:
+        return runs
+    keep = (runs["method"] == "sru") & (runs["extra_deletion"] == "none") & (runs["n_shards"] == n_shards)
+    if "partition" in runs:
+        keep &= runs["partition"] == "own"
+    return runs[keep]
+
+
+def choice_part(runs: pd.DataFrame, choice: CodeChoice, n_shards: int) -> pd.DataFrame:
+    """The SRU runs of ``choice``'s comparison (either value; the other choice fields at ours)."""
+    part = _sru_main(runs, n_shards)
+    for other in CODE_CHOICES.values():
+        if other is not choice and other.field in part:
+            part = part[part[other.field] == other.ours]
+    return part[part[choice.field].isin([choice.ours, choice.code])] if choice.field in part else part.iloc[:0]
+
+
+def choice_pairs(runs: pd.DataFrame, choice: CodeChoice, n_shards: int, measure: str) -> pd.DataFrame:
+    """``dataset, model, seed, diff``: ``measure`` with the code's value minus with ours, per seed-paired run."""
+    return paired_differences(choice_part(runs, choice, n_shards), choice.field, choice.code, choice.ours, measure,
+                              CELLS)
+
+
+def choice_table(runs: pd.DataFrame, choice: CodeChoice, n_shards: int) -> pd.DataFrame:
+    """Per measure (:data:`MEASURES`): mean ± std over the paired seeds with ours and with the code's
+    value (columns ``ours: ...`` and ``code: ...``), the mean difference (code − ours), the pairs (how many
+    the code's value raised and lowered) and the two-sided paired test's p."""
+    part = choice_part(runs, choice, n_shards)
+    rows = []
+    for measure, name in MEASURES.items():
+        diff = choice_pairs(runs, choice, n_shards, measure)
+        if diff.empty:
+            continue
+        paired = part.set_index(CELLS + ["seed"])
+        keys = pd.MultiIndex.from_frame(diff[CELLS + ["seed"]])
+        values = {v: paired[paired[choice.field] == v][measure].reindex(keys).astype(float) for v in
+                  (choice.ours, choice.code)}
+        d = diff["diff"].astype(float)
+        higher, lower, test = paired_p(d)
+        digits = 1 if measure.endswith("seconds") else 4
+        rows.append({"measure": name,
+                     **{f"{who}: {choice.short[v]}": format_mean_std(values[v].mean(), values[v].std(), n=len(d),
+                                                                     digits=digits)
+                        for who, v in (("ours", choice.ours), ("code", choice.code))},
+                     "code − ours (mean)": format_number(d.mean(), digits, signed=True),
+                     "pairs (code higher / lower)": f"{len(d)} ({int((d > 0).sum())} / {int((d < 0).sum())})",
+                     "p (two-sided)": format_p(min(1.0, 2 * min(higher, lower))) if testable(len(d)) else "—",
+                     "test": test if testable(len(d)) else "none (1 pair)"})
+    return pd.DataFrame(rows).set_index("measure") if rows else pd.DataFrame()
+
+
+def choice_text(runs: pd.DataFrame, choice: CodeChoice, n_shards: int, alpha: float = 0.05) -> str:
+    """What the comparison found, in one sentence: the means of NDCG@10 and HIT@10 each way over the
+    seed-paired runs and the two-sided paired test of each; ``pending`` without a paired run."""
+    parts = []
+    for measure in ("ndcg@10", "hit@10"):
+        diff = choice_pairs(runs, choice, n_shards, measure)
+        if diff.empty:
+            return f"pending (no seed-paired runs with {choice.labels[choice.code]} yet)"
+        part = choice_part(runs, choice, n_shards).set_index(CELLS + ["seed"])
+        keys = pd.MultiIndex.from_frame(diff[CELLS + ["seed"]])
+        mean = {v: float(part[part[choice.field] == v][measure].reindex(keys).mean()) for v in (choice.ours, choice.code)}
+        d = diff["diff"].astype(float)
+        if testable(len(d)):
+            higher, lower, test = paired_p(d)
+            p = min(1.0, 2 * min(higher, lower))
+            verdict = f"{test}, {format_p(p)}: " + ("a significant difference" if p < alpha else
+                                                    "no significant difference") + f" at α = {alpha:g}"
+        else:
+            verdict = "one pair is too few for a test"
+        parts.append(f"{MEASURES[measure]} {mean[choice.code]:.4f} against {mean[choice.ours]:.4f} "
+                     f"({len(d)} seed pairs, {verdict})")
+    return f"with {choice.labels[choice.code]}, " + "; ".join(parts)
+
+
+def retrain_text(runs: pd.DataFrame) -> str:
+    """Whether the code's retraining of every shard differs from retraining the affected ones in these
+    runs: how many of the sharded runs retrained every shard."""
+    sharded = runs[runs["method"] != "retrain"] if len(runs) else runs
+    if sharded.empty or "n_retrained_shards" not in sharded:
+        return "pending (no sharded run yet)"
+    every = int((sharded["n_retrained_shards"] == sharded["n_shards"]).sum())
+    if every == len(sharded):
+        return (f"every shard held an unlearning session in all {len(sharded)} sharded runs, so retraining the "
+                "affected shards retrained them all: the authors' retrain-everything would have retrained the "
+                "same shards, and needs no runs of its own here")
+    return (f"{every} of {len(sharded)} sharded runs retrained every shard; in the others the authors' "
+            "retrain-everything would retrain more shards than the affected ones (no runs of it here)")
+
+
+def code_choice_values(runs: pd.DataFrame, grid, fields) -> tuple[dict, list[dict]]:
+    """The glued sentences of a page's choices ``fields`` (``code_<field>_effect``, and
+    ``code_retrain_effect``) and the scoreboard's entries (section, choice, used, finding)."""
+    values, published = {}, []
+    for field in fields:
+        choice = CODE_CHOICES[field]
+        values[f"{choice.section}_effect"] = choice_text(runs, choice, grid.n_shards)
+        published.append({"section": choice.section, "choice": choice.choice, "used": choice.labels[choice.ours],
+                          "finding": values[f"{choice.section}_effect"]})
+    values["code_retrain_effect"] = retrain_text(without_code_choices(runs, grid))
+    return values, published
