@@ -3,6 +3,7 @@ runs; the fake experiment ``fake-sleep`` lives in ``compute_fakes.py`` so that s
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import signal
@@ -436,6 +437,20 @@ def test_the_eta_runs_at_the_pace_the_computed_runs_kept_against_their_estimates
     assert "left: 2 runs, ~2.0 CPU-h by the estimates, ETA 0.0 min on 1 worker(s) at the pace so far" in first
 
 
+def test_a_run_that_resumed_trainings_counts_the_seconds_spent_before_a_restart(tmp_path, monkeypatch):
+    """A run whose trainings went on from a state saved by an earlier process (recunlearn.models.resume):
+    its record's cost and its progress line count the seconds spent there, so the pace is not flattered."""
+    calls = iter([{"cpu_seconds": 0.0, "wall_seconds": 0.0}, {"cpu_seconds": 50.0, "wall_seconds": 60.0}])
+    monkeypatch.setattr("recunlearn.experiments.records.earlier_seconds", lambda: next(calls))
+    records, lines = tmp_path / "records", []
+    run_batches(_plan_batches(tmp_path, seed=[0]), InlineExecutor(records), CostModel([]), out=lines.append)
+    record = json.loads(next((records / FAKE).glob("*.json")).read_text())
+    assert record["cost"]["resumed"] == {"cpu_seconds": 50.0, "wall_seconds": 60.0}
+    assert record["cost"]["wall_seconds"] >= 60.0 and record["cost"]["cpu_seconds"] >= 50.0
+    line = next(line for line in lines if line.startswith("[1/1] computed"))
+    assert ", 1.0 min of it before a restart (estimate" in line, lines
+
+
 def test_the_pace_expects_a_batchs_shared_work_once():
     """The first computed run of a batch is expected to take its estimate alone; its later runs reuse
     the batch's shared work (a CASPER batch's original model) and are expected to take the rest. Known
@@ -492,7 +507,7 @@ def test_reduced_scale_runs_keep_their_stored_models_apart_from_the_paper_scale_
     assert executors.models_dir(SruConfig(max_sessions=5000), base) == str(tmp_path / "models" / "reduced-scale")
     seen = []
     monkeypatch.setattr("recunlearn.experiments.records.run_or_load",
-                        lambda config, *a, **k: seen.append(os.environ.get(paths.MODELS_ENV)))
+                        lambda config, *a, **k: seen.append(os.environ.get(paths.MODELS_ENV)) or {})
     monkeypatch.setenv(paths.MODELS_ENV, base)
     for config in (CasperConfig(max_rows=20000), CasperConfig()):
         assert executors.compute_run(config, tmp_path / "records")[0] == "computed"

@@ -40,7 +40,9 @@ _prepared = False
 
 @dataclasses.dataclass(frozen=True)
 class Outcome:
-    """What became of one run: ``computed``, ``loaded`` (a done record was there), ``failed`` or ``skipped``."""
+    """What became of one run: ``computed``, ``loaded`` (a done record was there), ``failed`` or ``skipped``;
+    ``seconds`` of it in all, ``resumed`` of them spent by earlier processes (trainings resumed from
+    their saved state, :mod:`recunlearn.models.resume`)."""
 
     batch: int
     experiment: str
@@ -48,6 +50,7 @@ class Outcome:
     status: str
     seconds: float = 0.0
     error: str = ""
+    resumed: float = 0.0
 
 
 @dataclasses.dataclass(frozen=True)
@@ -83,10 +86,12 @@ def models_dir(config, base: str) -> str:
     return str(Path(base) / REDUCED_SCALE_MODELS) if reduced else base
 
 
-def compute_run(config, records_dir: Path) -> tuple[str, float, str]:
-    """(status, seconds, error) of making ``config``'s record in ``records_dir``: loaded when a done
-    record is there, else computed and written by ``run_or_load`` with its stored models in
-    :func:`models_dir`; an exception is a failed run."""
+def compute_run(config, records_dir: Path) -> tuple[str, float, str, float]:
+    """(status, seconds, error, resumed) of making ``config``'s record in ``records_dir``: loaded when a
+    done record is there, else computed and written by ``run_or_load`` with its stored models in
+    :func:`models_dir`; an exception is a failed run. ``seconds`` are the run's wall seconds, those
+    its resumed trainings had spent in earlier processes (``resumed``, the record's ``cost.resumed``)
+    included."""
     from ..experiments.records import record_key, run_or_load
     from ..paths import MODELS_ENV
 
@@ -94,16 +99,17 @@ def compute_run(config, records_dir: Path) -> tuple[str, float, str]:
     base = os.environ.get(MODELS_ENV)
     try:
         if is_done(read_record(Path(records_dir) / config.experiment / f"{record_key(config)}.json")):
-            return "loaded", time.perf_counter() - start, ""
+            return "loaded", time.perf_counter() - start, "", 0.0
         if base is not None:
             os.environ[MODELS_ENV] = models_dir(config, base)
-        run_or_load(config, Path(records_dir), recompute=True)
+        record = run_or_load(config, Path(records_dir), recompute=True)
     except Exception as exc:  # noqa: BLE001 - a failed run is reported, the others go on
-        return "failed", time.perf_counter() - start, f"{type(exc).__name__}: {exc}"
+        return "failed", time.perf_counter() - start, f"{type(exc).__name__}: {exc}", 0.0
     finally:
         if base is not None:
             os.environ[MODELS_ENV] = base
-    return "computed", time.perf_counter() - start, ""
+    resumed = float(((record.get("cost") or {}).get("resumed") or {}).get("wall_seconds") or 0.0)
+    return "computed", time.perf_counter() - start + resumed, "", resumed
 
 
 def run_batch(batch_id: int, configs: list, records_dir: Path, should_stop: Callable[[], bool],
@@ -116,8 +122,8 @@ def run_batch(batch_id: int, configs: list, records_dir: Path, should_stop: Call
         if should_stop():
             report(Outcome(batch_id, config.experiment, key, "skipped"))
             continue
-        status, seconds, error = compute_run(config, records_dir)
-        report(Outcome(batch_id, config.experiment, key, status, seconds, error))
+        status, seconds, error, resumed = compute_run(config, records_dir)
+        report(Outcome(batch_id, config.experiment, key, status, seconds, error, resumed))
 
 
 def _past(deadline: float | None) -> bool:

@@ -179,7 +179,8 @@ def _report(outcome: Outcome, run: Run, expected: float, schedule: _Schedule, ca
             out) -> None:
     """One progress line: the run, its time beside the seconds it was ``expected`` to take, what is left
     and when it should end."""
-    took = f"{minutes(outcome.seconds)} (estimate {minutes(expected)})"
+    before = f", {minutes(outcome.resumed)} of it before a restart" if outcome.resumed else ""
+    took = f"{minutes(outcome.seconds)}{before} (estimate {minutes(expected)})"
     detail = f"after {took}: {outcome.error}" if outcome.status == "failed" else f"in {took}"
     left, pace = schedule.seconds_left(), schedule.pace()
     at_pace = f" at the pace so far (runs took {pace:.2g}x their estimates)" if abs(pace - 1.0) >= 0.1 else ""
