@@ -234,3 +234,42 @@ def test_a_session_model_resumed_after_an_epoch_ends_as_if_never_stopped(tmp_pat
     assert result["best_epoch"] == expected["best_epoch"] and result["best_valid"] == expected["best_valid"]
     for key, value in model.state_dict().items():
         assert torch.equal(value, plain.state_dict()[key]), key
+
+
+@pytest.mark.parametrize("kind", ["sru-full-data", "sru-shards"])
+def test_an_sru_run_stopped_in_a_training_ends_as_the_uninterrupted_run(tmp_path, monkeypatch, kind):
+    """End to end on synthetic sessions: the process ends after the first epoch of the full-data model
+    (or of the first shard); the next process goes on from the saved state and unlearns exactly as a
+    run never stopped."""
+    from recunlearn.experiments import sru as exp
+    from recunlearn.experiments import stored_models
+    from test_sru_experiment import config, synthetic_data
+
+    data = synthetic_data()
+    setting = config(method="sru")
+
+    def fresh_process():
+        exp._FULL_MODELS.clear()
+        exp._SHARD_MODELS.clear()
+
+    fresh_process()
+    monkeypatch.delenv("RECUNLEARN_MODELS", raising=False)
+    expected = exp.unlearn_sessions(setting, data)
+
+    fresh_process()
+    monkeypatch.setenv("RECUNLEARN_MODELS", str(tmp_path))
+    make = stored_models.resume_point
+    monkeypatch.setattr(stored_models, "resume_point",
+                        lambda name, key: StopAfter(make(name, key).path, 1 if name == kind else 0))
+    with pytest.raises(Stop):
+        exp.unlearn_sessions(setting, data)
+    assert len(list(tmp_path.glob(f"resume/{kind}/*.pt"))) == 1
+
+    fresh_process()
+    monkeypatch.setattr(stored_models, "resume_point", make)
+    before = earlier_seconds()["wall_seconds"]
+    result = exp.unlearn_sessions(setting, data)
+    assert earlier_seconds()["wall_seconds"] > before          # it did resume
+    assert result["metrics"] == expected["metrics"]
+    assert not list(tmp_path.glob("resume/*/*.pt"))
+    fresh_process()
