@@ -756,3 +756,22 @@ def test_a_worker_exits_when_its_scheduler_is_gone():
     watcher = exit_when_orphaned(os.getppid(), interval=0.01, exit=lambda code: alive.set())
     watcher.join(timeout=0.2)
     assert watcher.is_alive() and not alive.is_set()
+
+
+def test_unfinished_writes_of_killed_processes_are_removed_once_stale(tmp_path):
+    """A process killed while writing a stored model or a training's state leaves its temporary file;
+    the next compute command removes those older than an hour, never a write that may be in progress."""
+    from recunlearn.compute.executors import remove_unfinished_writes
+
+    stale = tmp_path / "resume" / "casper-perturbed" / ".abc.pt.x1.tmp"
+    fresh = tmp_path / "casper-originals" / ".def.pt.x2.tmp"
+    kept = tmp_path / "casper-originals" / "def.pt"
+    for path in (stale, fresh, kept):
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(b"12345")
+    old = time.time() - 7200
+    os.utime(stale, (old, old))
+    os.utime(kept, (old, old))
+    assert remove_unfinished_writes(tmp_path) == (1, 5)
+    assert not stale.exists() and fresh.exists() and kept.exists()
+    assert remove_unfinished_writes(tmp_path / "absent") == (0, 0)

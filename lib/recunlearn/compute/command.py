@@ -33,7 +33,7 @@ from .. import paths
 from ..experiments.config import require_device
 from ..provenance import require_clean
 from .costs import CostModel
-from .executors import LocalExecutor, RayExecutor, import_ray
+from .executors import LocalExecutor, RayExecutor, import_ray, remove_unfinished_writes
 from .plan import ComputeError, Run, batches
 from .scheduler import StopRequest, Tally, minutes, run_batches
 from .staging import stage
@@ -160,6 +160,9 @@ def compute(options: ComputeOptions, out: Callable[[str], None] = print) -> int:
     stop = StopRequest()
     before = os.environ.get(paths.MODELS_ENV)
     os.environ[paths.MODELS_ENV] = before or str(paths.cache_dir() / "models")  # inherited by local workers
+    files, size = remove_unfinished_writes(Path(os.environ[paths.MODELS_ENV]))
+    if files:
+        out(f"removed {files} unfinished write(s) of stored models ({size / 2**30:.2f} GiB) left by killed processes")
     if options.device == "cuda":  # deterministic cuBLAS (see recunlearn.seeding), set before a worker starts CUDA
         os.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", ":4096:8")
     with stop.on_signals():

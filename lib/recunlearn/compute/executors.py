@@ -86,6 +86,22 @@ def models_dir(config, base: str) -> str:
     return str(Path(base) / REDUCED_SCALE_MODELS) if reduced else base
 
 
+def remove_unfinished_writes(models_root: Path, older_than_seconds: float = 3600.0) -> tuple[int, int]:
+    """Remove the temporary files that an atomic write into ``models_root`` (a stored model, a training's
+    saved state) left behind when its process was killed in the middle of it, and that are older than
+    ``older_than_seconds`` (a write in progress takes seconds); returns (files, bytes) removed."""
+    files = size = 0
+    for path in Path(models_root).rglob(".*.tmp") if Path(models_root).is_dir() else ():
+        try:
+            stat = path.stat()
+            if time.time() - stat.st_mtime > older_than_seconds:
+                path.unlink()
+                files, size = files + 1, size + stat.st_size
+        except FileNotFoundError:  # removed by another compute process meanwhile
+            continue
+    return files, size
+
+
 def compute_run(config, records_dir: Path) -> tuple[str, float, str, float]:
     """(status, seconds, error, resumed) of making ``config``'s record in ``records_dir``: loaded when a
     done record is there, else computed and written by ``run_or_load`` with its stored models in
