@@ -141,7 +141,7 @@ def choice_table(runs: pd.DataFrame, choice: CodeChoice, n_shards: int) -> pd.Da
                      "code − ours (mean)": format_number(d.mean(), digits, signed=True),
                      "pairs (code higher / lower)": f"{len(d)} ({int((d > 0).sum())} / {int((d < 0).sum())})",
                      "p (two-sided)": format_p(min(1.0, 2 * min(higher, lower))) if testable(len(d)) else "—",
-                     "test": test if testable(len(d)) else "none (1 pair)"})
+                     "test used": test if testable(len(d)) else "none (1 pair)"})
     return pd.DataFrame(rows).set_index("measure") if rows else pd.DataFrame()
 
 
