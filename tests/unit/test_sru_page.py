@@ -412,7 +412,7 @@ def test_code_choice_runs_are_compared_seed_by_seed_and_kept_out_of_every_other_
     assert table.loc["NDCG@10", "pairs (code higher / lower)"] == "3 (0 / 3)"
     assert table.loc["HIT@10", "code − ours (mean)"] == "0.0000"
     texts = page.texts()
-    assert texts["code_centroid_effect"].startswith("with scalar anchors (the authors' code), NDCG@10 ")
+    assert texts["code_centroid_effect"].startswith("with scalar anchors (the authors' code), NDCG@10 is ")
     assert "3 seed pairs" in texts["code_centroid_effect"] and "a significant difference" in texts["code_centroid_effect"]
     assert "every shard held an unlearning session" in texts["code_retrain_effect"]
     published = json.loads(page.values["page_variants"])

@@ -164,8 +164,8 @@ def choice_text(runs: pd.DataFrame, choice: CodeChoice, n_shards: int, alpha: fl
                                                     "no significant difference") + f" at α = {alpha:g}"
         else:
             verdict = "one pair is too few for a test"
-        parts.append(f"{MEASURES[measure]} {mean[choice.code]:.4f} against {mean[choice.ours]:.4f} "
-                     f"({len(d)} seed pairs, {verdict})")
+        parts.append(f"{MEASURES[measure]} is {mean[choice.code]:.4f} against {mean[choice.ours]:.4f} "
+                     f"({len(d)} seed pair{'' if len(d) == 1 else 's'}, {verdict})")
     return f"with {choice.labels[choice.code]}, " + "; ".join(parts)
 
 
