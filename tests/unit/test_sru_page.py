@@ -411,6 +411,15 @@ def test_code_choice_runs_are_compared_seed_by_seed_and_kept_out_of_every_other_
     assert list(table.columns[:2]) == ["ours: per-dimension means", "code: scalar means"]
     assert table.loc["NDCG@10", "pairs (code higher / lower)"] == "3 (0 / 3)"
     assert table.loc["HIT@10", "code − ours (mean)"] == "0.0000"
+    # times pair only runs made by the same code: these made-up runs name none
+    assert table.loc["unlearning time (CPU s)", "pairs (code higher / lower)"] == "0 of 3: no pair made by the same code"
+    assert table.loc["unlearning time (CPU s)", "code − ours (mean)"] == "—"
+    same = builder(stem)(runs=runs.assign(source_fingerprint="abc"), **params(stem, "paper")).tables["code_centroid"]
+    assert same.loc["unlearning time (CPU s)", "pairs (code higher / lower)"].startswith("3 (")
+    split = runs.assign(source_fingerprint=np.where(runs["seed"] == 0, "old", "new"))
+    split.loc[split["centroid"] == "scalar", "source_fingerprint"] = "new"
+    mixed = builder(stem)(runs=split, **params(stem, "paper")).tables["code_centroid"]
+    assert mixed.loc["unlearning time (CPU s)", "pairs (code higher / lower)"].startswith("2 (")  # seed 0 left out
     texts = page.texts()
     assert texts["code_centroid_effect"].startswith("with scalar anchors (the authors' code), NDCG@10 is ")
     assert "3 seed pairs" in texts["code_centroid_effect"] and "a significant difference" in texts["code_centroid_effect"]

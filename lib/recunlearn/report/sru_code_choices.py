@@ -8,7 +8,8 @@ before the unlearning item; ours: the unlearning item and everything after it). 
 with the code's value on the seeds of the page's method comparison, and each run is paired with the
 comparison's SRU run of the same dataset, model and seed (:func:`choice_pairs`): NDCG@10, Recall@10,
 HIT@10 and the unlearning CPU seconds, their mean difference (code − ours) and a two-sided paired
-test (:func:`~recunlearn.report.claims.paired_p`).
+test (:func:`~recunlearn.report.claims.paired_p`). Times pair only runs made by the same code
+(:data:`TIMES`): the library grew faster between commits without changing a result.
 
 A third choice, the code's retraining of every shard (``retrain="all"``), needs no runs of its own where
 every shard holds an unlearning session (then both retrain the same shards): :func:`retrain_text`
@@ -18,9 +19,12 @@ says from the runs whether that is the case.
 from __future__ import annotations
 
 import dataclasses
+import json
+from pathlib import Path
 
 import pandas as pd
 
+from .. import paths
 from ..experiments.sru import SruConfig
 from .claims import format_p, paired_differences, paired_p, testable
 from .compare import format_mean_std
@@ -30,6 +34,10 @@ CELLS = ["dataset", "model"]
 MEASURES = {"ndcg@10": "NDCG@10", "recall@10": "Recall@10", "hit@10": "HIT@10",
             "unlearn_cpu_seconds": "unlearning time (CPU s)"}
 """What each comparison reads of a run, and its name in tables."""
+TIMES = ("unlearn_cpu_seconds",)
+"""Measures compared only between runs made by the same code (:func:`with_code_version`): the code's
+speed changes between commits, its results do not (records keep their key only while a rerun would give
+the same numbers)."""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -111,10 +119,35 @@ def choice_part(runs: pd.DataFrame, choice: CodeChoice, n_shards: int) -> pd.Dat
     return part[part[choice.field].isin([choice.ours, choice.code])] if choice.field in part else part.iloc[:0]
 
 
+def with_code_version(runs: pd.DataFrame, records_dir: Path | None = None) -> pd.DataFrame:
+    """``runs`` with a ``code_version`` column: the source fingerprint of the library that made each run
+    (its ``source_fingerprint`` column, else read from its record, ``record`` being the key, in
+    ``records_dir``, default the committed records); a run of unknown code gets a version of its own."""
+    if "source_fingerprint" in runs:
+        known = runs["source_fingerprint"]
+    else:
+        root = Path(records_dir or paths.committed_records_dir()) / SruConfig.experiment
+        known = pd.Series([_fingerprint(root / f"{key}.json") for key in runs.get("record", [None] * len(runs))],
+                          index=runs.index, dtype=object)
+    unknown = pd.Series([f"unknown run {i}" for i in range(len(runs))], index=runs.index)
+    return runs.assign(code_version=known.where(known.notna(), unknown))
+
+
+def _fingerprint(path: Path) -> str | None:
+    try:
+        return json.loads(path.read_text()).get("source_fingerprint")
+    except (OSError, ValueError):
+        return None
+
+
 def choice_pairs(runs: pd.DataFrame, choice: CodeChoice, n_shards: int, measure: str) -> pd.DataFrame:
-    """``dataset, model, seed, diff``: ``measure`` with the code's value minus with ours, per seed-paired run."""
-    return paired_differences(choice_part(runs, choice, n_shards), choice.field, choice.code, choice.ours, measure,
-                              CELLS)
+    """``dataset, model, seed, diff``: ``measure`` with the code's value minus with ours, per seed-paired
+    run; a time (:data:`TIMES`) only where both runs were made by the same code (``code_version``)."""
+    part = choice_part(runs, choice, n_shards)
+    if measure in TIMES:
+        return paired_differences(with_code_version(part), choice.field, choice.code, choice.ours, measure, CELLS,
+                                  pair_on=("seed", "code_version"))
+    return paired_differences(part, choice.field, choice.code, choice.ours, measure, CELLS)
 
 
 def choice_table(runs: pd.DataFrame, choice: CodeChoice, n_shards: int) -> pd.DataFrame:
@@ -122,10 +155,13 @@ def choice_table(runs: pd.DataFrame, choice: CodeChoice, n_shards: int) -> pd.Da
     value (columns ``ours: ...`` and ``code: ...``), the mean difference (code − ours), the pairs (how many
     the code's value raised and lowered) and the two-sided paired test's p."""
     part = choice_part(runs, choice, n_shards)
-    rows = []
+    rows, compared = [], len(choice_pairs(runs, choice, n_shards, "ndcg@10"))
     for measure, name in MEASURES.items():
         diff = choice_pairs(runs, choice, n_shards, measure)
         if diff.empty:
+            if measure in TIMES and compared:
+                rows.append({"measure": name, "pairs (code higher / lower)":
+                             f"0 of {compared}: no pair made by the same code"})
             continue
         paired = part.set_index(CELLS + ["seed"])
         keys = pd.MultiIndex.from_frame(diff[CELLS + ["seed"]])
@@ -142,7 +178,7 @@ def choice_table(runs: pd.DataFrame, choice: CodeChoice, n_shards: int) -> pd.Da
                      "pairs (code higher / lower)": f"{len(d)} ({int((d > 0).sum())} / {int((d < 0).sum())})",
                      "p (two-sided)": format_p(min(1.0, 2 * min(higher, lower))) if testable(len(d)) else "—",
                      "test used": test if testable(len(d)) else "none (1 pair)"})
-    return pd.DataFrame(rows).set_index("measure") if rows else pd.DataFrame()
+    return pd.DataFrame(rows).set_index("measure").fillna("—") if rows else pd.DataFrame()
 
 
 def choice_text(runs: pd.DataFrame, choice: CodeChoice, n_shards: int, alpha: float = 0.05) -> str:
