@@ -178,7 +178,7 @@ def variant_tests(runs: pd.DataFrame, variant: Variant) -> pd.DataFrame:
     over every setting, their mean, how many are positive and negative, the one-sided p that a is
     higher (:func:`~recunlearn.report.claims.paired_p`: Wilcoxon signed-rank, a paired t-test for 4
     or fewer pairs) and the two-sided p."""
-    from .claims import paired_differences, paired_p, testable
+    from .claims import paired_differences, paired_p, testable, two_sided_p
 
     done = variant_part(runs, variant)
     done = done[done["status"] == "computed"]
@@ -196,7 +196,7 @@ def variant_tests(runs: pd.DataFrame, variant: Variant) -> pd.DataFrame:
                          "models": models, "measures": what, "pairs": len(d), "mean difference (AO)": float(d.mean()),
                          "pairs above 0": int((d > 0).sum()), "pairs below 0": int((d < 0).sum()),
                          "p (one-sided, a higher)": higher if testable(len(d)) else np.nan,
-                         "p (two-sided)": min(1.0, 2 * min(higher, lower)) if testable(len(d)) else np.nan,
+                         "p (two-sided)": two_sided_p(higher, lower) if testable(len(d)) else np.nan,
                          "test used": test if testable(len(d)) else "none (1 pair)", "a": a, "b": b})
     return pd.DataFrame(rows)
 
@@ -306,7 +306,7 @@ def two_way_text(runs: pd.DataFrame, variant: Variant, a: str, b: str, alpha: fl
     """What the comparison of values ``a`` and ``b`` found, in one sentence for a page: the mean AO of
     each over the seed-paired runs, how many pairs moved which way, the two-sided test of a − b
     (:func:`variant_tests`), and the original model's MRR under each; ``pending`` without paired runs."""
-    from .claims import format_p
+    from .claims import difference_text
 
     tests = variant_tests(runs, variant)
     tests = tests[(tests["a"] == a) & (tests["b"] == b)] if len(tests) else tests
@@ -316,12 +316,7 @@ def two_way_text(runs: pd.DataFrame, variant: Variant, a: str, b: str, alpha: fl
     means = paired_values(runs, variant, a, b).mean()
     mrr = paired_values(runs, variant, a, b, "mrr_original").mean()
     phrase = variant.phrases or variant.labels
-    p = row["p (two-sided)"]
-    if pd.isna(p):  # a single pair: no test
-        test = "one pair is too few for a test"
-    else:
-        test = (f"two-sided {row['test used']}, {format_p(p)}: "
-                + ("a significant difference" if p < alpha else "no significant difference") + f" at α = {alpha:g}")
+    test = difference_text(row["p (two-sided)"], row["test used"], alpha)
     return (f"with {phrase[b]}, AO is {means[b]:.3f} on average against {means[a]:.3f} with {phrase[a]} "
             f"({variant.short_labels[a]} higher in {row['pairs above 0']} of {row['pairs']} seed-paired runs, lower "
             f"in {row['pairs below 0']}; {test}); the original model's MRR is {mrr[a]:.3f} with {phrase[a]} and "

@@ -253,6 +253,20 @@ def paired_p(differences, alpha: float = ALPHA) -> tuple[float, float, str]:
     return (*band_p(d, 0.0, np.inf), PAIRED_T)
 
 
+def two_sided_p(higher: float, lower: float) -> float:
+    """The two-sided p of a paired test from its two one-sided p-values (:func:`paired_p`)."""
+    return min(1.0, 2 * min(higher, lower))
+
+
+def difference_text(p: float, test: str, alpha: float = ALPHA) -> str:
+    """``"two-sided paired t, p = 0.0209: a significant difference at α = 0.05"`` (or ``no significant``);
+    ``p`` NaN (a single pair): ``"one pair is too few for a test"``."""
+    if pd.isna(p):
+        return "one pair is too few for a test"
+    return (f"two-sided {test}, {format_p(p)}: " + ("a significant difference" if p < alpha else
+                                                     "no significant difference") + f" at α = {alpha:g}")
+
+
 def paired_test_name(used: set[str]) -> str:
     """The test named in a claim row, given the tests :func:`paired_p` used for its links or cells."""
     if used == {PAIRED_T}:

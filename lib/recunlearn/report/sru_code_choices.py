@@ -25,8 +25,8 @@ from pathlib import Path
 import pandas as pd
 
 from .. import paths
-from ..experiments.sru import SruConfig
-from .claims import format_p, paired_differences, paired_p, testable
+from ..experiments.sru import SruConfig, SruGrid
+from .claims import difference_text, format_p, paired_differences, paired_p, testable, two_sided_p
 from .compare import format_mean_std
 from .names import format_number
 
@@ -78,17 +78,14 @@ CODE_CHOICES = {choice.field: choice for choice in (CENTROID, TRUNCATION)}
 
 
 def code_choice_runs(grid, fields) -> list[SruConfig]:
-    """The runs a page adds for the choices ``fields``: SRU with each choice's code value, on the
-    grid's datasets, models and seeds, its own partition at the grid's number of shards, no extra
-    deletion; every other field as the grid's method comparison runs it (its first listed truncation,
-    centroid and retraining: a page comparing a choice lists only ours of it)."""
-    template = SruConfig(method="sru", n_shards=grid.n_shards, split_seed=grid.split_seed, max_epochs=grid.max_epochs,
-                         aggregator_epochs=grid.aggregator_epochs, max_sessions=grid.max_sessions,
-                         request_fraction=grid.request_fraction, device=grid.device, truncation=grid.truncations[0],
-                         centroid=grid.centroids[0], retrain=grid.retrains[0])
-    return [dataclasses.replace(template, dataset=dataset, model=model, seed=seed, extra_deletion="none", n_extra=0,
-                                partition="own", **{field: CODE_CHOICES[field].code})
-            for field in fields for dataset in grid.datasets for model in grid.models for seed in grid.seeds]
+    """The runs a page adds for the choices ``fields``: the grid's own expansion (:class:`SruGrid`) of
+    SRU on its own partition, without extra deletion, with each choice's code value in place of ours."""
+    from .grids import as_base
+
+    return [config for field in fields
+            for config in SruGrid.runs(as_base(grid, SruGrid, methods=("sru",), partitions=("own",),
+                                               extra_deletions=("none",), n_extras=(0,),
+                                               **{CODE_CHOICES[field].grid_option: (CODE_CHOICES[field].code,)}))]
 
 
 def without_code_choices(runs: pd.DataFrame, grid) -> pd.DataFrame:
@@ -101,18 +98,13 @@ def without_code_choices(runs: pd.DataFrame, grid) -> pd.DataFrame:
     return runs[keep]
 
 
-def _sru_main(runs: pd.DataFrame, n_shards: int) -> pd.DataFrame:
-    if runs.empty:
-        return runs
-    keep = (runs["method"] == "sru") & (runs["extra_deletion"] == "none") & (runs["n_shards"] == n_shards)
-    if "partition" in runs:
-        keep &= runs["partition"] == "own"
-    return runs[keep]
-
-
 def choice_part(runs: pd.DataFrame, choice: CodeChoice, n_shards: int) -> pd.DataFrame:
-    """The SRU runs of ``choice``'s comparison (either value; the other choice fields at ours)."""
-    part = _sru_main(runs, n_shards)
+    """The SRU runs of ``choice``'s comparison (either value; the other choice fields at ours): SRU's
+    runs of the method comparison (:func:`~recunlearn.report.sru.main_runs`) and their code-choice twins."""
+    from .sru import main_runs  # not at the top: that module builds its grids from this one
+
+    part = main_runs(runs, n_shards)
+    part = part[part["method"] == "sru"] if len(part) else part
     for other in CODE_CHOICES.values():
         if other is not choice and other.field in part:
             part = part[part[other.field] == other.ours]
@@ -150,34 +142,42 @@ def choice_pairs(runs: pd.DataFrame, choice: CodeChoice, n_shards: int, measure:
     return paired_differences(part, choice.field, choice.code, choice.ours, measure, CELLS)
 
 
+def _paired(runs: pd.DataFrame, choice: CodeChoice, n_shards: int, measure: str) -> dict | None:
+    """``measure`` over the seed-paired runs of ``choice`` (:func:`choice_pairs`): each value's runs
+    (``ours``, ``code``), the differences (``diff``), the two-sided p and the test; None without a pair."""
+    diff = choice_pairs(runs, choice, n_shards, measure)
+    if diff.empty:
+        return None
+    part = choice_part(runs, choice, n_shards).set_index(CELLS + ["seed"])
+    keys = pd.MultiIndex.from_frame(diff[CELLS + ["seed"]])
+    d = diff["diff"].astype(float)
+    higher, lower, test = paired_p(d)
+    return {"ours": part[part[choice.field] == choice.ours][measure].reindex(keys).astype(float),
+            "code": part[part[choice.field] == choice.code][measure].reindex(keys).astype(float), "diff": d,
+            "p": two_sided_p(higher, lower) if testable(len(d)) else float("nan"), "test": test}
+
+
 def choice_table(runs: pd.DataFrame, choice: CodeChoice, n_shards: int) -> pd.DataFrame:
     """Per measure (:data:`MEASURES`): mean ± std over the paired seeds with ours and with the code's
     value (columns ``ours: ...`` and ``code: ...``), the mean difference (code − ours), the pairs (how many
     the code's value raised and lowered) and the two-sided paired test's p."""
-    part = choice_part(runs, choice, n_shards)
     rows, compared = [], len(choice_pairs(runs, choice, n_shards, "ndcg@10"))
     for measure, name in MEASURES.items():
-        diff = choice_pairs(runs, choice, n_shards, measure)
-        if diff.empty:
+        paired = _paired(runs, choice, n_shards, measure)
+        if paired is None:
             if measure in TIMES and compared:
                 rows.append({"measure": name, "pairs (code higher / lower)":
                              f"0 of {compared}: no pair made by the same code"})
             continue
-        paired = part.set_index(CELLS + ["seed"])
-        keys = pd.MultiIndex.from_frame(diff[CELLS + ["seed"]])
-        values = {v: paired[paired[choice.field] == v][measure].reindex(keys).astype(float) for v in
-                  (choice.ours, choice.code)}
-        d = diff["diff"].astype(float)
-        higher, lower, test = paired_p(d)
-        digits = 1 if measure.endswith("seconds") else 4
+        d, digits = paired["diff"], 1 if measure in TIMES else 4
         rows.append({"measure": name,
-                     **{f"{who}: {choice.short[v]}": format_mean_std(values[v].mean(), values[v].std(), n=len(d),
+                     **{f"{who}: {choice.short[v]}": format_mean_std(paired[who].mean(), paired[who].std(), n=len(d),
                                                                      digits=digits)
                         for who, v in (("ours", choice.ours), ("code", choice.code))},
                      "code − ours (mean)": format_number(d.mean(), digits, signed=True),
                      "pairs (code higher / lower)": f"{len(d)} ({int((d > 0).sum())} / {int((d < 0).sum())})",
-                     "p (two-sided)": format_p(min(1.0, 2 * min(higher, lower))) if testable(len(d)) else "—",
-                     "test used": test if testable(len(d)) else "none (1 pair)"})
+                     "p (two-sided)": format_p(paired["p"]) if testable(len(d)) else "—",
+                     "test used": paired["test"] if testable(len(d)) else "none (1 pair)"})
     return pd.DataFrame(rows).set_index("measure").fillna("—") if rows else pd.DataFrame()
 
 
@@ -186,22 +186,12 @@ def choice_text(runs: pd.DataFrame, choice: CodeChoice, n_shards: int, alpha: fl
     seed-paired runs and the two-sided paired test of each; ``pending`` without a paired run."""
     parts = []
     for measure in ("ndcg@10", "hit@10"):
-        diff = choice_pairs(runs, choice, n_shards, measure)
-        if diff.empty:
+        paired = _paired(runs, choice, n_shards, measure)
+        if paired is None:
             return f"pending (no seed-paired runs with {choice.labels[choice.code]} yet)"
-        part = choice_part(runs, choice, n_shards).set_index(CELLS + ["seed"])
-        keys = pd.MultiIndex.from_frame(diff[CELLS + ["seed"]])
-        mean = {v: float(part[part[choice.field] == v][measure].reindex(keys).mean()) for v in (choice.ours, choice.code)}
-        d = diff["diff"].astype(float)
-        if testable(len(d)):
-            higher, lower, test = paired_p(d)
-            p = min(1.0, 2 * min(higher, lower))
-            verdict = f"{test}, {format_p(p)}: " + ("a significant difference" if p < alpha else
-                                                    "no significant difference") + f" at α = {alpha:g}"
-        else:
-            verdict = "one pair is too few for a test"
-        parts.append(f"{MEASURES[measure]} is {mean[choice.code]:.4f} against {mean[choice.ours]:.4f} "
-                     f"({len(d)} seed pair{'' if len(d) == 1 else 's'}, {verdict})")
+        n = len(paired["diff"])
+        parts.append(f"{MEASURES[measure]} is {paired['code'].mean():.4f} against {paired['ours'].mean():.4f} "
+                     f"({n} seed pair{'' if n == 1 else 's'}, {difference_text(paired['p'], paired['test'], alpha)})")
     return f"with {choice.labels[choice.code]}, " + "; ".join(parts)
 
 
