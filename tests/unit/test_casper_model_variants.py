@@ -19,7 +19,7 @@ from recunlearn.report.casper_lstm_embeddings import LSTM_EMBEDDING
 from recunlearn.report.casper_variants import variant_table, variant_tests, variant_text, with_protocol_columns
 from recunlearn.report.pages.casper_claims_reduced_scale_cpu import build
 
-from test_casper_pages import fake_collected, params
+from casper_page_fakes import fake_collected, params
 
 
 @dataclasses.dataclass(frozen=True)

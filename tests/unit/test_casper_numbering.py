@@ -14,7 +14,7 @@ from recunlearn.report.casper_variants import (paired_values, variant_figure, va
                                                variant_tests, with_protocol_columns)
 from recunlearn.report.pages.casper_claims_reduced_scale_cpu import build
 
-from test_casper_pages import fake_collected, params
+from casper_page_fakes import fake_collected, params
 
 ALL = ("fixed", "first_appearance", "first_appearance_labels")
 

@@ -9,11 +9,10 @@ import importlib
 import numpy as np
 import pandas as pd
 import pytest
-import yaml
 
+from casper_page_fakes import fake_collected, params
 from page_checks import no_empty_count, shown
-from recunlearn import paths
-from recunlearn.experiments.casper import RUN_KEYS, RUN_METRICS, CasperGrid, Collected
+from recunlearn.experiments.casper import CasperGrid, Collected
 from recunlearn.experiments.config import ConfigError
 from recunlearn.experiments.records import record_key
 from recunlearn.report.casper import (group_table, label_pending, page_grid_class, summarize_rls, summary_value,
@@ -23,56 +22,14 @@ from recunlearn.report.names import display_name, labelled
 from recunlearn.report.pages import Notice, Page, notebook_parameters, published_claims, validated
 from recunlearn.report.paper import paper_table
 
-PARAMS = paths.REPO_ROOT / "notebooks" / "params" / "casper"
 RUN_PAGES = ["figure-02-random-loo", "figure-03-random-loo-datasets", "figure-05-06-latentcross-datasets",
              "figure-07-mrr-groups", "claims-reduced-scale-cpu"]
 """Pages whose builder needs no dataset file when its runs are given."""
 DATA_PAGES = ["figure-04-perturbation-position", "table-03-perturbation-methods",
               "figure-08-perturbation-count-and-runtime"]
 """Pages that also measure something on a dataset file (renumbering, item count, CASPER's timing)."""
-SELECTOR_AO = {"none": 1.0, "random": 0.90, "earliest": 0.86, "latest": 0.93, "casper": 0.82, "tracin": 0.88,
-               "tracin-proxy": 0.89, "revadv-random": 0.91, "revadv-earliest": 0.87}
-
-
 def builder(stem: str):
     return importlib.import_module(f"recunlearn.report.pages.casper_{stem.replace('-', '_')}").build
-
-
-def params(stem: str, profile: str = "smoke", **changes) -> dict:
-    values = yaml.safe_load((PARAMS / f"{stem}.{profile}.yml").read_text())
-    if stem.startswith("figure-08"):  # a few small prefixes: the timing runs in well under a second
-        values.update(SCALING_DATASET="lastfm", SCALING_SIZES=[1000, 2000, 3000], SCALING_REPEATS=1)
-    return {**values, **changes}
-
-
-def fake_collected(grid: CasperGrid, pending: dict[str, str] | None = None) -> Collected:
-    """Made-up runs of ``grid``: AO by selector (:data:`SELECTOR_AO`) minus 0.01 per extra perturbed
-    interaction, plus 0.001 per seed; the other metrics follow from it. Runs of the models in
-    ``pending`` get that reason instead of metrics."""
-    pending = pending or {}
-    rows, waiting = [], []
-    for config in grid.runs():
-        keys = {key: getattr(config, key) for key in RUN_KEYS}
-        if config.model in pending:
-            rows.append({**keys, "status": pending[config.model]})
-            waiting.append({**keys, "reason": pending[config.model], "key": record_key(config)})
-            continue
-        ao = SELECTOR_AO[config.selector] - 0.01 * (config.k - 1) + (0.001 * config.seed if config.selector != "none"
-                                                                     else 0.0)
-        jaccard = 1.0 if config.selector == "none" else ao - 0.05
-        metrics = {"ao": ao, "rbo_min": ao - 0.01, "rbo_ext": ao - 0.005, "jaccard": jaccard,
-                   "mrr_original": 0.2, "mrr_perturbed": 0.2 + 0.001 * config.seed,
-                   "recall10_original": 0.3, "recall10_perturbed": 0.3,
-                   "jaccard_high": jaccard + 0.02, "jaccard_mid": jaccard, "jaccard_low": jaccard - 0.02,
-                   "ao_high": ao, "ao_mid": ao, "ao_low": ao}
-        metrics.update({f"{m}_all": metrics[m] for m in ("ao", "rbo_min", "rbo_ext", "jaccard")})
-        rows.append({**keys, "status": "computed", **metrics, "device": config.device, "git_commit": "fake"})
-    runs = pd.DataFrame(rows)
-    for column in RUN_METRICS:
-        if column not in runs:
-            runs[column] = np.nan
-    return Collected(runs, pd.DataFrame(waiting, columns=[*RUN_KEYS, "reason", "key"]))
-
 
 
 def fake_page(stem: str, pending: dict[str, str] | None = None, **changes) -> Page:

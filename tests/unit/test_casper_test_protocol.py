@@ -16,7 +16,7 @@ from recunlearn.report.casper_variants import (PROTOCOL_DEFAULTS, at_defaults, v
                                                with_protocol_columns)
 from recunlearn.report.pages.casper_claims_reduced_scale_cpu import build
 
-from test_casper_pages import fake_collected, params
+from casper_page_fakes import fake_collected, params
 
 SETTINGS = TEST_PROTOCOL.settings
 

@@ -243,7 +243,7 @@ def test_an_sru_run_stopped_in_a_training_ends_as_the_uninterrupted_run(tmp_path
     run never stopped."""
     from recunlearn.experiments import sru as exp
     from recunlearn.experiments import stored_models
-    from test_sru_experiment import config, synthetic_data
+    from sru_synthetic import config, synthetic_data
 
     data = synthetic_data()
     setting = config(method="sru")

@@ -232,3 +232,16 @@ def test_measured_choices_of_the_authors_code_are_listed_apart_from_the_claims()
             "\\| 0.998 |") in casper
     assert "Choices of the authors' code" not in text.split("\n## CASPER")[0]  # CURE4Rec has none
     assert paper_totals(entries)["CASPER"]["claims"] == 1  # the comparison is no claim
+    assert "a choice the paper does not state" in casper
+
+
+def test_the_sru_choices_say_the_paper_text_was_not_available():
+    """SRU's paper text was not available, so its measured choices are not said to differ from the paper."""
+    variants = [{"section": "centroid", "choice": "scalar anchors", "used": "per-dimension mean", "finding": "none"}]
+    glued = {"page_verdict": "partly reproduced", "page_scale": "Games; 3 seeds",
+             "page_claims": json.dumps(CLAIMS[:1]), "page_variants": json.dumps(variants)}
+    page = {"paper": "SRU", "item": "Abstract's claims", "title": "Abstract's claims", "link": "sru/claims.ipynb",
+            "datasets": ("games",), "notebook": notebook("SRU claims", glued)}
+    sru = render_scoreboard_from([page_entry(page)]).split("\n## SRU")[1]
+    assert "### Choices of the authors' code, measured" in sru and "| scalar anchors |" in sru
+    assert "full text was not available" in sru and "the paper does not state" not in sru

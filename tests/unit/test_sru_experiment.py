@@ -8,7 +8,6 @@ import numpy as np
 import pytest
 import torch
 
-from recunlearn.data.sessions import Sessions, SessionData
 from recunlearn.experiments import sru as exp
 from recunlearn.experiments.config import ConfigError
 from recunlearn.experiments.records import record_key, run_or_load
@@ -17,18 +16,7 @@ from recunlearn.unlearning.partition import random_partition
 from recunlearn.unlearning.sru import (AttentiveAggregator, ShardEnsemble, UnlearningRequests, average_probabilities,
                                        remaining_part)
 
-CYCLE = 40
-TINY = dict(n_shards=2, max_epochs=2, aggregator_epochs=1)
-
-
-def synthetic_data(n_sessions=150, n_items=560, maxlen=5) -> SessionData:
-    """Walks round a cycle of 40 items (so a deleted item is inferable from what precedes it); the
-    catalogue is larger so that HIT@K can draw 500 negatives."""
-    rng = np.random.default_rng(0)
-    sequences = [[(start + j) % CYCLE + 1 for j in range(length)]
-                 for start, length in zip(rng.integers(0, CYCLE, n_sessions), rng.integers(2, 10, n_sessions))]
-    return SessionData.from_sessions("games", Sessions.from_lists(sequences), n_items, maxlen, seed=0,
-                                     label="synthetic", description="synthetic cycle walks")
+from sru_synthetic import TINY, config, synthetic_data
 
 
 @pytest.fixture(autouse=True)
@@ -37,10 +25,6 @@ def no_shared_sub_models():
     exp._SHARD_MODELS.clear()
     yield
     exp._SHARD_MODELS.clear()
-
-
-def config(**changes) -> exp.SruConfig:
-    return exp.SruConfig(**{**TINY, **changes})
 
 
 class Recorder:
