@@ -278,6 +278,19 @@ def test_casper_costs_count_the_original_once_per_batch(known_rows):
     assert model.batch_seconds(three) == 3 * (290.0 - 100.0) + 100.0
 
 
+def test_latentcross_with_a_gru_cell_is_a_kind_of_its_own(known_rows):
+    """The paper's GRU cell costs more per epoch than the code's LSTM cell: a GRU-cell run is estimated
+    from GRU-cell records (here scaled from a smaller prefix), never from the LSTM cell's."""
+    lstm = fake_record(_casper(model="latentcross", selector="none", epochs=50),
+                       timings={"wall_seconds": 600.0, "train_original_seconds": 300.0, "train_perturbed_seconds": 300.0})
+    gru = fake_record(_casper(model="latentcross", latentcross_cell="gru", selector="none", epochs=10, max_rows=1000),
+                      timings={"wall_seconds": 40.0, "train_original_seconds": 20.0, "train_perturbed_seconds": 20.0})
+    model = CostModel([lstm, gru])
+    assert model.estimate(_casper(model="latentcross", selector="random", epochs=50)).seconds == 600.0
+    paper_gru = model.estimate(_casper(model="latentcross", latentcross_cell="gru", selector="random", epochs=50))
+    assert (paper_gru.basis, paper_gru.seconds) == ("scaled", 400.0)  # x 2000 / 1000 rows x 50 / 10 epochs
+
+
 def test_jodie_scales_by_rows_times_users_plus_items_and_its_siblings_by_their_own_size(known_rows, monkeypatch):
     """JODIE's dense prediction layer spans users and items: its estimate scales by training rows x
     (users + items); estimated from another model's records (no JODIE record yet), it is that model's
