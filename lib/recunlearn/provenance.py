@@ -6,12 +6,18 @@
   file of the library that can change a result -- every module except the presentation package
   ``report/``, the run scheduler ``compute/`` and the command line. Two records with the same
   fingerprint were computed by the same code, whatever the commit.
+- ``source_fingerprint(module)``: the same over the computing files that ``module`` imports, directly
+  or through other library modules (:func:`imported_files`: a static reading of the ``import``
+  statements, those inside functions included). A model kept between processes is named by the
+  fingerprint of the module that trains it, so a change to code it never runs (another paper's)
+  leaves it usable.
 - ``require_clean(paths, purpose)``: raises :class:`ProvenanceError` unless ``paths`` are committed;
   records written into the committed record directory and paper-profile renders call it.
 """
 
 from __future__ import annotations
 
+import ast
 import functools
 import hashlib
 import subprocess
@@ -58,16 +64,70 @@ def is_clean_commit(commit: str | None) -> bool:
     return bool(commit) and commit != "unknown" and not commit.endswith("-dirty")
 
 
-@functools.lru_cache(maxsize=1)
-def source_fingerprint() -> str:
-    """Fingerprint of the library's computing code (every ``.py`` outside ``PRESENTATION``)."""
+@functools.lru_cache(maxsize=None)
+def source_fingerprint(module: str | None = None) -> str:
+    """Fingerprint of the library's computing code (every ``.py`` outside ``PRESENTATION``); with
+    ``module`` (e.g. ``"recunlearn.experiments.casper"``), of the computing files it imports."""
     digest = hashlib.sha256()
-    for path in sorted(LIBRARY.rglob("*.py")):
+    for path in sorted(LIBRARY.rglob("*.py")) if module is None else imported_files(module):
         relative = path.relative_to(LIBRARY)
         if relative.parts[0] in PRESENTATION:
             continue
         digest.update(relative.as_posix().encode() + b"\0" + path.read_bytes() + b"\0")
     return digest.hexdigest()[:16]
+
+
+def _module_file(module: str) -> Path | None:
+    """The file of library module ``module`` (dotted, from the package name), or None."""
+    parts = module.split(".")[1:]
+    candidates = [LIBRARY.joinpath(*parts, "__init__.py")]
+    if parts:
+        candidates.insert(0, LIBRARY.joinpath(*parts).with_suffix(".py"))
+    return next((path for path in candidates if path.is_file()), None)
+
+
+def _imported_names(module: str, path: Path) -> set[str]:
+    """The library modules whose code the ``import`` statements of ``module`` (at ``path``) use: for
+    ``from X import a``, the submodule X.a where there is one, else X (a is a name defined in X)."""
+    package = module if path.name == "__init__.py" else module.rpartition(".")[0]
+    names = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            names.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                anchor = package.split(".")[:len(package.split(".")) - node.level + 1]
+                base = ".".join(anchor + ([node.module] if node.module else []))
+            else:
+                base = node.module or ""
+            names.update(f"{base}.{alias.name}" if _module_file(f"{base}.{alias.name}") else base
+                         for alias in node.names)
+    return {name for name in names if name.split(".")[0] == LIBRARY.name}
+
+
+@functools.lru_cache(maxsize=None)
+def imported_files(module: str) -> tuple[Path, ...]:
+    """The library files behind ``module``: its own, those of the library modules it imports (and they
+    import, transitively), and the ``__init__.py`` of every package above each of them. A package's
+    own imports are not followed: in the computing code a package's ``__init__.py`` only gathers names
+    (``tests/unit/test_provenance.py`` checks it), so what it imports changes nothing ``module``
+    computes."""
+    if _module_file(module) is None:
+        raise ValueError(f"no library module {module!r} under {LIBRARY}")
+    files, seen, todo = set(), set(), [module]
+    while todo:
+        name = todo.pop()
+        if name in seen:
+            continue
+        seen.add(name)
+        path = _module_file(name)
+        if path is not None:
+            files.add(path)
+            todo += _imported_names(name, path)
+    for path in list(files):
+        for folder in path.relative_to(LIBRARY).parents:
+            files.add(LIBRARY / folder / "__init__.py")
+    return tuple(sorted(path for path in files if path.is_file()))
 
 
 def require_clean(paths_: tuple[str, ...], purpose: str) -> str:

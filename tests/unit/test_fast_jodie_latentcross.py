@@ -94,9 +94,10 @@ def kept_optimizer_state(model) -> dict:
 
 @pytest.mark.parametrize("implementation", ["fast", "reference"])
 @pytest.mark.parametrize("name", MODELS)
-def test_a_frozen_test_pass_is_the_online_pass_with_steps_of_size_zero(name, implementation, stream):
+def test_a_frozen_test_pass_is_the_online_pass_with_steps_of_size_zero(name, implementation, stream, monkeypatch):
     """Spec D9's switch: ``online=False`` keeps the trained parameters while the states follow the test
-    rows. Known answer: the online pass with a zero learning rate (its steps change nothing)."""
+    rows. Known answer: the online pass with a zero learning rate (its steps change nothing), bit for
+    bit, although the frozen pass computes without gradients."""
     model = MODELS[name](stream.n_items, torch.Generator().manual_seed(0), epochs=1, window=32,
                          implementation=implementation)
     model.fit(stream)
@@ -112,3 +113,10 @@ def test_a_frozen_test_pass_is_the_online_pass_with_steps_of_size_zero(name, imp
         group["lr"] = 0.0
     assert torch.equal(torch.cat(scores()), torch.cat(frozen))
     assert torch.equal(torch.cat(scores(online=False)), torch.cat(frozen))  # the trained model is untouched
+
+    grad_mode = []  # whether each window of the frozen pass ran with gradients
+    window_pass = "_pass_fast" if implementation == "fast" else "_pass"
+    run = getattr(model, window_pass)
+    monkeypatch.setattr(model, window_pass, lambda *a, **k: grad_mode.append(torch.is_grad_enabled()) or run(*a, **k))
+    assert torch.equal(torch.cat(scores(online=False)), torch.cat(frozen))
+    assert len(grad_mode) == len(frozen) and not any(grad_mode) and torch.is_grad_enabled()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 import json
 import re
 
@@ -69,6 +70,82 @@ def test_fingerprint_covers_computing_code_but_not_presentation(tmp_path, monkey
         assert fingerprint() != before
     finally:
         provenance.source_fingerprint.cache_clear()
+
+
+def _fake_library(root):
+    """A library ``recunlearn`` under ``root``: module ``pkg.a`` imports ``pkg.b`` (at the top),
+    submodule ``pkg.b2`` (``from . import``) and ``c`` (inside a function); ``pkg``'s ``__init__``
+    gathers a name from ``pkg.heavy``, which ``pkg.a`` never uses; ``d`` and ``report.r`` are apart."""
+    library = root / "recunlearn"
+    files = {"__init__.py": "", "c.py": "G = 1\n", "d.py": "D = 1\n", "report/__init__.py": "", "report/r.py": "",
+             "pkg/__init__.py": "from .heavy import H\n", "pkg/heavy.py": "H = 1\n", "pkg/b.py": "F = 1\n",
+             "pkg/b2.py": "", "pkg/a.py": "from .b import F\nfrom . import b2\n\n\ndef g():\n    from ..c import G\n"}
+    for name, text in files.items():
+        (library / name).parent.mkdir(parents=True, exist_ok=True)
+        (library / name).write_text(text)
+    return library
+
+
+def test_a_module_s_fingerprint_covers_what_it_imports_and_nothing_else(tmp_path, monkeypatch):
+    library = _fake_library(tmp_path)
+    monkeypatch.setattr(provenance, "LIBRARY", library)
+
+    def fingerprint(module=None):
+        provenance.source_fingerprint.cache_clear()
+        provenance.imported_files.cache_clear()
+        return provenance.source_fingerprint(module)
+
+    try:
+        fingerprint()
+        assert {p.relative_to(library).as_posix() for p in provenance.imported_files("recunlearn.pkg.a")} == {
+            "__init__.py", "pkg/__init__.py", "pkg/a.py", "pkg/b.py", "pkg/b2.py", "c.py"}
+        before, whole = fingerprint("recunlearn.pkg.a"), fingerprint()
+        for other in ("d.py", "pkg/heavy.py", "report/r.py"):  # code pkg.a never runs
+            (library / other).write_text("changed = True\n")
+            assert fingerprint("recunlearn.pkg.a") == before
+        assert fingerprint() != whole  # the library's fingerprint (records) still sees every computing file
+        (library / "c.py").write_text("G = 2\n")  # imported inside a function
+        assert fingerprint("recunlearn.pkg.a") != before
+        with pytest.raises(ValueError, match="no library module 'recunlearn.nothing'"):
+            fingerprint("recunlearn.nothing")
+    finally:
+        provenance.source_fingerprint.cache_clear()
+        provenance.imported_files.cache_clear()
+
+
+def test_each_paper_s_trainings_are_named_by_its_own_code():
+    """A stored CASPER model does not depend on the SRU or CURE4Rec code, nor an SRU model on CASPER's."""
+    def files(module):
+        return {p.relative_to(provenance.LIBRARY).as_posix() for p in provenance.imported_files(module)}
+
+    casper, sru = files("recunlearn.experiments.casper"), files("recunlearn.experiments.sru")
+    assert {"experiments/casper.py", "models/sequential/jodie.py", "models/resume.py", "perturb/tracin.py"} <= casper
+    assert not any(f.startswith(("models/session/", "unlearning/")) or f in ("models/trainer.py", "experiments/sru.py")
+                   for f in casper)
+    assert {"experiments/sru.py", "models/session/training.py", "unlearning/sru.py", "models/resume.py"} <= sru
+    assert not any(f.startswith(("models/sequential/", "perturb/")) or f == "experiments/casper.py" for f in sru)
+
+
+def test_importing_a_computing_module_only_binds_its_own_names():
+    """What :func:`provenance.imported_files` assumes when it leaves out what a package's ``__init__``
+    imports: importing a module changes nothing another module computes. Its top-level statements are
+    imports, definitions and assignments to plain names: no bare call, no assignment to an attribute or
+    an item of another object."""
+    allowed = (ast.Import, ast.ImportFrom, ast.FunctionDef, ast.ClassDef, ast.Assign, ast.AnnAssign, ast.Expr)
+    for path in sorted(provenance.LIBRARY.rglob("*.py")):
+        relative = path.relative_to(provenance.LIBRARY)
+        if relative.parts[0] in provenance.PRESENTATION:
+            continue
+        for node in ast.parse(path.read_text(encoding="utf-8")).body:
+            where = f"{relative}:{node.lineno}"
+            assert isinstance(node, allowed), f"{where} runs a {type(node).__name__} statement at import"
+            if isinstance(node, ast.Expr):
+                assert isinstance(node.value, ast.Constant), f"{where} runs an expression at import"
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target] if isinstance(
+                node, ast.AnnAssign) else []
+            for target in targets:
+                assert all(isinstance(n, (ast.Name, ast.Tuple, ast.List, ast.Store)) for n in ast.walk(target)), \
+                    f"{where} assigns to something other than a name of its own"
 
 
 def test_without_a_records_directory_computed_records_go_to_scratch_not_the_book(tmp_path, fake_runner,

@@ -183,7 +183,8 @@ def test_a_run_stopped_in_its_perturbed_training_writes_the_record_of_an_uninter
     monkeypatch.setattr(casper, "_ORIGINALS", {})
     make = stored_models.resume_point
     monkeypatch.setattr(stored_models, "resume_point",
-                        lambda kind, key: StopAfter(make(kind, key).path, 1 if kind == "casper-perturbed" else 0))
+                        lambda kind, key, code: StopAfter(make(kind, key, code).path,
+                                                          1 if kind == "casper-perturbed" else 0))
     with pytest.raises(Stop):
         compute_record(config)
     assert len(list(tmp_path.glob("resume/casper-perturbed/*.pt"))) == 1
@@ -260,7 +261,7 @@ def test_an_sru_run_stopped_in_a_training_ends_as_the_uninterrupted_run(tmp_path
     monkeypatch.setenv("RECUNLEARN_MODELS", str(tmp_path))
     make = stored_models.resume_point
     monkeypatch.setattr(stored_models, "resume_point",
-                        lambda name, key: StopAfter(make(name, key).path, 1 if name == kind else 0))
+                        lambda name, key, code: StopAfter(make(name, key, code).path, 1 if name == kind else 0))
     with pytest.raises(Stop):
         exp.unlearn_sessions(setting, data)
     assert len(list(tmp_path.glob(f"resume/{kind}/*.pt"))) == 1

@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 import torch
 
+from recunlearn import provenance
 from recunlearn.experiments import sru as exp
 from recunlearn.experiments.config import ConfigError
 from recunlearn.experiments.records import record_key, run_or_load
@@ -17,6 +18,9 @@ from recunlearn.unlearning.sru import (AttentiveAggregator, ShardEnsemble, Unlea
                                        remaining_part)
 
 from sru_synthetic import TINY, config, synthetic_data
+
+CODE = "recunlearn.experiments.sru"
+"""The module whose trainings the stored-model tests name."""
 
 
 @pytest.fixture(autouse=True)
@@ -483,29 +487,35 @@ def test_stored_models_are_named_by_key_code_and_threads_and_pruned_to_capacity(
     monkeypatch.delenv("RECUNLEARN_MODELS", raising=False)
     calls = []
     train = lambda: calls.append(1) or {"weights": len(calls)}  # noqa: E731
-    assert stored_models.stored_path("kind", ("a",)) is None                 # unset: nothing kept on disk
-    assert stored_models.load_or_train("kind", ("a",), 2, train) == ({"weights": 1}, False)
-    assert stored_models.load_or_train("kind", ("a",), 2, train) == ({"weights": 2}, False)
+    assert stored_models.stored_path("kind", ("a",), CODE) is None           # unset: nothing kept on disk
+    assert stored_models.load_or_train("kind", ("a",), CODE, 2, train) == ({"weights": 1}, False)
+    assert stored_models.load_or_train("kind", ("a",), CODE, 2, train) == ({"weights": 2}, False)
 
     monkeypatch.setenv("RECUNLEARN_MODELS", str(tmp_path))
-    path = stored_models.stored_path("kind", ("a",))
-    assert path.parent == tmp_path / "kind" and stored_models.stored_path("kind", ("b",)) != path
-    assert stored_models.stored_path("other", ("a",)).parent == tmp_path / "other"
-    assert stored_models.load_or_train("kind", ("a",), 2, train) == ({"weights": 3}, False)
-    assert stored_models.load_or_train("kind", ("a",), 2, train) == ({"weights": 3}, True)
+    path = stored_models.stored_path("kind", ("a",), CODE)
+    assert path.parent == tmp_path / "kind" and stored_models.stored_path("kind", ("b",), CODE) != path
+    assert stored_models.stored_path("other", ("a",), CODE).parent == tmp_path / "other"
+    assert stored_models.load_or_train("kind", ("a",), CODE, 2, train) == ({"weights": 3}, False)
+    assert stored_models.load_or_train("kind", ("a",), CODE, 2, train) == ({"weights": 3}, True)
     monkeypatch.setattr(torch, "get_num_threads", lambda: 97)
-    assert stored_models.stored_path("kind", ("a",)) != path                 # other threads: other weights
+    assert stored_models.stored_path("kind", ("a",), CODE) != path           # other threads: other weights
     monkeypatch.undo()
     monkeypatch.setenv("RECUNLEARN_MODELS", str(tmp_path))
-    monkeypatch.setattr("recunlearn.provenance.source_fingerprint", lambda: "other code")
-    assert stored_models.stored_path("kind", ("a",)) != path
+    monkeypatch.setattr("recunlearn.provenance.source_fingerprint", lambda module=None: "other code")
+    assert stored_models.stored_path("kind", ("a",), CODE) != path
+    monkeypatch.undo()
+    monkeypatch.setenv("RECUNLEARN_MODELS", str(tmp_path))
+    fingerprint = provenance.source_fingerprint
+    monkeypatch.setattr("recunlearn.provenance.source_fingerprint",  # a change the training never runs
+                        lambda module=None: fingerprint(module) if module == CODE else "other code")
+    assert stored_models.stored_path("kind", ("a",), CODE) == path
     monkeypatch.undo()
     monkeypatch.setenv("RECUNLEARN_MODELS", str(tmp_path))
 
-    stored_models.load_or_train("kind", ("b",), 2, train)
-    stored_models.load_or_train("kind", ("c",), 2, train)                   # capacity 2: the oldest goes
+    stored_models.load_or_train("kind", ("b",), CODE, 2, train)
+    stored_models.load_or_train("kind", ("c",), CODE, 2, train)             # capacity 2: the oldest goes
     assert not path.exists() and len(list(path.parent.glob("*.pt"))) == 2
-    stored = stored_models.stored_path("kind", ("c",))
+    stored = stored_models.stored_path("kind", ("c",), CODE)
     stored.write_bytes(b"not a model")                                       # unreadable: trained again
-    assert stored_models.load_or_train("kind", ("c",), 2, train)[1] is False
+    assert stored_models.load_or_train("kind", ("c",), CODE, 2, train)[1] is False
     assert stored_models.load(stored, usable=lambda value: False) is None    # rejected by the caller

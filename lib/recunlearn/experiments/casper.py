@@ -251,7 +251,7 @@ def stored_original_path(config: CasperConfig, stream: Stream) -> Path | None:
     """Where M of ``config`` is kept between processes (:mod:`~recunlearn.experiments.stored_models`;
     None when no directory is set): named by :func:`original_key`, the stream and the results version,
     besides the code, torch version and threads every stored model is named by."""
-    return stored_models.stored_path("casper-originals", _training_key(config, stream))
+    return stored_models.stored_path("casper-originals", _training_key(config, stream), __name__)
 
 
 def _training_key(config: CasperConfig, stream: Stream, *which) -> tuple:
@@ -283,7 +283,8 @@ def _original(config: CasperConfig, stream: Stream, tracin: bool = False) -> Ori
             initial = copy.deepcopy(model)  # M' starts from exactly these weights
             recorder = TracInRecorder(stream, config.epochs) if tracin else None
             seed_everything(config.seed)  # training randomness (dropout) restarts from the seed, as for M'
-            resume = stored_models.resume_point("casper-originals", _training_key(config, stream, "original", tracin))
+            resume = stored_models.resume_point("casper-originals", _training_key(config, stream, "original", tracin),
+                                                __name__)
             fit = model.fit(stream, checkpoint=recorder, resume=resume)
             entry = Original(model, initial, fit, recorder)
             stored_models.store(path, entry, STORED_ORIGINALS)
@@ -416,7 +417,7 @@ def run_casper(config: CasperConfig) -> dict:
     perturbed = copy.deepcopy(initial)
     new_model_stream, map1 = relabel(new_stream, config.id_map)
     fit1 = perturbed.fit(new_model_stream, resume=stored_models.resume_point(
-        "casper-perturbed", _training_key(config, new_model_stream, record_key(config))))
+        "casper-perturbed", _training_key(config, new_model_stream, record_key(config)), __name__))
     test = {"online": config.test_updates == "online"} if config.model in ONLINE_MODELS else {}
     per_row = compare_runs(original, perturbed, model_stream, new_model_stream,
                            (map0, map1) if config.id_map == "first_appearance" else (None, None), **test)

@@ -270,7 +270,7 @@ def full_data_model(data: SessionData, model: str, seed: int, max_epochs: int, d
         start = time.perf_counter()
         net = make_session_model(model, data.n_items, data.maxlen, stage_generator(seed, _FULL)).to(device)
         fit = train_session_model(net, data, stage_generator(seed, _FULL, use=1), max_epochs=max_epochs,
-                                  resume=stored_models.resume_point("sru-full-data", key))
+                                  resume=stored_models.resume_point("sru-full-data", key, __name__))
         test = evaluate_session_model(net, data.pairs("test"), TEST_KS)
         info = {"train_seconds": fit["train_seconds"], "train_cpu_seconds": fit["train_cpu_seconds"],
                 "wall_seconds": time.perf_counter() - start,
@@ -279,7 +279,8 @@ def full_data_model(data: SessionData, model: str, seed: int, max_epochs: int, d
         return net, info
 
     ((net, info), stored), cached = process_cache.cached(
-        _FULL_MODELS, key, 8, lambda: stored_models.load_or_train("sru-full-data", key, STORED_MODELS, train))
+        _FULL_MODELS, key, 8,
+        lambda: stored_models.load_or_train("sru-full-data", key, __name__, STORED_MODELS, train))
     return net, info, _origin(cached, stored)
 
 
@@ -314,7 +315,8 @@ def _train_shard(config: SruConfig, data: SessionData, sessions: Sessions, shard
     net = make_session_model(config.model, data.n_items, data.maxlen,
                              stage_generator(config.seed, stage, shard)).to(config.device)
     fit = train_session_model(net, data, stage_generator(config.seed, stage, shard, use=1), sessions=sessions,
-                              max_epochs=config.max_epochs, resume=stored_models.resume_point("sru-shards", key))
+                              max_epochs=config.max_epochs,
+                              resume=stored_models.resume_point("sru-shards", key, __name__))
     return net, fit
 
 
@@ -329,7 +331,8 @@ def trained_shard(config: SruConfig, data: SessionData, sessions: Sessions, shar
            shard, config.max_epochs, config.device)
     ((net, fit), stored), cached = process_cache.cached(
         _SHARD_MODELS, key, 32, lambda: stored_models.load_or_train(
-            "sru-shards", key, STORED_MODELS, lambda: _train_shard(config, data, sessions, shard, stage, key)))
+            "sru-shards", key, __name__, STORED_MODELS,
+            lambda: _train_shard(config, data, sessions, shard, stage, key)))
     return net, fit, _origin(cached, stored)
 
 

@@ -4,9 +4,11 @@ a batch does not train the batch's shared models again when the next session res
 Only where ``RECUNLEARN_MODELS`` names a directory (``python -m recunlearn compute`` sets it to
 ``<cache>/models`` for its local workers; unset, models are kept in memory only). A model is stored
 under ``<dir>/<kind>/<hash>.pt``, the hash taken over everything its weights depend on: the caller's
-key, the fingerprint of the library's computing code, torch's version and its thread count. A stored
-model is therefore only reused where training it again would give the same weights bit for bit. Each
-kind keeps its ``capacity`` most recently used files.
+key, the fingerprint of the library code that trains it (``code``, the module of its experiment, and
+every library module that module imports: :func:`recunlearn.provenance.source_fingerprint`), torch's
+version and its thread count. A stored model is therefore only reused where training it again would
+give the same weights bit for bit, and a change to code its training never runs (another paper's)
+leaves it usable. Each kind keeps its ``capacity`` most recently used files.
 
 A training in progress keeps its state in the same directory (:func:`resume_point`,
 :mod:`recunlearn.models.resume`), so a process stopped in the middle of a long training does not
@@ -26,15 +28,16 @@ import torch
 T = TypeVar("T")
 
 
-def stored_path(kind: str, key: tuple) -> Path | None:
-    """Where the model of ``kind`` and ``key`` is kept (None when ``RECUNLEARN_MODELS`` is unset)."""
+def stored_path(kind: str, key: tuple, code: str) -> Path | None:
+    """Where the model of ``kind`` and ``key`` trained by module ``code`` (e.g. the caller's
+    ``__name__``) is kept (None when ``RECUNLEARN_MODELS`` is unset)."""
     from ..paths import MODELS_ENV
     from ..provenance import source_fingerprint
 
     root = os.environ.get(MODELS_ENV)
     if not root:
         return None
-    what = repr((key, source_fingerprint(), torch.__version__, torch.get_num_threads()))
+    what = repr((key, source_fingerprint(code), torch.__version__, torch.get_num_threads()))
     return Path(root) / kind / f"{hashlib.sha256(what.encode()).hexdigest()[:24]}.pt"
 
 
@@ -69,19 +72,21 @@ def store(path: Path | None, value, capacity: int) -> None:
         old.unlink(missing_ok=True)
 
 
-def resume_point(kind: str, key: tuple, every_seconds: float | None = None):
-    """The :class:`~recunlearn.models.resume.ResumePoint` of the training of ``kind`` and ``key``: its
-    state kept under ``<dir>/resume/<kind>/`` (hashed like a stored model, so only the same training
-    by the same code and torch finds it), or an inert one when ``RECUNLEARN_MODELS`` is unset."""
+def resume_point(kind: str, key: tuple, code: str, every_seconds: float | None = None):
+    """The :class:`~recunlearn.models.resume.ResumePoint` of the training of ``kind`` and ``key`` by
+    module ``code``: its state kept under ``<dir>/resume/<kind>/`` (hashed like a stored model, so only
+    the same training by the same code and torch finds it), or an inert one when ``RECUNLEARN_MODELS``
+    is unset."""
     from ..models.resume import SAVE_EVERY_SECONDS, ResumePoint
 
-    path = stored_path(f"resume/{kind}", key)
+    path = stored_path(f"resume/{kind}", key, code)
     return ResumePoint(path, SAVE_EVERY_SECONDS if every_seconds is None else every_seconds)
 
 
-def load_or_train(kind: str, key: tuple, capacity: int, train: Callable[[], T]) -> tuple[T, bool]:
-    """``(value, was_stored)``: the stored model of ``kind`` and ``key``, else ``train()``, stored."""
-    path = stored_path(kind, key)
+def load_or_train(kind: str, key: tuple, code: str, capacity: int, train: Callable[[], T]) -> tuple[T, bool]:
+    """``(value, was_stored)``: the stored model of ``kind`` and ``key`` trained by module ``code``, else
+    ``train()``, stored."""
+    path = stored_path(kind, key, code)
     value = load(path)
     if value is not None:
         return value, True

@@ -9,8 +9,8 @@ resume_point`). The loop
 1. builds its model, optimiser and generators as usual, then calls ``saved = point.restore(net=...,
    optimizer=..., ...)``: when a state is on disk it is loaded into those objects (anything with
    ``state_dict``/``load_state_dict``, or ``get_state``/``set_state`` like a ``torch.Generator``) and
-   torch's global random states (CPU, and CUDA where it is in use) are restored; ``saved`` is the loop's own progress (curve, seconds,
-   ...), ``{}`` for a fresh start;
+   torch's global random states (CPU, and CUDA where it is in use) are restored; ``saved`` is the loop's
+   own progress (curve, seconds, ...), ``{}`` for a fresh start;
 2. calls ``point.epoch_done(epoch, epochs, curve=..., ...)`` after every epoch: the objects' state and
    the progress are written atomically when ``every_seconds`` have passed since the last write (never
    after the last epoch: a finished training has nothing to resume);
@@ -64,16 +64,19 @@ class ResumePoint:
         self.every_seconds, self.capacity = float(every_seconds), int(capacity)
         self._objects: dict = {}
         self._spent = (0.0, 0.0)  # (cpu, wall) seconds spent before this process
-        self._since = (time.process_time(), time.perf_counter())
-        self._last_write = time.perf_counter()
+        self._start_clock()
         self.resumed_epoch = 0
+
+    def _start_clock(self) -> None:
+        """This process's share of the training (and the time to the next write) counts from now."""
+        self._since = (time.process_time(), time.perf_counter())
+        self._last_write = self._since[1]
 
     def restore(self, **objects) -> dict:
         """Register the training's stateful objects (None values are skipped) and load the saved state
         into them; the saved progress, or ``{}`` when there is none or it cannot be read."""
         self._objects = {name: obj for name, obj in objects.items() if obj is not None}
-        self._since = (time.process_time(), time.perf_counter())
-        self._last_write = time.perf_counter()
+        self._start_clock()
         if self.path is None or not self.path.is_file():
             return {}
         try:
@@ -115,7 +118,8 @@ class ResumePoint:
         cpu, wall = self.spent()
         state = {"epoch": int(epoch), "objects": {name: _state_of(obj) for name, obj in self._objects.items()},
                  "torch_rng": torch.get_rng_state(), "progress": progress,
-                 "cuda_rng": torch.cuda.get_rng_state_all() if torch.cuda.is_initialized() else None, "cpu_seconds": cpu, "wall_seconds": wall}
+                 "cuda_rng": torch.cuda.get_rng_state_all() if torch.cuda.is_initialized() else None,
+                 "cpu_seconds": cpu, "wall_seconds": wall}
         buffer = io.BytesIO()
         torch.save(state, buffer)
         write_bytes_atomic(self.path, buffer.getvalue())

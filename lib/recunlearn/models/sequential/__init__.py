@@ -16,4 +16,5 @@ SEQUENTIAL_MODELS = {"lstm": LSTMRecommender, "tisasrec": TiSASRecRecommender, "
                      "latentcross": LatentCrossRecommender}
 """Implemented models by config name."""
 
-__all__ = ["SEQUENTIAL_MODELS", "LSTMRecommender", "TiSASRecRecommender", "LatentCrossRecommender", "JODIERecommender", "user_windows"]
+__all__ = ["SEQUENTIAL_MODELS", "LSTMRecommender", "TiSASRecRecommender", "LatentCrossRecommender", "JODIERecommender",
+           "user_windows"]

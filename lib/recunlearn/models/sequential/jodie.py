@@ -490,7 +490,7 @@ class JODIERecommender:
     def test_scores(self, stream: Stream, online: bool = True):
         """Yield ``(source rows, targets, scores)`` per window of test rows; scores = -squared L2 distance (b, |I|).
         ``online``: one optimiser step per test window, as the authors' code (the default); False freezes
-        the parameters (the states still follow the true interactions)."""
+        the parameters (the states still follow the true interactions) and computes without gradients."""
         test = stream.test_positions
         rows = self._features(stream, test)
         net = copy.deepcopy(self.net)  # online learning at test time must not change the trained model
@@ -507,7 +507,8 @@ class JODIERecommender:
                 def collect(r, s, scores=scores):
                     scores[r] = s
 
-                users, items = self._pass_fast(net, optimizer, users, items, [plan], collect)
+                with torch.set_grad_enabled(online):  # frozen: no graph, no gradient products
+                    users, items = self._pass_fast(net, optimizer, users, items, [plan], collect)
                 yield stream.row[test[lo:hi]], stream.item[test[lo:hi]], scores
             return
         for lo in range(0, len(test), self.window):
@@ -518,7 +519,8 @@ class JODIERecommender:
                 scores[torch.as_tensor(r, device=self.device)] = s
 
             window = {k: v[lo:hi] for k, v in rows.items()}
-            users, items = self._pass(net, optimizer, users, items, window, collect)
+            with torch.set_grad_enabled(online):
+                users, items = self._pass(net, optimizer, users, items, window, collect)
             yield stream.row[test[lo:hi]], stream.item[test[lo:hi]], scores
 
     def probe(self, stream: Stream, batch: int = 0) -> dict[str, torch.Tensor]:

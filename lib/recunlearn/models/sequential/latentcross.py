@@ -17,8 +17,8 @@ The paper calls it "GRU-based"; the authors' code (the only source of what ran) 
 - Test (the authors' protocol): test rows only, from the end-of-training states, in windows of
   1,024 test rows; scores before each update, then the true interaction updates the states and one
   optimiser step is taken per window (online learning) — on a copy, so the trained model is unchanged.
-- Rank list: logits of the |I| real items (the extra class excluded: it is no item a user could be shown). Items keep the study's
-  fixed id map (the authors numbered them by first appearance).
+- Rank list: logits of the |I| real items (the extra class excluded: it is no item a user could be
+  shown). Items keep the study's fixed id map (the authors numbered them by first appearance).
 
 ``cell="gru"`` is the paper's description instead ("GRU-based", as Beutel et al.'s LatentCross): a
 GRUCell whose state h has the 128 values of the code's [h; c], every one read by the prediction
@@ -513,7 +513,7 @@ class LatentCrossRecommender:
     def test_scores(self, stream: Stream, online: bool = True):
         """Yield ``(source rows, targets, scores)`` per window of test rows (stream order within it).
         ``online``: one optimiser step per test window, as the authors' code (the default); False freezes
-        the parameters (the states still follow the true interactions)."""
+        the parameters (the states still follow the true interactions) and computes without gradients."""
         test = stream.test_positions
         user, item, context = self._rows(stream, test)
         net = copy.deepcopy(self.net)  # online learning at test time must not change the trained model
@@ -531,7 +531,8 @@ class LatentCrossRecommender:
                 def collect(rows, s, scores=scores):  # rows are positions within this window
                     scores[rows] = s
 
-                states, _ = self._pass_fast(net, optimizer, states, [plan], collect)
+                with torch.set_grad_enabled(online):  # frozen: no graph, no gradient products
+                    states, _ = self._pass_fast(net, optimizer, states, [plan], collect)
                 yield stream.row[test[plan["lo"]:plan["hi"]]], item[plan["lo"]:plan["hi"]], scores
             return
         tbatch = t_batches(user, item, self.window)
@@ -542,8 +543,9 @@ class LatentCrossRecommender:
             def collect(rows, s, scores=scores):  # rows are positions within this window
                 scores[torch.as_tensor(rows, device=self.device)] = s
 
-            states, _ = self._pass(net, optimizer, states, user[lo:hi], item[lo:hi], context[lo:hi], tbatch[lo:hi],
-                                   collect)
+            with torch.set_grad_enabled(online):
+                states, _ = self._pass(net, optimizer, states, user[lo:hi], item[lo:hi], context[lo:hi],
+                                       tbatch[lo:hi], collect)
             yield stream.row[test[lo:hi]], item[lo:hi], scores
 
     def probe(self, stream: Stream, batch: int = 0) -> dict[str, torch.Tensor]:

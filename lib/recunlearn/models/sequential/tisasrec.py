@@ -125,7 +125,8 @@ class TimeAwareBlock(nn.Module):
     def forward(self, s, pos_k, pos_v, int_k, int_v, causal, pad):
         n = self.ln_attn(s)
         q, k, v = self.q(n), self.k(s), self.v(s)
-        logits = (q @ k.transpose(1, 2) + q @ pos_k.transpose(1, 2) + torch.einsum("nid,nijd->nij", q, int_k)) / self.scale
+        logits = (q @ k.transpose(1, 2) + q @ pos_k.transpose(1, 2)
+                  + torch.einsum("nid,nijd->nij", q, int_k)) / self.scale
         logits = logits.masked_fill(causal | pad[:, None, :], -2.0 ** 32 + 1)
         attn = self.drop(torch.softmax(logits, dim=-1))
         out = attn @ v + attn @ pos_v + torch.einsum("nij,nijd->nid", attn, int_v)
