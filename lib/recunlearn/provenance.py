@@ -108,10 +108,11 @@ def _imported_names(module: str, path: Path) -> set[str]:
 @functools.lru_cache(maxsize=None)
 def imported_files(module: str) -> tuple[Path, ...]:
     """The library files behind ``module``: its own, those of the library modules it imports (and they
-    import, transitively), and the ``__init__.py`` of every package above each of them. A package's
-    own imports are not followed: in the computing code a package's ``__init__.py`` only gathers names
-    (``tests/unit/test_provenance.py`` checks it), so what it imports changes nothing ``module``
-    computes."""
+    import, transitively), and the ``__init__.py`` of every package above each of them. What such a
+    package imports is followed only where a module imports a name from the package itself: importing
+    a computing module binds names of its own and changes nothing another module computes
+    (``tests/unit/test_provenance.py`` checks that), so the rest of a package cannot change what
+    ``module`` computes."""
     if _module_file(module) is None:
         raise ValueError(f"no library module {module!r} under {LIBRARY}")
     files, seen, todo = set(), set(), [module]
