@@ -130,8 +130,10 @@ def test_importing_a_computing_module_only_binds_its_own_names():
     """What :func:`provenance.imported_files` assumes when it leaves out what a package's ``__init__``
     imports: importing a module changes nothing another module computes. Its top-level statements are
     imports, definitions and assignments to plain names: no bare call, no assignment to an attribute or
-    an item of another object."""
+    an item of another object. The one decorator that writes elsewhere, ``records.register``, adds each
+    experiment's runner under a name no other module registers."""
     allowed = (ast.Import, ast.ImportFrom, ast.FunctionDef, ast.ClassDef, ast.Assign, ast.AnnAssign, ast.Expr)
+    registered = 0
     for path in sorted(provenance.LIBRARY.rglob("*.py")):
         relative = path.relative_to(provenance.LIBRARY)
         if relative.parts[0] in provenance.PRESENTATION:
@@ -146,6 +148,10 @@ def test_importing_a_computing_module_only_binds_its_own_names():
             for target in targets:
                 assert all(isinstance(n, (ast.Name, ast.Tuple, ast.List, ast.Store)) for n in ast.walk(target)), \
                     f"{where} assigns to something other than a name of its own"
+            decorators = getattr(node, "decorator_list", [])
+            registered += sum(isinstance(d, ast.Call) and getattr(d.func, "id", None) == "register" for d in decorators)
+    library_runners = [fn for _, fn in RUNNERS.values() if fn.__module__.startswith(provenance.LIBRARY.name + ".")]
+    assert registered == len(library_runners)  # no name registered twice (a second would replace the first)
 
 
 def test_without_a_records_directory_computed_records_go_to_scratch_not_the_book(tmp_path, fake_runner,
