@@ -131,8 +131,7 @@ _LEARNED_MODEL = _shared_model("learned_wall_seconds", "learned_cached")
 
 COST_RULES: dict[str, CostRule] = {
     "casper-rls": CostRule(("model", "id_map", "latentcross_cell"), _timings_sum("wall_seconds"), _casper_alone,
-                           epochs="epochs",
-                           size=casper_cost_size),
+                           epochs="epochs", size=casper_cost_size),
     "casper-scaling": CostRule(("sizes", "repeats", "idag_max_len", "idag_variant")),
     "cure4rec-learn": CostRule(("model", "max_epochs"), _timings_sum("wall_seconds"), scale_by="cure4rec-learn"),
     "cure4rec-scif": CostRule(("model", "max_epochs", "mio_seeds", "mio_epochs"),

@@ -30,17 +30,12 @@ SUMMARY = "scoreboard-summary.md"
 FIGURE = "scoreboard.svg"
 PAPERS = ("CURE4Rec", "CASPER", "SRU", "Beyond the papers")
 NOT_PUBLISHED = "statement not published"
-CHOICES_INTRO = {
-    None: ["Where the authors' code makes a choice the paper does not state (or states otherwise), the",
-           "page trains both versions and compares them seed by seed; every other number of the page",
-           "uses the version in the third column. These comparisons are not claims of the paper and",
-           "are not counted among them."],
-    "SRU": ["Where the authors' code makes a choice that the paper's abstract and evaluation card do not",
-            "settle (its full text was not available to us), the page trains both versions and compares them",
-            "seed by seed; every other number of the page uses the version in the third column. These",
-            "comparisons are not claims of the paper and are not counted among them."],
+CHOICE_NOT_STATED = {
+    None: "a choice the paper does not state (or states otherwise)",
+    "SRU": ("a choice that the paper's abstract and evaluation card do not settle (its full text was not "
+            "available to us)"),
 }
-"""The paragraph under a paper's "Choices of the authors' code" heading (``None``: any paper not named)."""
+"""What makes a choice of the authors' code worth measuring, per paper (``None``: any paper not named)."""
 _LEGACY_CLAIM = re.compile(r"^claims?_(?P<id>.+)$")
 
 
@@ -290,8 +285,11 @@ def render_scoreboard_from(entries: list[dict]) -> str:
             lines.append(END_FULL_WIDTH)
         varied = [(e, v) for e in part for v in e.get("variants", [])]
         if varied:
-            intro = CHOICES_INTRO.get(paper, CHOICES_INTRO[None])
-            lines += ["", "### Choices of the authors' code, measured", "", *intro, "", FULL_WIDTH,
+            not_stated = CHOICE_NOT_STATED.get(paper, CHOICE_NOT_STATED[None])
+            lines += ["", "### Choices of the authors' code, measured", "",
+                      f"Where the authors' code makes {not_stated}, the page trains both versions and compares "
+                      "them seed by seed; every other number of the page uses the version in the third column. "
+                      "These comparisons are not claims of the paper and are not counted among them.", "", FULL_WIDTH,
                       "| item | the authors' choice | the page's other numbers use | what we found |",
                       "|---|---|---|---|"]
             for e, v in varied:
