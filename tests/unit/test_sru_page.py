@@ -420,6 +420,9 @@ def test_code_choice_runs_are_compared_seed_by_seed_and_kept_out_of_every_other_
     split.loc[split["centroid"] == "scalar", "source_fingerprint"] = "new"
     mixed = builder(stem)(runs=split, **params(stem, "paper")).tables["code_centroid"]
     assert mixed.loc["unlearning time (CPU s)", "pairs (code higher / lower)"].startswith("2 (")  # seed 0 left out
+    one = builder(stem)(runs=runs[runs["seed"] == 0], **params(stem, "paper"))  # a single seed pair: no test
+    assert one.tables["code_centroid"].loc["NDCG@10", ["p (two-sided)", "test used"]].tolist() == ["—", "none (1 pair)"]
+    assert "1 seed pair, one pair is too few for a test" in one.texts()["code_centroid_effect"]
     texts = page.texts()
     assert texts["code_centroid_effect"].startswith("with scalar anchors (the authors' code), NDCG@10 is ")
     assert "3 seed pairs" in texts["code_centroid_effect"] and "a significant difference" in texts["code_centroid_effect"]

@@ -144,7 +144,8 @@ def choice_pairs(runs: pd.DataFrame, choice: CodeChoice, n_shards: int, measure:
 
 def _paired(runs: pd.DataFrame, choice: CodeChoice, n_shards: int, measure: str) -> dict | None:
     """``measure`` over the seed-paired runs of ``choice`` (:func:`choice_pairs`): each value's runs
-    (``ours``, ``code``), the differences (``diff``), the two-sided p and the test; None without a pair."""
+    (``ours``, ``code``), the differences (``diff``), the two-sided p and the test (NaN and "none (1
+    pair)" for a single pair); None without a pair."""
     diff = choice_pairs(runs, choice, n_shards, measure)
     if diff.empty:
         return None
@@ -154,7 +155,8 @@ def _paired(runs: pd.DataFrame, choice: CodeChoice, n_shards: int, measure: str)
     higher, lower, test = paired_p(d)
     return {"ours": part[part[choice.field] == choice.ours][measure].reindex(keys).astype(float),
             "code": part[part[choice.field] == choice.code][measure].reindex(keys).astype(float), "diff": d,
-            "p": two_sided_p(higher, lower) if testable(len(d)) else float("nan"), "test": test}
+            "p": two_sided_p(higher, lower) if testable(len(d)) else float("nan"),
+            "test": test if testable(len(d)) else "none (1 pair)"}
 
 
 def choice_table(runs: pd.DataFrame, choice: CodeChoice, n_shards: int) -> pd.DataFrame:
@@ -176,8 +178,8 @@ def choice_table(runs: pd.DataFrame, choice: CodeChoice, n_shards: int) -> pd.Da
                         for who, v in (("ours", choice.ours), ("code", choice.code))},
                      "code − ours (mean)": format_number(d.mean(), digits, signed=True),
                      "pairs (code higher / lower)": f"{len(d)} ({int((d > 0).sum())} / {int((d < 0).sum())})",
-                     "p (two-sided)": format_p(paired["p"]) if testable(len(d)) else "—",
-                     "test used": paired["test"] if testable(len(d)) else "none (1 pair)"})
+                     "p (two-sided)": "—" if pd.isna(paired["p"]) else format_p(paired["p"]),
+                     "test used": paired["test"]})
     return pd.DataFrame(rows).set_index("measure").fillna("—") if rows else pd.DataFrame()
 
 
