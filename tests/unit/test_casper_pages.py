@@ -125,6 +125,12 @@ def test_an_empty_table_is_a_notice_even_without_one(monkeypatch):
     assert page.is_pending("t") and isinstance(shown(page, "t", monkeypatch)[0], Notice)
 
 
+def test_a_none_notice_is_a_fully_computed_item():
+    table = pd.DataFrame({"a": [1]})
+    page = Page("x/y", tables={"t": table, "u": table}, notices={"t": None, "u": Notice("U", "1 of 2 runs pending")})
+    assert list(page.notices) == ["u"] and page.notice("t") is None and not page.is_pending("t")
+
+
 # --- the tables hold the values the notebooks computed before -----------------------------------------------
 
 def test_figure_2_tables_and_values_on_made_up_runs(monkeypatch):

@@ -198,8 +198,8 @@ class Page:
     ``comparison`` (the paper cells behind the page verdict), ``claims`` (stable ids), ``tables``
     (frames, or objects that display themselves), ``figures`` (callables drawing one or more
     matplotlib figures), ``values`` (glued under their names for the page's text), ``parts`` (verdicts
-    of a page judged part by part), ``notices`` (by table or figure name, see :class:`Notice`) and
-    ``checks`` (the text the nbval-checked cell prints)."""
+    of a page judged part by part), ``notices`` (by table or figure name, see :class:`Notice`; a None
+    notice, a fully computed item, is dropped) and ``checks`` (the text the nbval-checked cell prints)."""
 
     name: str
     grid: Any = None
@@ -211,13 +211,14 @@ class Page:
     figures: dict[str, Callable[[], Any]] = dataclasses.field(default_factory=dict)
     values: dict[str, Any] = dataclasses.field(default_factory=dict)
     parts: dict[str, str] | None = None
-    notices: dict[str, Notice] = dataclasses.field(default_factory=dict)
+    notices: dict[str, Notice | None] = dataclasses.field(default_factory=dict)
     checks: list[str] = dataclasses.field(default_factory=list)
     claims_command: str | None = None
     said: dict = dataclasses.field(default_factory=dict, init=False, repr=False, compare=False)
     """The output each partial notice :meth:`show` displayed was first said under, by (why, command)."""
 
     def __post_init__(self):
+        self.notices = {name: notice for name, notice in self.notices.items() if notice is not None}
         if self.claims is not None and "claims" not in self.tables:
             shown = published_claims(self.claims)
             tested = shown[shown["verdict"] != "pending"]

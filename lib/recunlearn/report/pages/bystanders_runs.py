@@ -93,7 +93,7 @@ def question_page(page: str, grid_cls: type, collect: Callable, params: Mapping[
         page, grid, runs, claims=claims(runs), tables={name: table(runs) for name, table in tables.items()},
         figures={name: functools.partial(figure, runs) for name, figure in figures.items()},
         values=values(runs) if values is not None else {},
-        notices={name: notice for name in [*tables, *figures] if notice is not None},
+        notices=dict.fromkeys([*tables, *figures], notice),
         checks=[printed(runs[checked].round(digits) if len(runs) else None)], claims_command=command)
     pending_claims = shown.notices.get("claims")
     if pending_claims is not None and pending_claims.what == "The paper's claims":

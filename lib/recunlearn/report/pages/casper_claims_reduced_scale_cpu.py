@@ -77,5 +77,5 @@ def build(collected: Collected | None = None, **params) -> Page:
                                               "epochs: CASPER deletes k interactions", by="model"),
                  **variants.figures},
         values={**values, **variants.values},
-        notices={**{name: notice for name, notice in notices.items() if notice is not None}, **variants.notices},
+        notices={**notices, **variants.notices},
         checks=checks + variants.checks, claims_command=command)

@@ -62,8 +62,8 @@ def build(collected: Collected | None = None, **params) -> Page:
                 "figure_3b": next_item.pivot_table(index=["dataset", "model"], columns="metric", values="mean")},
         figures={"figure_3a": figure_3a},
         values=values,
-        notices={name: notice for name, notice in {
+        notices={
             "figure_3a_ao": runs_notice("Figure 3(a), AO of random LOO", random_only, command),
             "figure_3b": runs_notice("Figure 3(b), next-item metrics", random_only, command),
-            "figure_3a": runs_notice("Figure 3(a)", runs, command)}.items() if notice is not None},
+            "figure_3a": runs_notice("Figure 3(a)", runs, command)},
         checks=checks, claims_command=command)

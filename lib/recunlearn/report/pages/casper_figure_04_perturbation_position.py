@@ -57,5 +57,5 @@ def build(collected: Collected | None = None, **params) -> Page:
                                                   title="IDAG of the toy stream: descendants of X3 in green"),
                  "figure_4a": figure_4a},
         values=values,
-        notices={name: notice for name, notice in notices.items() if notice is not None},
+        notices=notices,
         checks=checks, claims_command=command)

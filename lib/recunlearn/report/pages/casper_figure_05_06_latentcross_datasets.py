@@ -76,5 +76,5 @@ def build(collected: Collected | None = None, **params) -> Page:
         tables={"runs": status_counts(runs), "figure_5_ao": ao, "figure_6_groups": groups},
         figures={"figure_5": figure_5, "figure_6": figure_6},
         values=values,
-        notices={name: notice for name, notice in notices.items() if notice is not None},
+        notices=notices,
         checks=checks, claims_command=command)

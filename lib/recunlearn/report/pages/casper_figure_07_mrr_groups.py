@@ -88,5 +88,5 @@ def build(collected: Collected | None = None, **params) -> Page:
         tables={"runs": status_counts(runs), "groups": table},
         figures={"figure": figure},
         values=values,
-        notices={name: notice for name, notice in notices.items() if notice is not None},
+        notices=notices,
         checks=checks, claims_command=command)

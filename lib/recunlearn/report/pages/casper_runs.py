@@ -88,7 +88,7 @@ def variant_section(runs: pd.DataFrame, variant: Variant, name: str, paper: pd.D
     return VariantSection(
         tables={name: variant_table(runs, variant, paper), f"{name}_tests": variant_tests_view(runs, variant)},
         figures={f"{name}_figure": lambda: variant_figure(runs, variant, title, paper)},
-        values=values, notices={key: notice for key, notice in notices.items() if notice is not None}, checks=checks)
+        values=values, notices=notices, checks=checks)
 
 
 def variant_sections(page: str, grid: CasperGrid, collected: Collected, paper: pd.DataFrame,

@@ -83,5 +83,5 @@ def build(collected: Collected | None = None, **params) -> Page:
                                             title="Foursquare: perturbation methods"),
                  **variants.figures},
         values={**values, **variants.values},
-        notices={**{name: notice for name, notice in notices.items() if notice is not None}, **variants.notices},
+        notices={**notices, **variants.notices},
         checks=checks + variants.checks, claims_command=command)

@@ -7,7 +7,7 @@ from ...experiments.cure4rec_exact import ExactCollected
 from ..cure4rec import fairness_claims, with_retrain_gap
 from ..plots import method_bars
 from . import Page
-from .cure4rec_runs import collect_exact, notices, printed, runs_notice, runs_table
+from .cure4rec_runs import collect_exact, printed, runs_notice, runs_table
 
 PAGE = "cure4rec/figure-03-06-07-eu-fairness"
 KEYS = ["dataset", "model", "method", "selection"]
@@ -28,10 +28,10 @@ def build(collected: ExactCollected | None = None, **params) -> Page:
                      fair, "a_igf", "A-IGF (active − inactive NDCG@20, code variant); Retrain is the reference"),
                  "shard_gf": lambda: method_bars(fair[fair["method"] != "retrain"], "shard_gf",
                                                  "shardGF (variance of per-shard NDCG@20)")},
-        notices=notices(runs=runs_notice("The runs of this page", total, pending, command),
-                        fairness=runs_notice("The fairness table", total, pending, command),
-                        a_igf=runs_notice("The A-IGF figure", total, pending, command),
-                        shard_gf=runs_notice("The shardGF figure", total, pending, command)),
+        notices=dict(runs=runs_notice("The runs of this page", total, pending, command),
+                     fairness=runs_notice("The fairness table", total, pending, command),
+                     a_igf=runs_notice("The A-IGF figure", total, pending, command),
+                     shard_gf=runs_notice("The shardGF figure", total, pending, command)),
         checks=[printed(fair.groupby(["dataset", "model", "method", "selection"])[["a_igf", "shard_gf"]].mean()
                         .round(2))],
         claims_command=command)

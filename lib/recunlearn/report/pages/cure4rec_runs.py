@@ -136,9 +136,9 @@ def sweep_page(page: str, page_runs: SweepRuns, claims: pd.DataFrame, sweep: pd.
         tables={"runs": runs_table(total, pending),
                 "sweep": sweep.groupby(keys)[shown].agg(["mean", "std"]).round(4)},
         figures={"figure": lambda: sweep_lines(sweep, x, plotted, "method", title, by=("dataset", "model"))},
-        notices=notices(runs=runs_notice("The runs of this page", total, pending, command),
-                        sweep=runs_notice("The table", total, pending, command),
-                        figure=runs_notice("The figure", total, pending, command)),
+        notices=dict(runs=runs_notice("The runs of this page", total, pending, command),
+                     sweep=runs_notice("The table", total, pending, command),
+                     figure=runs_notice("The figure", total, pending, command)),
         checks=[printed(sweep.groupby(keys)[checked].mean().round(2))], claims_command=command)
 
 
@@ -196,11 +196,6 @@ def cells_notice(what: str, comparison: pd.DataFrame, grid, keys: list[str], pen
 def printed(frame) -> str:
     """A frame or series as the nbval-checked cell prints it (``to_string()``)."""
     return frame.to_string()
-
-
-def notices(**items: Notice | None) -> dict[str, Notice]:
-    """The notices that are not None, by table or figure name."""
-    return {name: notice for name, notice in items.items() if notice is not None}
 
 
 def fixed(value: float, digits: int) -> str:

@@ -16,7 +16,7 @@ from ..names import by_dataset, display_name
 from ..paper import paper_table
 from ..plots import damping_sweep, method_bars
 from . import Notice, Page, computed_cells, validated
-from .cure4rec_runs import (NO_RUN, cells_notice, comparison_command, fixed, notices, pending_command, printed,
+from .cure4rec_runs import (NO_RUN, cells_notice, comparison_command, fixed, pending_command, printed,
                             runs_notice, runs_table)
 
 PAGE = "cure4rec/table-01-05-scif-completeness"
@@ -152,7 +152,7 @@ def build(collected: Collected | None = None, exact_mio: Collected | None = None
                      sweep_runs,
                      f"SCIF's MIO accuracy against its damping ({sweep_dataset}, random users, first seed)")},
         values=values,
-        notices=notices(
+        notices=dict(
             runs=runs_notice("The runs of this page", len(configs), pending, command),
             paper_table=comparison_notice, comparison=comparison_notice,
             extra=runs_notice("MIO AUC, standard metrics and SCIF's solver", total, collected.pending, command),

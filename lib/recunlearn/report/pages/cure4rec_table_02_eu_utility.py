@@ -13,7 +13,7 @@ from ..names import display_name
 from ..paper import paper_table
 from ..plots import method_bars
 from . import Page, computed_cells
-from .cure4rec_runs import (cells_notice, collect_exact, comparison_command, notices, pending_command, printed,
+from .cure4rec_runs import (cells_notice, collect_exact, comparison_command, pending_command, printed,
                             runs_notice, runs_table)
 
 PAGE = "cure4rec/table-02-eu-utility"
@@ -66,7 +66,7 @@ def build(collected: ExactCollected | None = None, variants: Collected | None = 
                 "combiners": combiners},
         figures={"figure": figure},
         values={"within_tol": within_text(comparison), "paper_agreement": paper_agreement_text(both)},
-        notices=notices(
+        notices=dict(
             runs=runs_notice("The runs of this page", total, pending, command),
             paper_table=comparison_notice, comparison=comparison_notice,
             paper_against_itself=None if len(runs) else runs_notice("Our Retrain beside the paper's two tables",

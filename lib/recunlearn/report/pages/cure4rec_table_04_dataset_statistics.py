@@ -13,7 +13,6 @@ from ..names import display_name, format_number
 from ..paper import paper_table
 from ..plots import degree_ccdf
 from . import Notice, Page, validated
-from .cure4rec_runs import notices
 
 PAGE = "cure4rec/table-04-dataset-statistics"
 
@@ -60,6 +59,6 @@ def build(ours: pd.DataFrame | None = None, **params) -> Page:
                 "verdicts": pd.DataFrame({"dataset": list(per_dataset), "verdict": list(per_dataset.values())})},
         figures={"item_degrees": item_degrees},
         values=values,
-        notices=notices(comparison=unavailable),
+        notices=dict(comparison=unavailable),
         checks=[ours[["dataset", "source", "users", "items", "interactions"]].to_string(index=False),
                 ours[["dataset", "source", "sparsity"]].round(5).to_string(index=False)])

@@ -9,7 +9,7 @@ import pandas as pd
 from ..plots import sweep_lines
 from ..sru import ablation_claims, ablation_points, partition_table, shard_count_table
 from . import Notice, Page
-from .cure4rec_runs import notices, runs_notice, runs_table
+from .cure4rec_runs import runs_notice, runs_table
 from .sru_runs import collect_page, computed_text, sweep_notice
 
 PAGE = "sru/ablations"
@@ -39,5 +39,5 @@ def build(runs: pd.DataFrame | None = None, **params) -> Page:
     return Page(
         PAGE, grid, runs, pending, None, ablation_claims(runs, grid.n_shards),
         tables={"runs": runs_table(total, pending), **tables}, figures=figures,
-        notices=notices(runs=runs_notice("The runs of this page", total, pending, command), **shown),
+        notices=dict(runs=runs_notice("The runs of this page", total, pending, command), **shown),
         checks=[computed_text(runs, total)], claims_command=command)

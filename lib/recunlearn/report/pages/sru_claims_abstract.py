@@ -17,7 +17,7 @@ from ..plots import sweep_lines
 from ..sru import ablation_claims, comparison_runs, extra_deletion_points, overview_table, sru_claims
 from ..sru_code_choices import CODE_CHOICES, choice_part, choice_table, code_choice_values, without_code_choices
 from . import Notice, Page
-from .cure4rec_runs import notices, pending_command, runs_notice, runs_table
+from .cure4rec_runs import pending_command, runs_notice, runs_table
 from .sru_ablations import ablation_items
 from .sru_runs import collect_page, comparison_notice, computed_text, sweep_notice
 
@@ -42,10 +42,10 @@ def build(runs: pd.DataFrame | None = None, **params) -> Page:
         points, "n_extra", ["hit@10", "ndcg@10"], "extra_deletion",
         "SRU: HIT@10 and NDCG@10 against the number of extra deleted items", by=("dataset", "model")),
         **ablation_figures}
-    shown = notices(runs=runs_notice("The runs of this page", total, pending, command),
-                    overview=comparison_notice("The method comparison", grid, pending, command),
-                    extra_deletion=sweep_notice("The extra-deletion curves", points, "n_extra", total, pending,
-                                                command), **ablation_notices, **choice_notices)
+    shown = dict(runs=runs_notice("The runs of this page", total, pending, command),
+                 overview=comparison_notice("The method comparison", grid, pending, command),
+                 extra_deletion=sweep_notice("The extra-deletion curves", points, "n_extra", total, pending,
+                                             command), **ablation_notices, **choice_notices)
     return Page(PAGE, grid, runs, pending, None, claims, tables=tables, figures=figures, notices=shown,
                 values=choice_values, checks=[computed_text(runs, total)], claims_command=command)
 

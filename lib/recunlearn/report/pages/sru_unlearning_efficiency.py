@@ -11,7 +11,7 @@ from ..names import by_dataset
 from ..plots import method_bars
 from ..sru import efficiency_claim, efficiency_table, main_runs, share_of_retrain
 from . import Page
-from .cure4rec_runs import notices, runs_notice, runs_table
+from .cure4rec_runs import runs_notice, runs_table
 from .sru_runs import collect_page, computed_text
 
 PAGE = "sru/unlearning-efficiency"
@@ -32,7 +32,7 @@ def build(runs: pd.DataFrame | None = None, **params) -> Page:
                                                "Unlearning time (wall-clock seconds; sharded methods: one shard + "
                                                "aggregator)", col="model", x="method", hue="dataset")},
         values=values,
-        notices=notices(runs=runs_notice("The runs of this page", total, pending, command),
-                        times=runs_notice("The unlearning times", total, pending, command),
-                        figure=runs_notice("The figure", total, pending, command)),
+        notices=dict(runs=runs_notice("The runs of this page", total, pending, command),
+                     times=runs_notice("The unlearning times", total, pending, command),
+                     figure=runs_notice("The figure", total, pending, command)),
         checks=[computed_text(runs, total)], claims_command=command)
