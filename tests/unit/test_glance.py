@@ -15,7 +15,7 @@ from recunlearn.experiments.cure4rec_exact import ExactGrid
 from recunlearn.report.claims import claim_row, claims_frame
 from recunlearn.report.verdicts import page_summary, page_verdict
 from recunlearn.report.glance import (coverage_text, difference_text, page_facts, paper_datasets, parameters_table,
-                                      pending_text, scale_text, with_page_runs)
+                                      pending_text, recorded_text, scale_text, with_page_runs)
 from recunlearn.report.page_check import glue_references, missing_glue, problems
 
 REPO = Path(__file__).resolve().parents[2]
@@ -38,6 +38,24 @@ def test_scale_of_a_grid_and_of_recorded_parameters():
     assert scale_text({"DATASETS": ["ml-100k", "adm"]}) == "ML-100K, ADM (whole files)"
     assert scale_text({"DATASETS": ["games"], "MAX_SESSIONS": 5000, "MAX_EPOCHS": 30, "SEEDS": [0, 1]}) == \
         "first 5,000 sessions of Games; 2 seeds; up to 30 epochs"
+
+
+def test_the_scale_of_a_partly_computed_page_says_what_has_a_record_per_dataset():
+    grid = ExactGrid(datasets=("ml-100k", "ml-1m"), models=("wmf", "bpr", "lightgcn"), seeds=(0, 1),
+                     selections=("random",), methods=("sisa",))
+    runs = pd.DataFrame({"dataset": ["ml-1m", "ml-100k", "ml-100k", "ml-1m"],
+                         "model": ["wmf", "lightgcn", "wmf", "wmf"], "seed": [0, 0, 1, 1]})
+    runs.attrs["pending"] = [{"dataset": "ml-1m", "model": "bpr"}] * 8
+    assert recorded_text(grid, runs) == ("so far 4 of 12 runs, with a record for ML-100K: WMF, LightGCN, seeds 0, 1; "
+                                         "ML-1M: WMF, seeds 0, 1")
+    assert page_facts(None, grid=grid, runs=runs)["page_scale"] == f"{scale_text(grid)} ({recorded_text(grid, runs)})"
+    runs.attrs["pending"] = []
+    assert recorded_text(grid, runs) == "" and page_facts(None, grid=grid, runs=runs)["page_scale"] == scale_text(grid)
+    casper = CasperGrid(datasets=("foursquare",), seeds=(0, 1, 2))
+    statuses = pd.DataFrame({"dataset": "foursquare", "model": ["lstm", "jodie", "jodie"], "seed": [0, 1, 2],
+                             "status": ["computed", "computed", "pending GPU"]})
+    assert recorded_text(casper, statuses) == "so far 2 of 3 runs, with a record for Foursquare: LSTM, JODIE, seeds 0, 1"
+    assert recorded_text(casper, statuses.assign(status="pending GPU")) == "so far no run has a record (0 of 3)"
 
 
 def test_paper_datasets_and_pending_name_what_is_missing_and_why():

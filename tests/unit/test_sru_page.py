@@ -13,6 +13,7 @@ import yaml
 from recunlearn import paths
 from recunlearn.experiments.config import ConfigError
 from recunlearn.experiments.sru import RUN_KEYS, SruConfig
+from recunlearn.report.names import display_name
 from recunlearn.report.pages import EMPTY_COUNT, Notice
 from recunlearn.report.sru import (HIT_RANDOM, PAGE_GRIDS, ablation_claims, effectiveness_table, efficiency_claim,
                                    efficiency_table, extra_deletion_claim, extra_deletion_points, overview_table,
@@ -84,6 +85,28 @@ def test_claims_fail_when_sru_is_the_least_accurate():
     claims = sru_claims(runs).set_index("id")["verdict"]
     assert claims["sru_accuracy_above_baselines"] == "not reproduced"
     assert claims["sru_accuracy_near_retrain"] == "not reproduced"
+
+
+def test_the_inference_claim_reads_retrains_hit_not_the_model_trained_on_the_item():
+    runs = fake_runs()
+    assert sru_claims(runs).set_index("id").loc["sru_deleted_item_inferable", "verdict"] == "reproduced"
+    retrain = runs["method"] == "retrain"
+    forgotten = runs.assign(**{"hit@10": np.where(retrain, 0.001 + 1e-4 * (np.arange(len(runs)) % 3),
+                                                   runs["hit@10"])})
+    row = sru_claims(forgotten).set_index("id").loc["sru_deleted_item_inferable"]
+    assert row["verdict"] == "not reproduced"   # before retraining (0.3) is far above 10/501, Retrain is not
+    assert "over 6" in row["evidence"]          # one value per seed, Retrain's
+
+
+def test_the_efficiency_table_gives_cpu_seconds_and_each_runs_share_of_a_full_training():
+    runs = fake_runs(seeds=range(3))
+    table = efficiency_table(runs)
+    main = runs[runs["extra_deletion"] == "none"]
+    share = main["unlearn_cpu_seconds"] / (main["full_model_cpu_seconds"] * 0.9)
+    expected = share.groupby(main["method"]).mean().round(3)
+    got = table["unlearning / full training (CPU)"].droplevel(["Dataset", "Model"])
+    assert {m: got[display_name(m)] for m in NDCG} == expected.to_dict()
+    assert "unlearning (CPU s)" in table and "all retraining (s, wall)" in table
 
 
 def _with_sru_cpu_seconds(runs, seconds):

@@ -212,6 +212,11 @@ def test_ordering_claim_in_both_directions_and_within_noise():
     row = ordering_claim("u_gt_r", "UltraRE > RecEraser", one_run, "method", [("ultrare", "receraser")], "y", ["cell"])
     assert row["verdict"] == "inconclusive" and row["holds in"] == "1 of 1 cells by mean; 1 pair cannot reach p < 0.05"
     assert np.isnan(row["p_value"]) and claim_text(row) == f"inconclusive ({row['holds in']})"  # no test, no p shown
+    assert "n = 1 pair, mean UltraRE − RecEraser +0.01026, no test" in row["evidence"]
+    assert "p =" not in row["evidence"]
+    per_cell = ordering_claim("u_gt_r", "u", one_run, "method", [("ultrare", "receraser")], "y", ["cell"],
+                              per_cell=True)
+    assert "n = 1, no test" in per_cell["evidence"] and "p =" not in per_cell["evidence"]
     one_seed = _methods({"ultrare": 0.32, "receraser": 0.31}, seeds=1)   # 2 pairs: a paired t-test decides
     row = ordering_claim("u_gt_r", "UltraRE > RecEraser", one_seed, "method", [("ultrare", "receraser")], "y", ["cell"])
     assert row["verdict"] == "reproduced" and row["test"].startswith("one-sided paired t-test")

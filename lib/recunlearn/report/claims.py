@@ -571,7 +571,7 @@ def ordering_claim(id: str, claim: str, runs: pd.DataFrame, factor: str, links: 
                 ups.append(up)
                 downs.append(down)
                 parts.append(f"{_label(cells, key)}: {display_name(a)} {relation} {display_name(b)} "
-                             f"n = {len(part)}{_t_mark(used)}, {format_p(up)}")
+                             f"{_tested(len(part), used, up)}")
             if ups:  # a cell holds when all its links do; it fails when one is reversed (Bonferroni over links)
                 cell_up.append(max(ups))
                 cell_down.append(min(1.0, min(downs) * len(downs)))
@@ -588,10 +588,11 @@ def ordering_claim(id: str, claim: str, runs: pd.DataFrame, factor: str, links: 
             tests.add(used)
             ups.append(up)
             downs.append(down)
-            parts.append(f"{display_name(a)} {relation} {display_name(b)}: n = {len(d)} pairs{_t_mark(used)}, mean "
-                         f"{display_name(a)} − {display_name(b)} "
-                         f"{sign * (d['diff'].mean() + margin):+.4g}, "
-                         f"{format_p(up)}" + (f" (opposite direction: {format_p(down)})" if down < alpha else ""))
+            tested_here = testable(len(d))
+            parts.append(f"{display_name(a)} {relation} {display_name(b)}: {_count_pairs(len(d))}"
+                         f"{_t_mark(used) if tested_here else ''}, mean {display_name(a)} − {display_name(b)} "
+                         f"{sign * (d['diff'].mean() + margin):+.4g}, " + (format_p(up) if tested_here else "no test")
+                         + (f" (opposite direction: {format_p(down)})" if down < alpha else ""))
         p_values, tested = ups, len(ups)
         link_outcomes, raw_links = corrected_outcomes(ups, downs, alpha)
         if "fails" in link_outcomes:
@@ -617,6 +618,16 @@ def ordering_claim(id: str, claim: str, runs: pd.DataFrame, factor: str, links: 
 
 def _t_mark(used: str) -> str:
     return " (paired t)" if used == PAIRED_T else ""
+
+
+def _count_pairs(n: int) -> str:
+    """``"n = 3 pairs"``, ``"n = 1 pair"``."""
+    return f"n = {n} pair{'' if n == 1 else 's'}"
+
+
+def _tested(n: int, used: str, p: float) -> str:
+    """A per-cell link's pairs and p: ``"n = 3 (paired t), p = 0.04"``, or ``"n = 1, no test"``."""
+    return f"n = {n}{_t_mark(used)}, {format_p(p)}" if testable(n) else f"n = {n}, no test"
 
 
 def trend_claim(id: str, claim: str, runs: pd.DataFrame, x: str, metric: str, sign: int, cells: list[str],

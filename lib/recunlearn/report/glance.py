@@ -212,6 +212,34 @@ def _pending_detail(runs: pd.DataFrame | None) -> str:
     return ": " + ", ".join(f"{display_name(m)} {n}" for m, n in counts.items())
 
 
+def _in_order(values, listed) -> list:
+    """``values`` in the order ``listed`` names them, the others after them sorted."""
+    present = set(values)
+    return [v for v in listed if v in present] + sorted(present - set(listed), key=str)
+
+
+def recorded_text(grid, runs: pd.DataFrame | None) -> str:
+    """What of a partly computed grid has a record so far, per dataset: ``"so far 4 of 108 runs, with
+    a record for Games: GRU4Rec, seed 0"``; ``""`` when every run has one or the runs do not say."""
+    total, reasons = run_counts(grid, runs)
+    if runs is None or not total or not reasons or "dataset" not in runs:
+        return ""
+    computed = runs[runs["status"] == "computed"] if "status" in runs else runs
+    done = total - sum(reasons.values())
+    if computed.empty:
+        return f"so far no run has a record (0 of {total})"
+    settings = _settings(grid)
+    parts = []
+    for dataset in _in_order(computed["dataset"].unique(), _listed(settings.get("datasets"))):
+        rows = computed[computed["dataset"] == dataset]
+        what = [_names(_in_order(rows["model"].unique(), _listed(settings.get("models"))))] if "model" in rows else []
+        if "seed" in rows:
+            seeds = sorted(int(s) for s in rows["seed"].dropna().unique())
+            what.append(f"seed{'s' if len(seeds) > 1 else ''} {', '.join(map(str, seeds))}")
+        parts.append(display_name(dataset) + (f": {', '.join(what)}" if what else ""))
+    return f"so far {done:,} of {total:,} runs, with a record for " + "; ".join(parts)
+
+
 def pending_text(grid, runs: pd.DataFrame | None = None) -> str:
     """What the page is still missing and why: the paper's datasets not in the grid, the grid's runs
     without a record with their reason, then the compute plan's CPU-hours left and command for the page
@@ -305,6 +333,10 @@ def claims_json(claims: pd.DataFrame | None) -> str:
     return json.dumps(rows, ensure_ascii=False)
 
 
+def _with_recorded(scale: str, recorded: str) -> str:
+    return f"{scale} ({recorded})" if recorded else scale
+
+
 def parts_summary(parts: Mapping[str, str]) -> str:
     """``"wikipedia: partly reproduced; lastfm: not reproduced"`` for a page judged part by part."""
     return "; ".join(f"{display_name(name)}: {verdict}" for name, verdict in parts.items())
@@ -315,7 +347,8 @@ def page_facts(claims: pd.DataFrame | None, comparison: pd.DataFrame | None = No
     """Every page-level text a page publishes, by glue name: ``page_verdict`` and ``page_summary``
     (:func:`~recunlearn.report.verdicts.page_verdict` of the claims and paper cells, or of ``parts``,
     verdicts of the page's parts such as one per dataset, and of the runs without a record),
-    ``page_scale``, ``page_pending``, ``page_coverage``, ``page_difference`` and ``page_claims`` (JSON,
+    ``page_scale`` (the grid's scale; while runs are pending, what has a record so far,
+    :func:`recorded_text`), ``page_pending``, ``page_coverage``, ``page_difference`` and ``page_claims`` (JSON,
     :func:`claims_json`)."""
     from .verdicts import page_summary, page_verdict
 
@@ -329,7 +362,8 @@ def page_facts(claims: pd.DataFrame | None, comparison: pd.DataFrame | None = No
     else:
         verdict, summary = page_verdict(claims, comparison, not_run, waiting), page_summary(claims, comparison)
     return {"page_verdict": verdict, "page_summary": summary,
-            "page_scale": scale_text(grid) if grid is not None else "not stated",
+            "page_scale": _with_recorded(scale_text(grid), recorded_text(grid, runs)) if grid is not None
+            else "not stated",
             "page_pending": pending_text(grid, runs),
             "page_coverage": coverage_text(grid, runs, comparison),
             "page_difference": difference_text(comparison),

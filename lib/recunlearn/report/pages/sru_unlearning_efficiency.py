@@ -9,7 +9,7 @@ import pandas as pd
 from ..claims import claims_frame
 from ..names import by_dataset
 from ..plots import method_bars
-from ..sru import efficiency_claim, efficiency_table, main_runs, share_of_retrain
+from ..sru import efficiency_claim, efficiency_table, main_runs, unlearning_share_of_full_training
 from . import Page
 from .cure4rec_runs import runs_notice, runs_table
 from .sru_runs import collect_page, computed_text
@@ -22,14 +22,13 @@ def build(runs: pd.DataFrame | None = None, **params) -> Page:
     grid, runs, pending, command = collect_page(PAGE, params, runs)
     total = len(grid.runs())
     main = main_runs(runs, grid.n_shards)
-    share = share_of_retrain(main, "unlearn_seconds")
-    sru_share = share[share["method"] == "sru"].groupby("dataset")["share"].mean()
-    values = {"sru_time_share": by_dataset(sru_share, ".1%")}
+    shares = unlearning_share_of_full_training(main)
+    values = {"sru_time_share": by_dataset(shares.groupby("dataset")["share_of_full_training"].mean(), ".1%")}
     return Page(
         PAGE, grid, runs, pending, None, claims_frame([efficiency_claim(main)]),
         tables={"runs": runs_table(total, pending), "times": efficiency_table(main)},
-        figures={"figure": lambda: method_bars(main, "unlearn_seconds",
-                                               "Unlearning time (wall-clock seconds; sharded methods: one shard + "
+        figures={"figure": lambda: method_bars(main, "unlearn_cpu_seconds",
+                                               "Unlearning time (CPU seconds; sharded methods: one shard + "
                                                "aggregator)", col="model", x="method", hue="dataset")},
         values=values,
         notices=dict(runs=runs_notice("The runs of this page", total, pending, command),
