@@ -15,8 +15,9 @@ from page_checks import no_empty_count, shown
 from recunlearn.experiments.casper import CasperGrid, Collected
 from recunlearn.experiments.config import ConfigError
 from recunlearn.experiments.records import record_key
-from recunlearn.report.casper import (group_table, label_pending, page_grid_class, summarize_rls, summary_value,
-                                     table3_view)
+from recunlearn.report.casper import (group_table, label_pending, mrr_group_claim, page_grid_class, summarize_rls,
+                                     summary_value, table3_view, unchanged_runs_text)
+from recunlearn.report.pages.casper_figure_08_perturbation_count_and_runtime import ao_by_k_text
 from recunlearn.report.compare import compare, paper_vs_ours_table
 from recunlearn.report.names import display_name, labelled
 from recunlearn.report.pages import Notice, Page, notebook_parameters, published_claims, validated
@@ -298,6 +299,41 @@ def test_figure_7_groups_and_claims_on_made_up_runs(monkeypatch):
     assert texts["claim_casper_lowest_every_group"].startswith("reproduced")
     assert texts["casper_lowest_groups"] == "by means CASPER is the lowest in 3 of the 3 groups"
     no_empty_count(page)
+
+
+def _group_runs(low, mid, high, seeds=range(6)):
+    rows = [{"dataset": "foursquare", "model": "latentcross", "selector": "casper", "seed": s, "status": "computed",
+             "jaccard_low": low + 0.001 * s, "jaccard_mid": mid + 0.001 * (s % 2), "jaccard_high": high}
+            for s in seeds]
+    return pd.DataFrame(rows)
+
+
+def test_figure_6_asks_whether_low_mrr_users_are_below_both_other_groups():
+    """The paper's claim is about the low-MRR group: a run where mid is the least stable and low sits
+    between mid and high must not pass on mid < high (the chain low < mid < high would call it partly)."""
+    below_both = mrr_group_claim(_group_runs(0.60, 0.62, 0.63), ["dataset"], groups=("low", "mid", "high"))
+    assert below_both["verdict"] == "reproduced"
+    assert below_both["claim"] == "Low-MRR users less stable than mid-MRR and high-MRR users (lower Jaccard@10)"
+    mid_lowest = mrr_group_claim(_group_runs(0.615, 0.60, 0.63), ["dataset"], groups=("low", "mid", "high"))
+    assert mid_lowest["verdict"] == "not reproduced" and "low < mid" in mid_lowest["evidence"]
+    assert "mid < high" not in mid_lowest["evidence"]
+
+
+def test_runs_whose_perturbation_changed_nothing_are_named():
+    runs = pd.DataFrame({"model": ["tisasrec", "tisasrec", "lstm", "lstm"],
+                         "selector": ["random", "random", "none", "random"], "seed": [0, 1, 0, 0], "status": "computed", "ao": [0.85, 1.0, 1.0, 0.9],
+                         "jaccard": [0.8, 1.0, 1.0, 0.88], "mrr_original": [0.1, 0.2, 0.3, 0.3],
+                         "mrr_perturbed": [0.1, 0.2, 0.3, 0.29]})
+    assert unchanged_runs_text(runs).startswith("1 of 3 perturbed runs left every user's rank list unchanged "
+                                                "(TiSASRec, Random, seed 1: AO = Jaccard@10 = 1, the same MRR)")
+    assert unchanged_runs_text(runs.iloc[[0, 2, 3]]) == "none of the 2 perturbed runs left every rank list unchanged"
+
+
+def test_figure_8_states_the_ks_it_has():
+    ao = pd.DataFrame({"k": [1, 8], "mean": [0.9056, 0.85]})
+    assert ao_by_k_text(ao) == "mean AO 0.9056 at k = 1, 0.8500 at k = 8"
+    assert ao_by_k_text(ao.iloc[:1]) == "mean AO 0.9056 at k = 1 (no other k computed yet)"
+    assert ao_by_k_text(ao.iloc[:0]) == "mean AO pending (no run computed yet)"
 
 
 def test_figure_7_claims_can_fail(monkeypatch):

@@ -150,7 +150,7 @@ def scale_text(grid) -> str:
     ratios = _listed(s.get("ratios"))
     if len(ratios) > 1:
         parts.append(f"{', '.join(f'{r:g}' for r in ratios)} % of users unlearned")
-    for name, words in (("shard_counts", "shards"), ("ks", "perturbations per user")):
+    for name, words in (("shard_counts", "shards"), ("ks", "perturbed interactions")):
         values = _listed(s.get(name))
         if len(values) > 1:
             parts.append(f"{', '.join(map(str, values))} {words}")

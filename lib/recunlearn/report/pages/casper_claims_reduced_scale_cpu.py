@@ -44,7 +44,7 @@ def build(collected: Collected | None = None, **params) -> Page:
     paper_ao = comparison[(comparison["metric"] == "ao") & comparison["paper"].notna()]["paper"]
     rows = f"the first {grid.max_rows:,} rows" if grid.max_rows else "all rows"
     values = {"ao_range": f"{perturbed_ao.min():.3f}-{perturbed_ao.max():.3f}" if len(perturbed_ao) else "not run",
-              "paper_ao_range": f"{paper_ao.min():.2f}-{paper_ao.max():.2f}" if len(paper_ao) else "none",
+              "paper_ao_range": f"{paper_ao.min():.4f}-{paper_ao.max():.4f}" if len(paper_ao) else "none",
               "k_max": str(max(grid.casper_ks)),
               "scale": f"{rows} of {', '.join(display_names(grid.datasets))}, {grid.epochs} epochs, seeds "
                        f"{', '.join(map(str, grid.seeds))}, models {', '.join(display_names(grid.models))}, "

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from ...experiments.casper import CasperGrid, Collected
-from ..casper import format_value, group_table, label_pending, mrr_group_claim, rls_bars, summarize_rls, summary_value
+from ..casper import (format_value, group_table, label_pending, mrr_group_claim, rls_bars, summarize_rls, summary_value,
+                      unchanged_runs_text)
 from ..claims import claims_frame
 from ..compare import compare, paper_vs_ours_table, verdict
 from ..paper import paper_table
@@ -31,7 +32,8 @@ def build(collected: Collected | None = None, **params) -> Page:
     comparison = label_pending(compare(ours_random.drop(columns="selector"), paper, ["dataset", "model"]))
     claims = claims_frame([mrr_group_claim(runs[runs["selector"] == "casper"], ["dataset", "model"])])
 
-    values = {"verdict_fig2a": verdict(comparison[comparison["paper"].notna()])}
+    values = {"verdict_fig2a": verdict(comparison[comparison["paper"].notna()]),
+              "unchanged_runs": unchanged_runs_text(runs)}
     for model in GLUED_MODELS:
         for selector in GLUED_SELECTORS:
             for metric in GLUED_METRICS:

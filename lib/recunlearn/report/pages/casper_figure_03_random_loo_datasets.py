@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from ...experiments.casper import CasperGrid, Collected
-from ..casper import ao_band_claim, most_stable_claim, next_item_claim, rls_bars, summarize_rls
+from ..casper import ao_band_claim, most_stable_claim, next_item_claim, rls_bars, summarize_rls, unchanged_runs_text
 from ..claims import claims_frame
 from ..names import display_name
 from . import Page, count_text, runs_notice
@@ -38,6 +38,7 @@ def build(collected: Collected | None = None, **params) -> Page:
                                        "datasets", "which model has the highest mean AO is pending (no dataset "
                                        "computed yet)"),
         "max_mrr_gap": f"{abs(gap).max():.4f}" if len(gap) else "pending",
+        "unchanged_runs": unchanged_runs_text(runs),
     }
     random_runs = runs[runs["selector"].isin(["none", "random"])]
     claims = claims_frame([ao_band_claim(random_runs, ["dataset", "model"]),

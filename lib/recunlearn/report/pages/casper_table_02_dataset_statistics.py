@@ -38,7 +38,7 @@ def build(ours: pd.DataFrame | None = None, **params) -> Page:
         degree_ccdf(tables, "user", "Users: interactions per user (users ≥ 10)")
 
     return Page(
-        PAGE, grid, parts=verdicts,
+        PAGE, grid, comparison=comparison, parts=verdicts,
         tables={"comparison": comparison.pivot_table(index="dataset", columns="metric", values=["paper", "ours"],
                                                      dropna=False),
                 "verdicts": pd.DataFrame({"dataset": list(verdicts), "verdict": list(verdicts.values())})},

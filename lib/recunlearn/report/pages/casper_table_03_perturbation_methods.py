@@ -10,7 +10,7 @@ from __future__ import annotations
 from ...data.sequences import load_stream
 from ...experiments.casper import Collected, renumbering_table
 from ..casper import (ProtocolGrid, best_method_claims, casper_vs_baselines, label_pending, method_label, rls_bars,
-                      summarize_rls, table3_claims, table3_view)
+                      summarize_rls, table3_claims, table3_view, unchanged_runs_text)
 from ..casper_variants import at_defaults
 from ..compare import compare, verdict
 from ..names import display_name, sort_paper_order
@@ -44,6 +44,7 @@ def build(collected: Collected | None = None, **params) -> Page:
     floor = artifact.set_index(["selector", "perturbation", "replacement"])
     values = {
         "verdict_table3": verdict(comparison[comparison["paper"].notna()]),
+        "unchanged_runs": unchanged_runs_text(runs),
         "n_columns": len(lowest) if len(lowest) else "pending",
         "n_casper_lowest": int(lowest["casper_lowest"].sum()) if len(lowest) else "pending",
         "casper_lowest_columns": count_text(
