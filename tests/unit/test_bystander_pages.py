@@ -152,23 +152,34 @@ def test_q3_page_judges_sharding_and_stability_after_unlearning():
 
 
 def test_q4_page_needs_both_runs_of_a_cell_and_tests_completeness_against_chance():
-    from recunlearn.experiments.bystanders import TradeoffGrid
-    from recunlearn.experiments.cure4rec_scif import ExactMioConfig
+    from recunlearn.experiments.bystanders import BystanderConfig, TradeoffGrid
+    from recunlearn.experiments.cure4rec_scif import ExactMioConfig, ScifConfig
     from recunlearn.report.pages import bystanders_q4_completeness_vs_disturbance as q4
 
     params = dict(MODELS=["wmf"], METHODS=["retrain", "sisa"], SELECTIONS=["core", "random", "edge"],
                   SEEDS=[0, 1, 2], MAX_EPOCHS=2, COMPUTE_MISSING=False)
     configs = TradeoffGrid.from_params(params).runs()
-    assert sum(isinstance(c, ExactMioConfig) for c in configs) == len(configs) // 2 == 18
+    kinds = [type(c) for c in configs]
+    assert (kinds.count(BystanderConfig), kinds.count(ExactMioConfig), kinds.count(ScifConfig)) == (18, 18, 9)
+    assert {(c.max_epochs, c.mio_seeds) for c in configs if isinstance(c, ScifConfig)} == {(2, 5)}  # the same cells
     rows = [{"dataset": c.dataset, "model": c.model, "method": c.method, "selection": c.selection, "seed": c.seed,
              "ao": 0.8, "rbo_min": 0.5, "jaccard": 0.4, "disturbance": 0.2 if c.method == "retrain" else 0.05,
-             "mio_accuracy": 0.5, "mio_auc": 0.5 + 0.004 * (c.seed - 1) + 0.001 * (c.method == "sisa")}
-            for c in configs if not isinstance(c, ExactMioConfig)]
+             "mio_accuracy": 0.5, "mio_auc": 0.5 + 0.004 * (c.seed - 1) + 0.001 * (c.method == "sisa"),
+             "learn_mio_auc": 0.7 + 0.01 * c.seed}
+            for c in configs if isinstance(c, BystanderConfig)]
     page = q4.build(runs=pending_attrs(pd.DataFrame(rows), configs, 0), **params)
-    claims = page.claims.set_index("id")["verdict"]
-    assert claims["tradeoff_complete_at_chance"] == "reproduced"
-    assert claims["tradeoff_no_completeness_cost"] == "reproduced"
+    claims = page.claims.set_index("id")
+    assert claims.loc["tradeoff_complete_at_chance", "verdict"] == "reproduced"
+    assert claims.loc["tradeoff_no_completeness_cost", "verdict"] == "reproduced"
+    assert claims.loc["tradeoff_oracle_has_power", ["verdict", "kind"]].tolist() == ["reproduced", "self-check"]
     assert len(page.tables["table"]) == 2
+    # an oracle that cannot tell members apart even before unlearning: chance after it says nothing
+    powerless = pd.DataFrame(rows).assign(learn_mio_auc=lambda d: 0.5 + 0.002 * (d["seed"] - 1))
+    claims = q4.build(runs=pending_attrs(powerless, configs, 0), **params).claims.set_index("id")
+    assert claims.loc["tradeoff_oracle_has_power", "verdict"] == "not reproduced"
+    assert claims.loc["tradeoff_complete_at_chance", "verdict"] == "inconclusive"
+    assert "oracle's power before unlearning is not established" in claims.loc["tradeoff_complete_at_chance",
+                                                                               "evidence"]
 
 
 def test_pages_without_a_computed_run_show_only_their_notices():
@@ -182,10 +193,10 @@ def test_pages_without_a_computed_run_show_only_their_notices():
     configs = CascadeGrid.from_params(params).runs()
     page = q2.build(runs=pending_attrs(pd.DataFrame(columns=CASCADE_COLUMNS), configs, len(configs)), **params)
     assert page.is_pending("table") and page.is_pending("figure") and set(page.claims["verdict"]) == {"pending"}
-    configs = TradeoffGrid.from_params(params).runs()  # one of the two runs of every cell computed
+    configs = TradeoffGrid.from_params(params).runs()  # 12 bystander, 12 MIO and 3 Learn MIO (SCIF) runs
     empty = pd.DataFrame(columns=["dataset", "model", "method", "selection", "seed", "disturbance", "mio_auc"])
     page = q4.build(runs=pending_attrs(empty, configs, len(configs) // 2), **params)
-    assert page.is_pending("figure") and "12 of 24 runs" in page.notice("figure").text()
+    assert page.is_pending("figure") and "13 of 27 runs" in page.notice("figure").text()
 
 
 def test_a_count_series_is_shown_as_a_table():

@@ -43,7 +43,7 @@ from .cascades import deletion_cascade
 from .config import ConfigError, option
 from .cure4rec import UnlearningGrid, _require_device, remaining_after, test_exclusions
 from .cure4rec_exact import UnlearnConfig, exact_unlearning, learned_model, unlearning_set
-from .records import collect_records, register
+from .records import collect_records, record_key, register
 
 CONTROLS = ("unlearn", "reinit-only", "random-rows")
 SCORE_BATCH = 512
@@ -257,24 +257,45 @@ class TradeoffGrid(BystanderGrid):
                                mio_epochs=self.mio_epochs, n_shards=c.n_shards, device=c.device)
                 for c in super().runs()]
 
+    def learn_mio_runs(self) -> list:
+        """The SCIF runs (``cure4rec-scif``, Table 1's) of the same unlearning sets: their Learn model's
+        MIO, the oracle's AUC on the model before anyone is unlearned, tells whether the oracle can
+        tell members at all (the positive control of the completeness claim)."""
+        from .cure4rec_scif import ScifConfig
+
+        configs = {}
+        for c in self.mio_runs():
+            config = ScifConfig(dataset=c.dataset, model=c.model, selection=c.selection, seed=c.seed, ratio=c.ratio,
+                                scoring=c.scoring, selection_seed=c.selection_seed, validation=c.validation,
+                                max_epochs=c.max_epochs, mio_seeds=c.mio_seeds, mio_epochs=c.mio_epochs,
+                                device=c.device)
+            configs.setdefault(record_key(config), config)
+        return list(configs.values())
+
     def runs(self) -> list:
-        return super().runs() + self.mio_runs()
+        return super().runs() + self.mio_runs() + self.learn_mio_runs()
 
 
 TRADEOFF_KEYS = ["dataset", "model", "method", "selection", "ratio", "seed"]
+LEARN_KEYS = ["dataset", "model", "selection", "ratio", "seed"]
 
 
 def collect_tradeoff(grid: TradeoffGrid, records_dir=None) -> pd.DataFrame:
     """One row per cell of ``grid`` with both a bystander and a MIO record: AO, RBO(0.9), Jaccard@10,
-    ``disturbance`` = 1 − AO, MIO accuracy and AUC (means over the oracle seeds); every run without a
-    record in ``frame.attrs["pending"]``."""
+    ``disturbance`` = 1 − AO, MIO accuracy and AUC (means over the oracle seeds), and ``learn_mio_auc``,
+    the oracle's AUC on the Learn model of the same unlearning set and seed (NaN without its record);
+    every run without a record in ``frame.attrs["pending"]``."""
     bystander = collect_records(BystanderGrid.runs(grid), grid.compute_missing, lambda c, r: {
         **{k: getattr(c, k) for k in TRADEOFF_KEYS}, "ao": r["metrics"]["ao"], "rbo_min": r["metrics"]["rbo_min"],
         "jaccard": r["metrics"]["jaccard"], "disturbance": 1.0 - r["metrics"]["ao"]}, records_dir, TRADEOFF_KEYS)
     mio = collect_records(grid.mio_runs(), grid.compute_missing, lambda c, r: {
         **{k: getattr(c, k) for k in TRADEOFF_KEYS}, "mio_accuracy": r["metrics"]["mio_accuracy"],
         "mio_auc": r["metrics"]["mio_auc"]}, records_dir, TRADEOFF_KEYS)
+    learn = collect_records(grid.learn_mio_runs(), grid.compute_missing, lambda c, r: {
+        **{k: getattr(c, k) for k in LEARN_KEYS}, "learn_mio_auc": r["metrics"]["learn"]["mio_auc"]}, records_dir,
+        LEARN_KEYS + ["learn_mio_auc"])
     frame = bystander.merge(mio, on=TRADEOFF_KEYS, how="inner") if len(bystander) and len(mio) else \
         pd.DataFrame(columns=TRADEOFF_KEYS + ["ao", "disturbance", "mio_accuracy", "mio_auc"])
-    frame.attrs["pending"] = bystander.attrs["pending"] + mio.attrs["pending"]
+    frame = frame.merge(learn, on=LEARN_KEYS, how="left")
+    frame.attrs["pending"] = bystander.attrs["pending"] + mio.attrs["pending"] + learn.attrs["pending"]
     return frame

@@ -39,6 +39,7 @@ DISPLAY_NAMES = {
     "state": "Model served", "unlearned": "Unlearned", "ao_shard": "AO, retrained shard",
     "jaccard_shard": "Jaccard@10, retrained shard", "disturbance": "1 − AO", "cascade_share": "deletion cascade",
     "removed_rows": "rows removed", "selection_seed": "set seed", "mio_auc": "MIO AUC",
+    "learn_mio_auc": "Learn's MIO AUC",
     # CURE4Rec selections of the users to forget
     "core": "Core", "edge": "Edge",
     # metrics
