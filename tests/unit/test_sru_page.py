@@ -191,6 +191,8 @@ def test_effectiveness_table_lists_strategies_the_accuracy_cost_and_the_random_r
     cost = table[table["Strategy"] == "SRU + CED"]["Δ NDCG@10 vs SRU"]
     assert (cost < 0).all()  # the extra deletion cost accuracy in these runs
     assert (table[table["Strategy"] == "Retrain"]["Δ NDCG@10 vs SRU"] == "—").all()
+    assert (table[table["Strategy"] == "SRU"]["Δ NDCG@10 vs SRU"] == "—").all()  # no change from itself
+    assert table["seeds"].tolist() == [2] * (len(table) - 1) + ["—"]  # counts, and none for a random ranking
 
 
 def test_ablation_claims_hold_on_runs_built_to_satisfy_them():

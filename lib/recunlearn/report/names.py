@@ -188,8 +188,9 @@ def display_frame(frame: pd.DataFrame, index: list[str] | None = None, digits: i
     else:
         out = sort_paper_order(out)
     for column in out.columns:
-        if out[column].dtype == object:
-            out[column] = out[column].map(lambda v: v if not isinstance(v, str) else display_name(v))
+        if out[column].dtype == object:  # built as objects: map() would turn counts beside a None into floats
+            out[column] = pd.Series([display_name(v) if isinstance(v, str) else v for v in out[column]],
+                                    index=out.index, dtype=object)
         elif digits is not None and pd.api.types.is_float_dtype(out[column]):
             out[column] = out[column].map(lambda v: format_number(v, digits, missing))
         elif pd.api.types.is_float_dtype(out[column]):

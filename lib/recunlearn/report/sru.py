@@ -169,7 +169,8 @@ def effectiveness_points(runs: pd.DataFrame) -> pd.DataFrame:
 def effectiveness_table(runs: pd.DataFrame) -> pd.DataFrame:
     """Mean over seeds of HIT@1/5/10/20 and NDCG@10 by strategy and n (:func:`effectiveness_points`),
     with the change in NDCG@10 from SRU without extra deletion (the accuracy the extra deletion
-    costs; seed-paired) and a last row per cell for a random ranking (K / 501)."""
+    costs; seed-paired; on the rows with n > 0 extra items) and a last row per cell for a random
+    ranking (K / 501)."""
     points = effectiveness_points(runs)
     if points.empty:
         return pd.DataFrame()
@@ -180,12 +181,15 @@ def effectiveness_table(runs: pd.DataFrame) -> pd.DataFrame:
     sru = points[(points["strategy"] == "sru")].set_index(CELLS + ["seed"])["ndcg@10"]
     paired = points.join(sru.rename("sru_ndcg@10"), on=CELLS + ["seed"])
     cost = (paired["ndcg@10"] - paired["sru_ndcg@10"]).groupby([paired[k] for k in keys]).mean()
-    is_sru = pd.Series(table.index.get_level_values("strategy").str.startswith("sru"), index=table.index)
-    table["Δ NDCG@10 vs SRU"] = cost.reindex(table.index).where(is_sru)
+    extra = pd.Series(table.index.get_level_values("strategy").str.startswith("sru + ")
+                      & (table.index.get_level_values("n_extra") > 0), index=table.index)
+    table["Δ NDCG@10 vs SRU"] = cost.reindex(table.index).where(extra)
     random_rows = pd.DataFrame([{**dict(zip(CELLS, cell)), "strategy": "random ranking", "n_extra": 0,
                                  **{f"hit@{k}": HIT_RANDOM[k] for k in HIT_KS if f"hit@{k}" in hits}}
                                 for cell in table.index.droplevel(["strategy", "n_extra"]).unique()])
     table = pd.concat([table.reset_index(), random_rows], ignore_index=True)
+    table["seeds"] = pd.Series([int(n) if pd.notna(n) else None for n in table["seeds"]], index=table.index,
+                               dtype=object)  # a count; none for a random ranking
     order = {s: i for i, s in enumerate(STRATEGY_ORDER + ("random ranking",))}
     table = table.assign(_order=table["strategy"].map(order)).sort_values(CELLS + ["_order", "n_extra"])
     table["strategy"] = table["strategy"].map(strategy_name)
