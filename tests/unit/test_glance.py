@@ -74,6 +74,9 @@ def test_paper_datasets_and_pending_name_what_is_missing_and_why():
     two = ExactGrid(datasets=("ml-100k", "ml-1m"), seeds=(0,), selections=("random",), compute_missing=False)
     only_first = pd.DataFrame({"dataset": ["ml-100k"], "model": ["wmf"]})
     assert coverage_text(two, only_first).startswith("2 of 3 paper datasets (1 with a computed run); ")
+    from recunlearn.experiments.bystanders import BystanderGrid
+    own = BystanderGrid(datasets=("ml-100k", "ml-1m"), seeds=(0,), selections=("random",))
+    assert coverage_text(own, only_first).startswith("2 of 2 datasets of the question (1 with a computed run)")
     casper = CasperGrid(datasets=("foursquare",), device="cuda", only_cached=True)
     statuses = pd.DataFrame({"status": ["computed", "pending GPU", "pending GPU"]})
     assert pending_text(casper, statuses) == "2 of 3 runs pending GPU"

@@ -153,6 +153,8 @@ class BystanderGrid(UnlearningGrid):
     """Parameters of the bystander pages: lists expand into one run each (``random-rows`` for Retrain only:
     rows drawn from all users touch every shard, which for a sharded method is a full retrain)."""
 
+    OWN_QUESTION = True  # the book's own question: no paper, so no "paper datasets"
+
     experiment = "cure4rec-bystander"
 
     methods: tuple[str, ...] = option(tuple(EXACT_METHODS), choices=tuple(EXACT_METHODS))

@@ -138,6 +138,8 @@ def run_stability(config: StabilityConfig) -> dict:
 class StabilityGrid(UnlearningGrid):
     """Parameters of the stability page (question 3): lists expand into one run each."""
 
+    OWN_QUESTION = True  # the book's own question: no paper, so no "paper datasets"
+
     experiment = "cure4rec-stability"
 
     methods: tuple[str, ...] = option(tuple(EXACT_METHODS), choices=tuple(EXACT_METHODS))

@@ -75,9 +75,10 @@ def downloads_markdown(notebook: Path, paper_tables: list[str]) -> str:
     lines = ["## Downloads", ""]
     if notebook.stem not in DATASET_PAGES:
         lines.append(f"- {{download}}`The runs behind this page (CSV) <../_results/pages/{notebook.parent.name}/"
-                     f"{notebook.stem}.runs.csv>`: one row per run, computed or pending — its configuration, "
-                     "metrics and timings, the commit and code fingerprint that made it, and its record's file "
-                     "under `book/_results/records/` in the repository.")
+                     f"{notebook.stem}.runs.csv>`: one row per run the page reads, computed or pending: for a "
+                     "computed run its configuration, metrics and timings, the commit and code fingerprint that "
+                     "made it and its record's file under `book/_results/records/` in the repository; for a "
+                     "pending run its experiment and record key.")
     for name in paper_tables:
         lines.append(f"- {{download}}`The paper's numbers as transcribed for this page: {name}.csv "
                      f"<../../notebooks/paper/{name}.csv>`, with the page and table each value was read from.")

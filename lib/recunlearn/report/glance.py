@@ -277,7 +277,8 @@ def coverage_text(grid=None, runs: pd.DataFrame | None = None, comparison: pd.Da
     """How much of the paper the page covers: ``"12 of 36 paper cells computed; 1 of 3 paper
     datasets; 324 of 324 runs have a record"`` (each part only where it is known); a dataset the page
     lists but holding no computed run yet is told apart: ``"2 of 2 paper datasets (1 with a computed
-    run)"``."""
+    run)"``. A grid of the book's own questions (class attribute ``OWN_QUESTION``) has no paper: its
+    datasets are "datasets of the question"."""
     parts = []
     if comparison is not None and len(comparison) and "paper" in comparison:
         cells = comparison[comparison["paper"].notna()]
@@ -287,7 +288,8 @@ def coverage_text(grid=None, runs: pd.DataFrame | None = None, comparison: pd.Da
         paper = paper_datasets(grid)
         computed = set(_listed(_settings(grid).get("datasets")))
         if paper:
-            parts.append(f"{sum(d in computed for d in paper)} of {len(paper)} paper datasets")
+            word = "datasets of the question" if getattr(type(grid), "OWN_QUESTION", False) else "paper datasets"
+            parts.append(f"{sum(d in computed for d in paper)} of {len(paper)} {word}")
             with_runs = datasets_with_runs(runs)
             if with_runs is not None and computed - with_runs:
                 parts[-1] += f" ({sum(d in with_runs for d in paper)} with a computed run)"

@@ -147,7 +147,8 @@ def item_status(item: PaperItem, listed_commits: set[str] | None = None) -> dict
     not_run = [d for d in item.datasets if d not in computed]
     scope = "; ".join(f"{name.lower()}: {', '.join(display_names(params[name]))}" for name in ("MODELS", "SEEDS")
                       if isinstance(params.get(name), list))
-    status = (f"paper settings: {', '.join(display_names(computed))}" + (f" ({scope})" if scope else "")
+    settings = "full settings" if item.paper == OWN_CHAPTER else "paper settings"  # no paper behind our questions
+    status = (f"{settings}: {', '.join(display_names(computed))}" + (f" ({scope})" if scope else "")
               if meta.get("profile") == "paper" else "smoke only")
     if params.get("MAX_ROWS") and meta.get("profile") == "paper":  # a deliberately reduced scale
         status = (f"reduced scale (not the paper's): first {params['MAX_ROWS']:,} rows, {params.get('EPOCHS')} epochs"
