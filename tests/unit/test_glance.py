@@ -97,7 +97,9 @@ def test_self_checks_decide_a_page_but_are_counted_apart_from_its_claims():
     assert page_summary(claims) == "claims: 1 reproduced, 1 pending; self-checks: 1 of 1 pass"
     assert page_verdict(claims) == "partly reproduced (1 of 2 claims pending)"
     failing = claims_frame([claim_row("bfs", "scorer equals BFS", "not reproduced", kind="self-check")])
-    assert page_verdict(failing) == "not reproduced"       # a failing check of our own code is not hidden
+    assert page_verdict(failing) == "not reproduced (self-checks only: no paper claim or number tested)"
+    passing = claims_frame([claim_row("bfs", "scorer equals BFS", "reproduced", kind="self-check")])
+    assert page_verdict(passing) == "reproduced (self-checks only: no paper claim or number tested)"
     with pytest.raises(ValueError, match="kind"):
         claim_row("x", "x", "reproduced", kind="check")
 

@@ -115,7 +115,8 @@ def page_verdict(claims: pd.DataFrame | None, comparison: pd.DataFrame | None = 
     one of the paper's three datasets is never ``reproduced``. ``runs_pending`` is ``(k, m)``: k of
     the page's m runs have no record yet; where no paper cell is pending already (the cells say it),
     they are one pending part ("k of m runs pending"): the claims were tested on the runs there are,
-    so a page whose claims hold on part of its runs is never ``reproduced`` either."""
+    so a page whose claims hold on part of its runs is never ``reproduced`` either. A page judged by
+    self-checks alone (no paper claim, no paper cell) says so in its note."""
     cells, said = cell_outcomes(comparison), claim_outcomes(claims)
     waiting, of = runs_pending
     runs_part = ["pending"] if waiting and "pending" not in cells else []
@@ -127,6 +128,8 @@ def page_verdict(claims: pd.DataFrame | None, comparison: pd.DataFrame | None = 
         notes.append(f"{waiting} of {of} runs pending")
     if datasets_not_run:
         notes.append(f"{datasets_not_run} paper dataset{'s' if datasets_not_run > 1 else ''} not run")
+    if said and not paper_claims and not cells:
+        notes.append("self-checks only: no paper claim or number tested")
     return f"{verdict} ({'; '.join(notes)})" if notes and verdict != PENDING else verdict
 
 
