@@ -539,7 +539,7 @@ def test_scif_gaps_compare_ours_and_the_papers_on_the_same_cells():
                          for model in ("wmf", "lightgcn")
                          for m, v, n in [("learn", 0.7, 0.35), ("retrain", 0.55, 0.34), ("scif", 0.6, 0.33)]])
     assert mio_values(runs, paper, learn) == {"mio_gap": "+0.050 on ML-100K", "paper_mio_gap": "+0.100 on ML-100K",
-                                              "ndcg_drop": "0.020 on ML-100K", "paper_ndcg_drop": "0.100 on ML-100K"}
+                                              "ndcg_drop": "0.0200 on ML-100K", "paper_ndcg_drop": "0.1000 on ML-100K"}
     assert set(mio_values(runs.iloc[:0], paper, learn).values()) == {"pending"}
 
 
@@ -547,10 +547,10 @@ def test_scif_page_values_on_made_up_runs(monkeypatch):
     page = fake_page("table-01-05-scif-completeness", "paper")
     texts = page.texts()
     assert texts["mio_gap"] == "+0.060 on ML-100K, +0.060 on ML-1M"  # 0.58 - 0.52
-    assert texts["ndcg_drop"] == "0.020 on ML-100K, 0.020 on ML-1M"  # 0.32 - 0.30
+    assert texts["ndcg_drop"] == "0.0200 on ML-100K, 0.0200 on ML-1M"  # 0.32 - 0.30
     # the paper's, over the same cells (WMF, BPR x core, random, edge), checked by hand from its CSVs
     assert texts["paper_mio_gap"] == "+0.041 on ML-100K, +0.043 on ML-1M"
-    assert texts["paper_ndcg_drop"] == "0.052 on ML-100K, 0.031 on ML-1M"
+    assert texts["paper_ndcg_drop"] == "0.0521 on ML-100K, 0.0313 on ML-1M"
     assert texts["exact_mio_range"] == "0.500-0.510" and texts["exact_mio_maxdev"] == "0.010"
     assert texts["exact_verdict"].startswith("every exact cell is within 0.05 of 0.5")
     assert texts["scif_mio_range"] == "0.582-0.582"  # mean over seeds 0, 1, 2 of 0.58 + 0.002 * seed
@@ -589,7 +589,7 @@ def test_overview_claims_on_made_up_runs():
     assert normalised.loc["retrain", "efficiency"] == 0.0 and normalised.loc["sisa", "efficiency"] == 1.0
     assert 0 < normalised.loc["scif", "efficiency"] < 1  # 3 s: slower than the shards (2.1 s), faster than 10 s
     assert page.texts()["models"] == "WMF, BPR, LightGCN"
-    assert page.texts()["retrain_session_ratio"] == "1 to 1 (median 1) over 9 Retrains"  # both Retrains 10 s
+    assert page.texts()["retrain_session_ratio"] == "1 to 1 times (median 1, over 9 Retrains)"  # both Retrains 10 s
     assert page.checks[0] == "runs: 27 SCIF-page rows, 36 exact, 36 exact timed alone, 36 exact MIO"
 
 

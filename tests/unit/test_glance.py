@@ -46,15 +46,18 @@ def test_the_scale_of_a_partly_computed_page_says_what_has_a_record_per_dataset(
     runs = pd.DataFrame({"dataset": ["ml-1m", "ml-100k", "ml-100k", "ml-1m"],
                          "model": ["wmf", "lightgcn", "wmf", "wmf"], "seed": [0, 0, 1, 1]})
     runs.attrs["pending"] = [{"dataset": "ml-1m", "model": "bpr"}] * 8
-    assert recorded_text(grid, runs) == ("so far 4 of 12 runs, with a record for ML-100K: WMF, LightGCN, seeds 0, 1; "
-                                         "ML-1M: WMF, seeds 0, 1")
+    assert recorded_text(grid, runs) == ("so far 4 of 12 runs, with a record for ML-100K: WMF (seed 1), LightGCN "
+                                         "(seed 0); ML-1M: WMF (seeds 0, 1)")
     assert page_facts(None, grid=grid, runs=runs)["page_scale"] == f"{scale_text(grid)} ({recorded_text(grid, runs)})"
     runs.attrs["pending"] = []
     assert recorded_text(grid, runs) == "" and page_facts(None, grid=grid, runs=runs)["page_scale"] == scale_text(grid)
     casper = CasperGrid(datasets=("foursquare",), seeds=(0, 1, 2))
     statuses = pd.DataFrame({"dataset": "foursquare", "model": ["lstm", "jodie", "jodie"], "seed": [0, 1, 2],
                              "status": ["computed", "computed", "pending GPU"]})
-    assert recorded_text(casper, statuses) == "so far 2 of 3 runs, with a record for Foursquare: LSTM, JODIE, seeds 0, 1"
+    assert recorded_text(casper, statuses) == \
+        "so far 2 of 3 runs, with a record for Foursquare: LSTM (seed 0), JODIE (seed 1)"
+    both = statuses.assign(seed=[0, 0, 1])
+    assert recorded_text(casper, both) == "so far 2 of 3 runs, with a record for Foursquare: LSTM, JODIE (seed 0)"
     assert recorded_text(casper, statuses.assign(status="pending GPU")) == "so far no run has a record (0 of 3)"
 
 

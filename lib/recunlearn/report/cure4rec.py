@@ -367,10 +367,11 @@ def speedup_ordering(id: str, claim: str, frame: pd.DataFrame, metric: str, cell
     EU runs without a speed-up are left out and counted; a claim left without pairs by them is
     *inconclusive*, not pending."""
     untimed = int((frame["method"].isin(EU_METHODS) & frame[metric].isna()).sum()) if len(frame) else 0
-    note = SPEEDUP_RULE + (f" {untimed} EU runs without a Retrain recorded within 30 minutes of them, left out."
+    runs = "EU run" if untimed == 1 else "EU runs"
+    note = SPEEDUP_RULE + (f" {untimed} {runs} without a Retrain recorded within 30 minutes, left out."
                            if untimed else "")
     row = ordering_claim(id, claim, frame, "method", [("scif", m) for m in EU_METHODS], metric, cells, note=note)
     if untimed and row["verdict"] == PENDING and (frame["method"] == "scif").any():
-        row = claim_row(id, claim, INCONCLUSIVE, f"{untimed} EU runs without a Retrain timed beside them",
+        row = claim_row(id, claim, INCONCLUSIVE, f"{untimed} {runs} without a Retrain timed beside them",
                         test=row["test"], evidence=note)
     return row

@@ -218,9 +218,16 @@ def _in_order(values, listed) -> list:
     return [v for v in listed if v in present] + sorted(present - set(listed), key=str)
 
 
+def _seeds_text(seeds) -> str:
+    seeds = sorted(int(s) for s in seeds)
+    return f"seed{'s' if len(seeds) > 1 else ''} {', '.join(map(str, seeds))}"
+
+
 def recorded_text(grid, runs: pd.DataFrame | None) -> str:
-    """What of a partly computed grid has a record so far, per dataset: ``"so far 4 of 108 runs, with
-    a record for Games: GRU4Rec, seed 0"``; ``""`` when every run has one or the runs do not say."""
+    """What of a partly computed grid has a record so far, per dataset and model (models with the same
+    seeds together): ``"so far 5 of 108 runs, with a record for Games: GRU4Rec (seeds 0, 1), SASRec
+    (seed 0)"``; ``""`` when every run has one or the runs do not say. A model is named when any of
+    its runs (any method or setting) has a record."""
     total, reasons = run_counts(grid, runs)
     if runs is None or not total or not reasons or "dataset" not in runs:
         return ""
@@ -232,11 +239,15 @@ def recorded_text(grid, runs: pd.DataFrame | None) -> str:
     parts = []
     for dataset in _in_order(computed["dataset"].unique(), _listed(settings.get("datasets"))):
         rows = computed[computed["dataset"] == dataset]
-        what = [_names(_in_order(rows["model"].unique(), _listed(settings.get("models"))))] if "model" in rows else []
-        if "seed" in rows:
-            seeds = sorted(int(s) for s in rows["seed"].dropna().unique())
-            what.append(f"seed{'s' if len(seeds) > 1 else ''} {', '.join(map(str, seeds))}")
-        parts.append(display_name(dataset) + (f": {', '.join(what)}" if what else ""))
+        if "model" not in rows:
+            parts.append(display_name(dataset))
+            continue
+        groups: dict[tuple, list] = {}
+        for model in _in_order(rows["model"].unique(), _listed(settings.get("models"))):
+            seeds = tuple(sorted(rows.loc[rows["model"] == model, "seed"].dropna().unique())) if "seed" in rows else ()
+            groups.setdefault(seeds, []).append(model)
+        parts.append(f"{display_name(dataset)}: " + ", ".join(
+            _names(models) + (f" ({_seeds_text(seeds)})" if seeds else "") for seeds, models in groups.items()))
     return f"so far {done:,} of {total:,} runs, with a record for " + "; ".join(parts)
 
 

@@ -38,10 +38,12 @@ def timing_grid(grid: ScifGrid) -> ExactGrid:
 
 
 def ratio_text(ratios) -> str:
-    """``"0.8 to 4.1 (median 2.3) over 27 Retrains"``; ``"not measured yet"`` without a pair."""
+    """``"0.8 to 4.1 times (median 2.3, over 27 Retrains)"``; ``"an unmeasured multiple (no Retrain timed
+    in both sessions yet)"`` without a pair."""
     if not len(ratios):
-        return "not measured yet"
-    return f"{ratios.min():.2g} to {ratios.max():.2g} (median {ratios.median():.2g}) over {len(ratios)} Retrains"
+        return "an unmeasured multiple (no Retrain timed in both sessions yet)"
+    return (f"{ratios.min():.2g} to {ratios.max():.2g} times (median {ratios.median():.2g}, over "
+            f"{len(ratios)} Retrains)")
 
 
 def build(collected: Collected | None = None, exact: Collected | None = None, exact_mio: Collected | None = None,
