@@ -642,3 +642,11 @@ def test_the_paper_against_itself_finds_the_retrain_cells_its_two_tables_print_d
     assert paper_agreement_text(both) == ("equal in ML-100K (1 cell); in ADM Table 2 is 18.0 to 18.0 times "
                                           "Tables 1/5 (1 cell), ours 1.2 to 1.2 times Tables 1/5 (1 cell computed)")
     assert paper_agreement_text(retrain_in_two_tables(table_2, tables_1_5)).endswith("ours pending")
+
+
+def test_a_run_two_grids_of_a_page_list_counts_once():
+    from recunlearn.experiments.cure4rec_scif import ScifConfig
+    from recunlearn.report.pages import distinct_runs
+
+    default, other = ScifConfig(), ScifConfig(seed=1)
+    assert distinct_runs([default, other, ScifConfig(), other]) == [default, other]

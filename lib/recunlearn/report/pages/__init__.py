@@ -164,6 +164,20 @@ def plan_entries(page: str, keys: Iterable[str], device: str) -> list[str]:
     return names
 
 
+def distinct_runs(configs: Iterable[Config]) -> list[Config]:
+    """``configs`` without repeats: a page drawing on several grids counts a run two of them list
+    (e.g. a damping sweep's point at the default damping) once, as its records directory holds it."""
+    from ...experiments.records import record_key
+
+    seen, out = set(), []
+    for config in configs:
+        key = (config.experiment, record_key(config))
+        if key not in seen:
+            seen.add(key)
+            out.append(config)
+    return out
+
+
 def run_command(configs: list[Config]) -> str:
     """``python -m recunlearn run <experiment> key=value ...`` computing every config of ``configs`` (one
     experiment; a list value is an axis of the command's grid, so other combinations of the values run

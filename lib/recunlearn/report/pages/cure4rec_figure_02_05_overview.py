@@ -14,7 +14,7 @@ from ..cure4rec_scif import (ASPECTS, complete_cells, exact_mio_sources, overvie
 from ..glance import with_page_runs
 from ..names import display_name, display_names, paper_sorted
 from ..plots import aspect_radar
-from . import Page, validated
+from . import Page, distinct_runs, validated
 from .cure4rec_runs import pending_command, printed, runs_notice, runs_table
 
 PAGE = "cure4rec/figure-02-05-overview"
@@ -59,7 +59,7 @@ def build(collected: Collected | None = None, exact: Collected | None = None, ex
     exact = cure4rec_exact.collect(eu_grid) if exact is None else exact
     parallel = cure4rec_exact.collect(eu_timing) if parallel is None else parallel
     exact_mio = collect_exact_mio(grid) if exact_mio is None else exact_mio
-    configs = grid.runs() + eu_grid.runs() + eu_timing.runs() + exact_mio_configs(grid)
+    configs = distinct_runs(grid.runs() + eu_grid.runs() + eu_timing.runs() + exact_mio_configs(grid))
     pending = pd.concat([c.pending for c in (collected, exact, parallel, exact_mio) if len(c.pending)]
                         or [collected.pending], ignore_index=True)
     command = pending_command(PAGE, grid.device, pending, configs)
