@@ -7,7 +7,7 @@ from ...data.splits import VALIDATION_RULES
 from ...experiments.cure4rec import Collected, LearnGrid, collect, pending_reason
 from ..compare import paper_layout, paper_vs_ours_table, verdict, within_text
 from ..cure4rec import compare_learn
-from ..names import display_name
+from ..names import display_frame, display_name
 from ..paper import paper_table
 from ..plots import paper_vs_ours_bars
 from . import Page, computed_cells, validated
@@ -67,7 +67,8 @@ def build(collected: Collected | None = None, **params) -> Page:
                 "all_metrics": computed.pivot_table(index=KEYS, columns="metric", values="ours").round(4)
                 if len(computed) else computed,
                 "training": runs.groupby(KEYS)[COST].agg(["mean", "std"]).round(2) if len(runs) else runs,
-                "paper_cells": computed_cells(paper_cells)[CELL_COLUMNS]},
+                "paper_cells": display_frame(computed_cells(paper_cells)[CELL_COLUMNS],
+                                             index=["dataset", "model", "validation", "metric"])},
         figures={"figure": figure},
         values=values,
         notices=dict(runs=runs_notice("The runs of this page", total, pending, command),
