@@ -319,8 +319,8 @@ def test_runs_of_one_model_pending_leave_partly_computed_tables_with_a_notice(mo
     assert notice.why == ("168 of 216 paper cells without our value: 144 for ML-1M, ADM, not run yet; "
                           "24 waiting for CPU time")
     runs_table, runs_notice = shown(page, "runs", monkeypatch)
-    assert runs_table["runs"].to_dict() == {"computed": 72, "waiting for CPU time": 36}
-    assert runs_notice.why == "36 of 108 runs waiting for CPU time (BPR)" and runs_notice.partial
+    assert runs_table["runs"].to_dict() == {"computed": 76, "waiting for CPU time": 36}  # with the 4 combiner variants
+    assert runs_notice.why == "36 of 112 runs waiting for CPU time (BPR)" and runs_notice.partial
     no_empty_count(page)
 
 
@@ -370,7 +370,7 @@ def test_table_2_values_equal_the_notebook_pipeline(monkeypatch):
     claims = page.claims.set_index("id")["verdict"]
     assert claims["eu_below_retrain"] == "reproduced" and claims["core_highest_utility"] == "reproduced"
     assert page.texts()["within_tol"] == within_text(comparison)
-    assert page.texts()["page_coverage"] == "72 of 216 paper cells computed; 1 of 3 paper datasets; 108 of 108 runs " \
+    assert page.texts()["page_coverage"] == "72 of 216 paper cells computed; 1 of 3 paper datasets; 112 of 112 runs " \
                                            "have a record"
     assert page.checks[0] == runs.groupby(["dataset", "model", "method", "selection"])[
         ["ndcg_untruncated", "hr_cure4rec"]].mean().round(2).to_string()
@@ -650,3 +650,12 @@ def test_a_run_two_grids_of_a_page_list_counts_once():
 
     default, other = ScifConfig(), ScifConfig(seed=1)
     assert distinct_runs([default, other, ScifConfig(), other]) == [default, other]
+
+
+def test_pending_runs_two_collections_list_count_once():
+    from recunlearn.report.pages import distinct_pending
+
+    main = pd.DataFrame({"key": ["a", "b"], "model": ["wmf", "bpr"]})
+    variants = pd.DataFrame({"key": ["b", "c"], "model": ["bpr", "bpr"]})
+    assert distinct_pending(main, variants)["key"].tolist() == ["a", "b", "c"]
+    assert distinct_pending(main.iloc[:0], None).empty

@@ -178,6 +178,14 @@ def distinct_runs(configs: Iterable[Config]) -> list[Config]:
     return out
 
 
+def distinct_pending(*frames: pd.DataFrame | None) -> pd.DataFrame:
+    """The pending runs of several collections as one frame, a run two of them list once (by record
+    ``key``, as :func:`distinct_runs` counts the configs)."""
+    present = [f for f in frames if f is not None]
+    pending = pd.concat([f for f in present if len(f)] or present[:1], ignore_index=True)
+    return pending.drop_duplicates("key", ignore_index=True) if "key" in pending else pending
+
+
 def run_command(configs: list[Config]) -> str:
     """``python -m recunlearn run <experiment> key=value ...`` computing every config of ``configs`` (one
     experiment; a list value is an axis of the command's grid, so other combinations of the values run

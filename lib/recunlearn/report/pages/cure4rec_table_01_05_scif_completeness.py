@@ -15,7 +15,7 @@ from ..glance import with_page_runs
 from ..names import by_dataset, display_name
 from ..paper import paper_table
 from ..plots import damping_sweep, method_bars
-from . import Notice, Page, computed_cells, distinct_runs, validated
+from . import Notice, Page, computed_cells, distinct_pending, distinct_runs, validated
 from .cure4rec_runs import (NO_RUN, cells_notice, comparison_command, fixed, pending_command, printed,
                             runs_notice, runs_table)
 
@@ -110,8 +110,7 @@ def build(collected: Collected | None = None, exact_mio: Collected | None = None
     exact_mio = collect_exact_mio(grid) if exact_mio is None else exact_mio
     sweep_configs = damping_sweep_configs(sweep_grid) if sweep_grid is not None else []
     configs = distinct_runs(grid.runs() + exact_mio_configs(grid) + sweep_configs)
-    pending = pd.concat([c.pending for c in (collected, exact_mio, sweep) if c is not None and len(c.pending)]
-                        or [collected.pending], ignore_index=True)
+    pending = distinct_pending(*(c.pending for c in (collected, exact_mio, sweep) if c is not None))
     command = pending_command(PAGE, grid.device, pending, configs)
     runs, total = collected.runs, len(grid.runs())
 

@@ -9,10 +9,11 @@ from ...experiments.cure4rec_exact import (EXACT_UTILITY, ExactCollected, collec
                                            combiner_variant_grids)
 from ..compare import paper_layout, paper_vs_ours_table, within_text
 from ..cure4rec import compare_exact, paper_agreement_text, retrain_in_two_tables, utility_claims
+from ..glance import with_page_runs
 from ..names import display_name
 from ..paper import paper_table
 from ..plots import method_bars
-from . import Page, computed_cells
+from . import Page, computed_cells, distinct_pending, distinct_runs
 from .cure4rec_runs import (cells_notice, collect_exact, comparison_command, pending_command, printed,
                             runs_notice, runs_table)
 
@@ -33,6 +34,9 @@ def build(collected: ExactCollected | None = None, variants: Collected | None = 
     variant_configs = [c for g in combiner_variant_grids(grid) for c in g.runs()]
     variants = collect_combiner_variants(grid) if variants is None else variants
     variants_command = pending_command(PAGE, grid.device, variants.pending, variant_configs)
+    every_config = distinct_runs(grid.runs() + variant_configs)  # what the page reads, the variants' runs too
+    every_pending = distinct_pending(pending, variants.pending)
+    every_command = pending_command(PAGE, grid.device, every_pending, every_config)
 
     paper = paper_table("cure4rec-table-02")
     both = retrain_in_two_tables(paper, paper_table("cure4rec-table-01-05"), runs)
@@ -55,8 +59,8 @@ def build(collected: ExactCollected | None = None, variants: Collected | None = 
                                      pending_reason(grid.device),
                                      comparison_command(PAGE, grid, command, collected.pending))
     return Page(
-        PAGE, grid, runs, pending, comparison, utility_claims(runs),
-        tables={"runs": runs_table(total, pending),
+        PAGE, grid, with_page_runs(runs, len(every_config), every_pending), pending, comparison, utility_claims(runs),
+        tables={"runs": runs_table(len(every_config), every_pending),
                 "paper_table": paper_layout(in_grid, ["dataset", "model", "metric"], ["method", "selection"],
                                             METRICS) if len(shown) else shown,
                 "comparison": paper_vs_ours_table(shown, KEYS, METRICS, metrics_as_rows=True) if len(shown)
@@ -67,7 +71,7 @@ def build(collected: ExactCollected | None = None, variants: Collected | None = 
         figures={"figure": figure},
         values={"within_tol": within_text(comparison), "paper_agreement": paper_agreement_text(both)},
         notices=dict(
-            runs=runs_notice("The runs of this page", total, pending, command),
+            runs=runs_notice("The runs of this page", len(every_config), every_pending, every_command),
             paper_table=comparison_notice, comparison=comparison_notice,
             paper_against_itself=None if len(runs) else runs_notice("Our Retrain beside the paper's two tables",
                                                                     total, pending, command),
