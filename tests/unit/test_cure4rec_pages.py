@@ -236,7 +236,8 @@ def test_every_item_a_notebook_shows_exists_and_every_glue_name_is_published(ste
     assert set(re.findall(r'page\.show\("(\w+)"\)', code)) <= set(page.items)
     markdown = "".join("".join(c["source"]) for c in notebook["cells"] if c["cell_type"] == "markdown")
     used = {name.split(":")[0] for name in re.findall(r"\{glue:text\}`([^`]+)`", markdown)}
-    evidence = {f"claim_{i}_evidence" for i in (page.claims["id"] if page.claims is not None else [])}
+    evidence = {f"claim_{i}_{part}" for i in (page.claims["id"] if page.claims is not None else [])
+                for part in ("evidence", "found")}
     assert used - set(page.texts()) - evidence == set()
 
 

@@ -601,3 +601,17 @@ def test_rank_agreement_rho_matches_scipy_on_the_unit_means():
     expected = np.mean([spearmanr(part["x"], part["y"])[0] for _, part in means.groupby(level="cell")])
     row = rank_agreement_claim("r", "r", runs, "unit", "x", "y", ["cell"])
     assert row["evidence"].startswith(f"mean ρ over 3 cells {expected:+.2f}, ")
+
+
+def test_findings_are_the_evidence_without_the_rule_it_opens_with():
+    from recunlearn.report.claims import findings
+
+    rule = "Times are compared within one session."
+    row = band_claim("b", "in band", pd.DataFrame({"c": ["x", "x"], "y": [0.5, 0.52]}), "y", ["c"], 0.4, 0.6,
+                     note=rule)
+    assert row["note"] == rule and row["evidence"].startswith(rule + " ")
+    assert findings(row) == row["evidence"][len(rule) + 1:] and findings(row).startswith("y in [0.4, 0.6]")
+    plain = ordering_claim("o", "a > b", pd.DataFrame({"m": ["a", "b"], "seed": [0, 0], "c": "x", "y": [2.0, 1.0]}),
+                           "m", [("a", "b")], "y", ["c"])
+    assert plain["note"] == "" and findings(plain) == plain["evidence"]
+    assert claims_frame([plain])["note"].tolist() == [""]

@@ -67,7 +67,7 @@ from .names import display_name
 from .verdicts import (ALPHA, CLAIM_KINDS, INCONCLUSIVE, NOT_REPRODUCED, PAPER_CLAIM, PARTLY,  # noqa: F401
                        PENDING, REPRODUCED, SELF_CHECK, VERDICTS, combine, page_summary, page_verdict)
 
-CLAIM_COLUMNS = ["id", "claim", "verdict", "holds in", "p_value", "p_tests", "test", "evidence", "kind"]
+CLAIM_COLUMNS = ["id", "claim", "verdict", "holds in", "p_value", "p_tests", "test", "evidence", "kind", "note"]
 N_PERMUTATIONS = 9999
 SESSION_GAP = pd.Timedelta(minutes=10)
 """Two records written further apart than this (with none in between) belong to different sessions."""
@@ -78,15 +78,23 @@ _CELL = {"holds": "pass", "fails": "fail", "noise": "noise"}
 
 
 def claim_row(id: str, claim: str, verdict: str, holds_in: str = "", p_value: float = float("nan"),
-              test: str = "", evidence: str = "", kind: str = PAPER_CLAIM, p_tests: int = 1) -> dict:
+              test: str = "", evidence: str = "", kind: str = PAPER_CLAIM, p_tests: int = 1, note: str = "") -> dict:
     """One row of a claims frame (:data:`CLAIM_COLUMNS`); ``kind`` from :data:`CLAIM_KINDS`; ``p_tests``:
-    the number of tests (cells, links) whose largest p is ``p_value``."""
+    the number of tests (cells, links) whose largest p is ``p_value``; ``note``: the rule the evidence
+    opens with, if any (:func:`findings`)."""
     if verdict not in VERDICTS:
         raise ValueError(f"{verdict!r} is not in the verdict vocabulary {VERDICTS}")
     if kind not in CLAIM_KINDS:
         raise ValueError(f"claim kind {kind!r} is not one of {CLAIM_KINDS}")
     return {"id": id, "claim": claim, "verdict": verdict, "holds in": holds_in, "p_value": p_value,
-            "p_tests": p_tests, "test": test, "evidence": evidence, "kind": kind}
+            "p_tests": p_tests, "test": test, "evidence": evidence, "kind": kind, "note": note}
+
+
+def findings(row) -> str:
+    """A claim's evidence without the rule it opens with (its ``note``), for a page whose text states
+    the rule itself: what the test found, cell by cell."""
+    evidence, note = str(row["evidence"]), str(row.get("note") or "")
+    return evidence[len(note):].lstrip(" ;") if note and evidence.startswith(note) else evidence
 
 
 def claims_frame(rows: Iterable[dict]) -> pd.DataFrame:
@@ -95,6 +103,7 @@ def claims_frame(rows: Iterable[dict]) -> pd.DataFrame:
     frame = pd.DataFrame(list(rows), columns=CLAIM_COLUMNS)
     frame["kind"] = frame["kind"].fillna(PAPER_CLAIM)
     frame["p_tests"] = frame["p_tests"].fillna(1).astype(int)
+    frame["note"] = frame["note"].fillna("")
     duplicated = frame["id"][frame["id"].duplicated()].tolist()
     if duplicated:
         raise ValueError(f"claim ids must be unique per frame; repeated: {duplicated}")
@@ -149,13 +158,15 @@ def format_p(p: float) -> str:
 
 
 def glue_claims(claims: pd.DataFrame, prefix: str = "claim_") -> pd.DataFrame:
-    """Glue every claim under ``<prefix><id>`` (its :func:`claim_text`) and its evidence under
-    ``<prefix><id>_evidence``, for the page's markdown; returns the frame, for display."""
+    """Glue every claim under ``<prefix><id>`` (its :func:`claim_text`), its evidence under
+    ``<prefix><id>_evidence`` and its :func:`findings` under ``<prefix><id>_found``, for the page's
+    markdown; returns the frame, for display."""
     from myst_nb import glue
 
     for _, row in claims.iterrows():
         glue(f"{prefix}{row['id']}", claim_text(row), display=False)
         glue(f"{prefix}{row['id']}_evidence", str(row["evidence"]), display=False)
+        glue(f"{prefix}{row['id']}_found", findings(row), display=False)
     return claims
 
 
@@ -542,6 +553,7 @@ def ordering_claim(id: str, claim: str, runs: pd.DataFrame, factor: str, links: 
     if not diffs:
         return claim_row(id, claim, INCONCLUSIVE if left_out else PENDING,
                          f"{pairs_text(left_out)} not timed together, left out" if left_out else "", test=test_name,
+                         note=note,
                          evidence=(note + " " if note else "") + ("no pair timed together" if left_out
                                                                   else "no paired runs yet"))
     keys = sorted(set().union(*(set(map(tuple, d[cells].to_numpy())) if cells else {()} for d in diffs.values())))
@@ -612,7 +624,7 @@ def ordering_claim(id: str, claim: str, runs: pd.DataFrame, factor: str, links: 
     evidence = (note + " " if note else "") + f"{display_name(metric)}; " + "; ".join(parts) + f"; alpha = {alpha}"
     largest = largest_cell if per_cell else max(len(d) for d in diffs.values())
     p_value = max(p_values) if testable(largest) else float("nan")  # a single pair: no p to show
-    return claim_row(id, claim, verdict, holds_in, p_value, f"{paired_test_name(tests)}, {layout}", evidence,
+    return claim_row(id, claim, verdict, holds_in, p_value, f"{paired_test_name(tests)}, {layout}", evidence, note=note,
                      p_tests=tested)
 
 
@@ -670,7 +682,7 @@ def trend_claim(id: str, claim: str, runs: pd.DataFrame, x: str, metric: str, si
     evidence = (note + " " if note else "") + ("; ".join(parts) if parts else "no cell with two levels yet")
     return claim_row(id, claim, verdict, significant_text(outcomes, raw, "cells"),
                      max(p_values) if p_values else float("nan"), test, evidence + f"; alpha = {alpha}",
-                     p_tests=len(p_values))
+                     p_tests=len(p_values), note=note)
 
 
 def rank_agreement_claim(id: str, claim: str, runs: pd.DataFrame, unit: str, x: str, metric: str, cells: list[str],
@@ -706,7 +718,8 @@ def rank_agreement_claim(id: str, claim: str, runs: pd.DataFrame, unit: str, x: 
         parts.append(f"{_label(cells, key)}: ρ = {rho:+.2f} ({display_name(x)}: {_order(means[x])}; "
                      f"{display_name(metric)}: {_order(means[metric])})")
     if not ranked:
-        return claim_row(id, claim, PENDING, test=test, evidence=(note + " " if note else "") + "no cell with 3 units yet")
+        return claim_row(id, claim, PENDING, test=test, evidence=(note + " " if note else "") + "no cell with 3 units yet",
+                         note=note)
     observed = float(np.mean([ranks.rho() for ranks in ranked]))
     exact = len(ranked) == 1 and math.factorial(len(ranked[0].y)) <= 5040
     rng = None if exact else np.random.default_rng(seed)
@@ -721,7 +734,7 @@ def rank_agreement_claim(id: str, claim: str, runs: pd.DataFrame, unit: str, x: 
                 + (f" (opposite direction: {format_p(p_opposite)})" if p_opposite < alpha else "")
                 + "; " + "; ".join(parts) + f"; alpha = {alpha}")
     return claim_row(id, claim, verdict, holds_in_text(sum(agreeing), len(agreeing), "cells in the same order"),
-                     p_claimed, test, evidence)
+                     p_claimed, test, evidence, note=note)
 
 
 def _order(means: pd.Series) -> str:
@@ -758,7 +771,7 @@ def band_claim(id: str, claim: str, runs: pd.DataFrame, metric: str, cells: list
         holds_in += f"; {single} with a single run (no test possible)"
     return claim_row(id, claim, verdict, holds_in, max(p_values) if p_values else
                      float("nan"), "one-sided t-tests against both ends, per cell", evidence + f"; alpha = {alpha}",
-                     p_tests=len(p_values))
+                     p_tests=len(p_values), note=note)
 
 
 def band_text(low: float, high: float) -> str:

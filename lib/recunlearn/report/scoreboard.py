@@ -82,7 +82,7 @@ def page_claims(glued: dict[str, str]) -> list[dict]:
     out = []
     for name, text in glued.items():
         match = _LEGACY_CLAIM.match(name)
-        if match and not name.endswith("_evidence") and _verdict_word(text):
+        if match and not name.endswith(("_evidence", "_found")) and _verdict_word(text):
             out.append({"id": match["id"], "claim": "", "verdict": text, "holds": "", "p_value": "", "test": "",
                         "evidence": glued.get(f"{name}_evidence", ""), "published": False})
     return out
