@@ -217,6 +217,12 @@ def test_ordering_claim_in_both_directions_and_within_noise():
     per_cell = ordering_claim("u_gt_r", "u", one_run, "method", [("ultrare", "receraser")], "y", ["cell"],
                               per_cell=True)
     assert "n = 1, no test" in per_cell["evidence"] and "p =" not in per_cell["evidence"]
+    # a single-pair link beside tested ones: its p of 1 is not the claim's largest p
+    mixed = pd.concat([_methods({"ultrare": 0.32, "receraser": 0.31}, seeds=3, cells=("c1",)),
+                       _methods({"ultrare": 0.32, "sisa": 0.10}, seeds=3, cells=("c1",)).query("method == 'sisa'")
+                       .iloc[:1]], ignore_index=True)
+    row = ordering_claim("u", "u", mixed, "method", [("ultrare", "receraser"), ("ultrare", "sisa")], "y", ["cell"])
+    assert "UltraRE > SISA: n = 1 pair" in row["evidence"] and row["p_value"] < 0.05 and row["p_tests"] == 1
     one_seed = _methods({"ultrare": 0.32, "receraser": 0.31}, seeds=1)   # 2 pairs: a paired t-test decides
     row = ordering_claim("u_gt_r", "UltraRE > RecEraser", one_seed, "method", [("ultrare", "receraser")], "y", ["cell"])
     assert row["verdict"] == "reproduced" and row["test"].startswith("one-sided paired t-test")

@@ -538,7 +538,8 @@ def ordering_claim(id: str, claim: str, runs: pd.DataFrame, factor: str, links: 
 
     Each test is :func:`paired_p`: the signed-rank test, or a paired t-test where the pairs are
     too few for the signed-rank test to reach ``alpha`` (marked "paired t" in the evidence and
-    named in ``test``). ``p_value`` is the largest claimed-direction p over the links (and cells).
+    named in ``test``). ``p_value`` is the largest claimed-direction p over the links (and cells) with
+    two pairs or more: a single pair is no test and shows no p.
     An inconclusive claim with a single pair (no test can pass) says so in ``holds in``."""
     sign = 1.0 if higher else -1.0
     relation = (">" if higher else "<") + (f" (by more than {margin:g})" if margin else "")
@@ -571,7 +572,7 @@ def ordering_claim(id: str, claim: str, runs: pd.DataFrame, factor: str, links: 
     if per_cell:
         cell_up, cell_down, largest_cell = [], [], 0
         for key in keys:
-            ups, downs = [], []
+            ups, downs, shown = [], [], []
             for (a, b), d in diffs.items():
                 part = d[(d[cells] == pd.Series(key, index=cells)).all(axis=1)] if cells else d
                 if len(part) == 0:
@@ -579,15 +580,18 @@ def ordering_claim(id: str, claim: str, runs: pd.DataFrame, factor: str, links: 
                 largest_cell = max(largest_cell, len(part))
                 up, down, used = paired_p(part["diff"], alpha)
                 tests.add(used)
-                tested += 1
                 ups.append(up)
                 downs.append(down)
+                if testable(len(part)):
+                    shown.append(up)
                 parts.append(f"{_label(cells, key)}: {display_name(a)} {relation} {display_name(b)} "
                              f"{_tested(len(part), used, up)}")
             if ups:  # a cell holds when all its links do; it fails when one is reversed (Bonferroni over links)
                 cell_up.append(max(ups))
                 cell_down.append(min(1.0, min(downs) * len(downs)))
-        p_values = cell_up
+            if shown:
+                p_values.append(max(shown))
+                tested += len(shown)
         outcomes, raw = corrected_outcomes(cell_up, cell_down, alpha)
         verdict = cells_verdict(outcomes)
         holds_in = significant_text(outcomes, raw, "cells")
@@ -605,7 +609,8 @@ def ordering_claim(id: str, claim: str, runs: pd.DataFrame, factor: str, links: 
                          f"{_t_mark(used) if tested_here else ''}, mean {display_name(a)} − {display_name(b)} "
                          f"{sign * (d['diff'].mean() + margin):+.4g}, " + (format_p(up) if tested_here else "no test")
                          + (f" (opposite direction: {format_p(down)})" if down < alpha else ""))
-        p_values, tested = ups, len(ups)
+        p_values = [up for up, d in zip(ups, diffs.values()) if testable(len(d))]  # a single pair has no p
+        tested = len(p_values)
         link_outcomes, raw_links = corrected_outcomes(ups, downs, alpha)
         if "fails" in link_outcomes:
             verdict = NOT_REPRODUCED
@@ -622,8 +627,7 @@ def ordering_claim(id: str, claim: str, runs: pd.DataFrame, factor: str, links: 
     if left_out:
         holds_in += f"; {pairs_text(left_out)} not timed together, left out"
     evidence = (note + " " if note else "") + f"{display_name(metric)}; " + "; ".join(parts) + f"; alpha = {alpha}"
-    largest = largest_cell if per_cell else max(len(d) for d in diffs.values())
-    p_value = max(p_values) if testable(largest) else float("nan")  # a single pair: no p to show
+    p_value = max(p_values) if p_values else float("nan")  # the largest p of the tests made (one pair: none)
     return claim_row(id, claim, verdict, holds_in, p_value, f"{paired_test_name(tests)}, {layout}", evidence, note=note,
                      p_tests=tested)
 
