@@ -605,7 +605,7 @@ def ordering_claim(id: str, claim: str, runs: pd.DataFrame, factor: str, links: 
             ups.append(up)
             downs.append(down)
             tested_here = testable(len(d))
-            parts.append(f"{display_name(a)} {relation} {display_name(b)}: {_count_pairs(len(d))}"
+            parts.append(f"{display_name(a)} {relation} {display_name(b)}: n = {pairs_text(len(d))}"
                          f"{_t_mark(used) if tested_here else ''}, mean {display_name(a)} − {display_name(b)} "
                          f"{sign * (d['diff'].mean() + margin):+.4g}, " + (format_p(up) if tested_here else "no test")
                          + (f" (opposite direction: {format_p(down)})" if down < alpha else ""))
@@ -634,11 +634,6 @@ def ordering_claim(id: str, claim: str, runs: pd.DataFrame, factor: str, links: 
 
 def _t_mark(used: str) -> str:
     return " (paired t)" if used == PAIRED_T else ""
-
-
-def _count_pairs(n: int) -> str:
-    """``"n = 3 pairs"``, ``"n = 1 pair"``."""
-    return f"n = {n} pair{'' if n == 1 else 's'}"
 
 
 def _tested(n: int, used: str, p: float) -> str:

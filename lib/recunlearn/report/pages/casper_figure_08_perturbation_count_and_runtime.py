@@ -41,7 +41,8 @@ def build(collected: Collected | None = None, **params) -> Page:
     claims = figure_8_claims(runs, growth)
 
     ao = summary[summary["metric"] == "ao"].sort_values("k")
-    values = {"ao_by_k": ao_by_k_text(ao), "r2": f"{fit['r2']:.3f}", "largest": f"{int(scaling['interactions'].max()):,}",
+    values = {"ao_by_k": ao_by_k_text(ao), "r2": f"{fit['r2']:.3f}",
+              "largest": f"{int(scaling['interactions'].max()):,}",
               "largest_seconds": f"{scaling['total_seconds'].iloc[-1]:.2f}",
               "us_per_interaction": f"{1e6 * fit['slope']:.2f}", "exponent": f"{growth['exponent']:.2f}",
               "exponent_interval": f"[{growth['low']:.2f}, {growth['high']:.2f}]",
