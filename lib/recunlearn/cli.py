@@ -214,7 +214,8 @@ def _audit(args: argparse.Namespace) -> int:
     audit = audit_records(args.records)
     print(audit_summary(audit).to_string(index=False))
     todo = needs_recompute(audit)
-    print(f"{len(todo)} of {len(audit)} records need recomputing (stale, from a dirty commit, or not strict JSON)")
+    print(f"{len(todo)} of {len(audit)} records need recomputing (stale, from a dirty commit, not made by the "
+          "code of the commit they name, or not strict JSON)")
     if args.write_grid:
         write_json_atomic(args.write_grid, stale_or_dirty_grid(audit, args.records))
         print(f"wrote {args.write_grid}: python -m recunlearn grid {args.write_grid} --recompute unclean")

@@ -42,12 +42,15 @@ def test_every_committed_record_is_strict_json():
     assert not bad, f"{len(bad)} records are not strict JSON, e.g. {bad[:3]}"
 
 
-def test_every_committed_record_is_current_and_from_a_clean_commit():
+def test_every_committed_record_is_current_and_from_the_clean_commit_that_made_it():
     audit = _audit()
     stale = audit[~audit["current"]]["file"].tolist()
     dirty = audit[~audit["clean"]]["file"].tolist()
     assert not stale, f"{len(stale)} records no page can find (stale key), e.g. {stale[:3]}"
     assert not dirty, f"{len(dirty)} records name a dirty or unknown commit, e.g. {dirty[:3]}"
+    other_code = audit[audit["commit_code"].eq(False)]["file"].tolist()
+    assert not other_code, (f"{len(other_code)} records name a commit whose files are not the code that made them "
+                            f"(or carry no fingerprint), e.g. {other_code[:3]}")
 
 
 def _stored_seconds(record: dict) -> float:

@@ -249,3 +249,65 @@ def test_an_uncommitted_new_file_makes_the_tree_unclean(tmp_path, monkeypatch):
     (repo / "lib" / "new_module.py").write_text("y = 2\n")
     assert provenance.uncommitted(("lib",)) == ["lib/new_module.py"]
     assert provenance.git_commit().endswith("-dirty")
+
+
+def _head() -> str | None:
+    result = provenance._git("rev-parse", "HEAD")
+    return result.stdout.strip() if result is not None and result.returncode == 0 else None
+
+
+def test_a_commits_fingerprint_read_from_git_equals_the_fingerprint_of_its_files_on_disk(tmp_path, monkeypatch):
+    """``commit_fingerprints`` (git's tree and blobs) against ``source_fingerprint`` computed over the same
+    commit's files written out by ``git archive`` (the library's own walk of a folder)."""
+    import io
+    import subprocess
+    import tarfile
+
+    from recunlearn.experiments.audit import commit_fingerprints
+
+    head = _head()
+    if head is None:
+        pytest.skip("not a git checkout")
+    archive = subprocess.run(["git", "archive", head, "lib/recunlearn"], cwd=paths.REPO_ROOT, capture_output=True,
+                             check=True).stdout
+    with tarfile.open(fileobj=io.BytesIO(archive)) as tar:
+        tar.extractall(tmp_path, filter="data")
+    monkeypatch.setattr(provenance, "LIBRARY", tmp_path / "lib" / "recunlearn")
+    on_disk = provenance.source_fingerprint.__wrapped__()
+    assert commit_fingerprints([head]) == {head: on_disk}
+    assert commit_fingerprints(["f" * 40]) == {"f" * 40: None}  # a commit this clone does not have
+
+
+def test_audit_flags_a_record_whose_commit_does_not_hold_the_code_that_made_it(tmp_path, fake_runner, monkeypatch):
+    """A record stamped with a commit whose files are other code (the checkout moved while it ran), or
+    with no fingerprint, needs recomputing; an unknown commit cannot be checked."""
+    from recunlearn.compute import executors
+    from recunlearn.experiments.audit import commit_fingerprints, needs_recompute
+
+    head = _head()
+    if head is None:
+        pytest.skip("not a git checkout")
+    fingerprint = commit_fingerprints([head])[head]
+    monkeypatch.setattr(records, "git_commit", lambda: head)
+    monkeypatch.setattr(records, "source_fingerprint", lambda: fingerprint)
+    run_or_load(LearnConfig(seed=0), tmp_path)                    # its commit's code
+    monkeypatch.setattr(records, "source_fingerprint", lambda: "0" * 16)
+    run_or_load(LearnConfig(seed=1), tmp_path)                    # another code under HEAD's name
+    monkeypatch.setattr(records, "git_commit", lambda: "f" * 40)
+    run_or_load(LearnConfig(seed=2), tmp_path)                    # a commit this clone lacks: unchecked
+    folder = tmp_path / LearnConfig.experiment
+    without = read_json_strict(folder / f"{record_key(LearnConfig(seed=0))}.json")
+    without.pop("source_fingerprint")
+    without["config"]["seed"] = 3
+    write_json_atomic(folder / f"{record_key(LearnConfig(seed=3))}.json", without)
+    audit = audit_records(tmp_path).set_index("file")
+    code = {int(read_json_strict(tmp_path / f)["config"]["seed"]): value for f, value in audit["commit_code"].items()}
+    assert code == {0: True, 1: False, 2: None, 3: False}
+    assert sorted(read_json_strict(tmp_path / f)["config"]["seed"] for f in needs_recompute(audit.reset_index())["file"]) \
+        == [1, 3]
+    assert audit_summary(audit.reset_index()).iloc[0]["not_its_commit"] == 2
+    # the compute command removes such a record as soon as it is written, and reports the run as failed
+    monkeypatch.setattr(records, "git_commit", lambda: head)
+    status, _, error, _ = executors.compute_run(LearnConfig(seed=4), tmp_path)
+    assert status == "failed" and "the checkout changed during the run" in error
+    assert not (folder / f"{record_key(LearnConfig(seed=4))}.json").exists()

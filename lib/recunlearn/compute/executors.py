@@ -107,7 +107,9 @@ def compute_run(config, records_dir: Path) -> tuple[str, float, str, float]:
     done record is there, else computed and written by ``run_or_load`` with its stored models in
     :func:`models_dir`; an exception is a failed run. ``seconds`` are the run's wall seconds, those
     its resumed trainings had spent in earlier processes (``resumed``, the record's ``cost.resumed``)
-    included."""
+    included. A record whose commit does not hold the code that made it (the checkout moved during the
+    run) is removed and the run counts as failed."""
+    from ..experiments.audit import record_names_its_code
     from ..experiments.records import record_key, run_or_load
     from ..paths import MODELS_ENV
 
@@ -124,6 +126,12 @@ def compute_run(config, records_dir: Path) -> tuple[str, float, str, float]:
     finally:
         if base is not None:
             os.environ[MODELS_ENV] = base
+    if record_names_its_code(record) is False:  # the checkout moved to another commit while the run computed
+        (Path(records_dir) / config.experiment / f"{record['key']}.json").unlink(missing_ok=True)
+        return "failed", time.perf_counter() - start, (
+            f"record removed: it names commit {record['git_commit'][:12]}, whose code is not the code that ran "
+            f"(fingerprint {record.get('source_fingerprint')}); the checkout changed during the run: run compute "
+            "from a worktree that stays at one commit"), 0.0
     resumed = float(((record.get("cost") or {}).get("resumed") or {}).get("wall_seconds") or 0.0)
     return "computed", time.perf_counter() - start + resumed, "", resumed
 

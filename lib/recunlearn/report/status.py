@@ -178,11 +178,12 @@ def audit_table(audit=None) -> list[str]:
     from ..experiments.audit import audit_records, audit_summary
 
     summary = audit_summary(audit_records() if audit is None else audit)
-    lines = ["| experiment | records | current | stale | from a dirty commit | not strict JSON | made by this code |",
-             "|---|---|---|---|---|---|---|"]
+    lines = ["| experiment | records | current | stale | from a dirty commit | not made by the commit it names | "
+             "not strict JSON | made by this code |",
+             "|---|---|---|---|---|---|---|---|"]
     for row in summary.itertuples(index=False):
         lines.append(f"| {row.experiment} | {row.records} | {row.current} | {row.stale} | {row.dirty} | "
-                     f"{row.not_strict} | {row.this_code} |")
+                     f"{row.not_its_commit} | {row.not_strict} | {row.this_code} |")
     return lines
 
 
@@ -264,8 +265,10 @@ def render_status_page() -> str:
     lines += ["", "## Run records", "",
               "`python -m recunlearn audit` checks every committed record: *current* records are the ones",
               "today's code looks up (a *stale* one was made before its experiment's results version changed);",
-              "records must come from a clean commit and be strict JSON. *Made by this code* counts records",
-              "whose library-source fingerprint equals this checkout's; CI re-runs a sample of the others.", ""]
+              "records must come from a clean commit and be strict JSON, and the commit a record names must",
+              "hold the code that made it (its library-source fingerprint, recomputed from that commit's files",
+              "in git). *Made by this code* counts records whose fingerprint equals this checkout's; CI",
+              "re-runs a sample of the others.", ""]
     lines += audit_table(audit)
     lines += ["", *commit_section(commits)]
     return "\n".join(lines) + "\n"
