@@ -218,5 +218,7 @@ def _audit(args: argparse.Namespace) -> int:
           "code of the commit they name, or not strict JSON)")
     if args.write_grid:
         write_json_atomic(args.write_grid, stale_or_dirty_grid(audit, args.records))
-        print(f"wrote {args.write_grid}: python -m recunlearn grid {args.write_grid} --recompute unclean")
+        other_code = int(todo["commit_code"].eq(False).sum())
+        how = "all" if other_code else "unclean"  # a record naming the wrong commit is clean: only 'all' redoes it
+        print(f"wrote {args.write_grid}: python -m recunlearn grid {args.write_grid} --recompute {how}")
     return 1 if args.strict and len(todo) else 0

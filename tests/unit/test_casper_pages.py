@@ -430,7 +430,7 @@ def test_casper_vs_baselines_pairs_by_seed_and_gives_no_p_for_one_pair():
     assert table.loc["Random", "pairs"] == 3 and table.loc["Random", "p (CASPER lower, one-sided)"] < 0.05
     assert table.loc["Random", "columns CASPER lower"] == "1 of 1"
     assert table.loc["TracIn", "pairs"] == 1 and np.isnan(table.loc["TracIn", "p (CASPER lower, one-sided)"])
-    assert table.loc["TracIn", "test"] == "none (1 pair)"
+    assert table.loc["TracIn", "test used"] == "none (1 pair)"
 
 
 def test_reduced_scale_grid_adds_casper_deletion_sweep():

@@ -621,3 +621,36 @@ def test_findings_are_the_evidence_without_the_rule_it_opens_with():
                            "m", [("a", "b")], "y", ["c"])
     assert plain["note"] == "" and findings(plain) == plain["evidence"]
     assert claims_frame([plain])["note"].tolist() == [""]
+
+
+# --- runs without a record: a claim counts those of its own scope ---------------------------------------
+
+def _seed_runs(methods=("a", "b"), seeds=range(6), gap=0.1):
+    return pd.DataFrame([{"method": m, "seed": s, "cell": "x", "metric": (gap if m == "a" else 0.0) + 0.01 * s}
+                         for m in methods for s in seeds])
+
+
+def test_a_claim_holding_on_its_computed_runs_reads_partly_reproduced_while_some_of_its_runs_wait():
+    from recunlearn.report.claims import with_pending_rows
+
+    computed = _seed_runs()
+    computed.attrs["pending"] = [{"method": "a", "seed": 6, "cell": "y"}, {"method": "b", "seed": 6, "cell": "y"},
+                                 {"method": "c", "seed": 0, "cell": "x"}]  # c: outside the claim's links
+    runs = with_pending_rows(computed)
+    assert list(runs["status"]).count("pending") == 3 and runs["metric"].isna().sum() == 3
+    alone = ordering_claim("a_above_b", "a above b", computed, "method", [("a", "b")], "metric", ["cell"])
+    waiting = ordering_claim("a_above_b", "a above b", runs, "method", [("a", "b")], "metric", ["cell"])
+    assert alone["verdict"] == "reproduced"
+    assert waiting["verdict"] == "partly reproduced"
+    assert waiting["holds in"] == alone["holds in"] + "; 2 of 14 runs pending"
+    assert waiting["p_value"] == alone["p_value"]                 # the test reads the computed runs only
+    against = ordering_claim("b_above_a", "b above a", runs, "method", [("b", "a")], "metric", ["cell"])
+    assert against["verdict"] == "not reproduced"                 # a failing claim stays failed
+    nothing = ordering_claim("a_above_b", "a above b", runs[runs["status"] != "computed"], "method", [("a", "b")],
+                             "metric", ["cell"])
+    assert nothing["verdict"] == "pending"
+    # trends and bands count every waiting row of the frame they are given
+    band = band_claim("in_band", "in band", runs, "metric", ["method"], low=-1.0, high=1.0)
+    assert band["verdict"] == "partly reproduced" and band["holds in"].endswith("3 of 15 runs pending")
+    assert band_claim("in_band", "in band", computed, "metric", ["method"], low=-1.0, high=1.0)["verdict"] \
+        == "reproduced"

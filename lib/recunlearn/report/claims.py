@@ -15,7 +15,9 @@ How a claim is decided (alpha = :data:`~recunlearn.report.verdicts.ALPHA` = 0.05
   the paper claims significance per setting); where a test has 2 to 4 pairs, too few for the
   signed-rank test ever to reach alpha = 0.05 (its smallest one-sided p is 1 / 2**n), a one-sided
   paired t-test decides instead (:func:`paired_p`), so that three seeds can fail a claim as well as
-  pass it. ``reproduced`` when every link is significant in the
+  pass it; where several tests share Holm's correction (m links, or m cells), the level a test must
+  be able to reach is alpha / m (6 pairs cannot reach 0.05 / 4: the t-test decides there too), and a
+  link or cell of a single pair, no test at all, stays outside the corrected family. ``reproduced`` when every link is significant in the
   claimed direction and the means agree in every cell (``partly reproduced`` when they do not in
   some, or when only some links are significant); ``not reproduced`` when a link is significant in
   the opposite direction (a claim of several links is their conjunction); ``inconclusive``
@@ -41,6 +43,12 @@ How a claim is decided (alpha = :data:`~recunlearn.report.verdicts.ALPHA` = 0.05
   changed a count, ``holds in`` says so and gives the uncorrected count;
 - **exact checks** (:func:`check_claim`: the control run gives AO = 1 exactly): deterministic, no
   noise, all cells must hold.
+- **runs without a record**: a runs frame may carry them as rows whose ``status`` is not
+  ``computed`` (:func:`with_pending_rows`; their metrics are NaN). Every test above reads the
+  computed rows only, and the claim then counts the waiting rows of its own scope (for an ordering,
+  the rows of the factor values its links compare) as one pending part (:func:`with_waiting`): a
+  claim that holds on the runs there are while some of its runs are still to come reads *partly
+  reproduced*, with "k of m runs pending" in ``holds in`` -- the runs to come may still break it.
 - **timing**: times come from runs timed together: on the same clock (:func:`record_clocks`: the CPU,
   or a GPU by name; a GPU run is never compared with a CPU run) and close in time. A pairwise
   comparison (the same seed of two methods or unlearning sets) uses only pairs whose records were
@@ -54,6 +62,8 @@ How a claim is decided (alpha = :data:`~recunlearn.report.verdicts.ALPHA` = 0.05
 from __future__ import annotations
 
 import dataclasses
+import functools
+import inspect
 import itertools
 import json
 import math
@@ -64,8 +74,9 @@ import numpy as np
 import pandas as pd
 
 from .names import display_name
-from .verdicts import (ALPHA, CLAIM_KINDS, INCONCLUSIVE, NOT_REPRODUCED, PAPER_CLAIM, PARTLY,  # noqa: F401
-                       PENDING, REPRODUCED, SELF_CHECK, VERDICTS, combine, page_summary, page_verdict)
+from .verdicts import (ALPHA, CLAIM_KINDS, CLAIM_OUTCOME, INCONCLUSIVE, NOT_REPRODUCED,  # noqa: F401
+                       PAPER_CLAIM, PARTLY, PENDING, REPRODUCED, SELF_CHECK, VERDICTS, base_verdict, combine,
+                       page_summary, page_verdict)
 
 CLAIM_COLUMNS = ["id", "claim", "verdict", "holds in", "p_value", "p_tests", "test", "evidence", "kind", "note"]
 N_PERMUTATIONS = 9999
@@ -113,6 +124,85 @@ def claims_frame(rows: Iterable[dict]) -> pd.DataFrame:
 def joined_claims(*frames: pd.DataFrame) -> pd.DataFrame:
     """One claims frame from several (a page testing claims of several groups); ids must stay unique."""
     return claims_frame(pd.concat(frames, ignore_index=True).to_dict("records"))
+
+
+STATUS, COMPUTED = "status", "computed"
+"""A runs frame's column naming whether a row's run has a record (``computed``) or is waiting for one."""
+
+
+def with_pending_rows(frame: pd.DataFrame) -> pd.DataFrame:
+    """``frame`` (rows of a ``collect_*`` function) with a ``status`` column: its rows ``computed``, and
+    the configs of its ``attrs["pending"]`` (runs without a record) appended as rows ``pending``,
+    their parameters in the frame's columns and their metrics NaN -- so that a claim built on any
+    selection of the frame counts the runs of that selection still to come (:func:`with_waiting`)."""
+    waiting = pd.DataFrame(frame.attrs.get("pending") or [])
+    waiting = waiting[[c for c in waiting.columns if c in frame.columns]] if len(frame.columns) else waiting
+    if RUN in frame:  # one identity per run (:func:`count_runs`)
+        waiting[RUN] = [f"pending-{i}" for i in range(len(waiting))]
+    out = pd.concat([frame.assign(**{STATUS: COMPUTED}), waiting.assign(**{STATUS: "pending"})], ignore_index=True) \
+        if len(waiting) else frame.assign(**{STATUS: COMPUTED})
+    out.attrs = dict(frame.attrs)
+    return out
+
+
+RUN = "record"
+"""The column naming each row's run (its record key): rows derived from one run share it."""
+
+
+def count_runs(frame: pd.DataFrame) -> int:
+    """The runs behind ``frame``'s rows: its distinct :data:`RUN` values (rows derived from one run, e.g.
+    one per MRR group, count once; rows with none, e.g. means over runs, not at all), else its rows."""
+    return int(frame[RUN].nunique()) if RUN in frame else len(frame)
+
+
+def split_waiting(runs: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """(computed rows, waiting rows) of ``runs``: a frame without a ``status`` column is all computed."""
+    if STATUS not in runs:
+        return runs, runs.iloc[0:0]
+    done = (runs[STATUS] == COMPUTED).to_numpy()
+    return runs[done], runs[~done]
+
+
+def with_waiting(row: dict, waiting: int, computed: int) -> dict:
+    """Claim ``row``, tested on ``computed`` runs while ``waiting`` more runs of its scope have no record:
+    its verdict combined with one pending part (:func:`~recunlearn.report.verdicts.combine`: reproduced
+    becomes partly reproduced, the others stand) and ``"k of m runs pending"`` added to ``holds in``."""
+    if not waiting or base_verdict(row["verdict"]) == PENDING:
+        return row
+    pending = f"{waiting} of {waiting + computed} runs pending"
+    return {**row, "verdict": combine([CLAIM_OUTCOME[base_verdict(row["verdict"])], "pending"]),
+            "holds in": f"{row['holds in']}; {pending}" if row["holds in"] else pending}
+
+
+def _whole_frame(frame: pd.DataFrame, arguments: dict) -> pd.DataFrame:
+    return frame
+
+
+def counts_waiting(scope: Callable[[pd.DataFrame, dict], pd.DataFrame] = _whole_frame):
+    """Decorate a claim builder ``(id, claim, runs, ...)``: it is given the computed rows of ``runs``
+    only, and its row counts the waiting rows within ``scope(rows, arguments)`` (:func:`with_waiting`)."""
+    def decorate(builder):
+        signature = inspect.signature(builder)
+
+        @functools.wraps(builder)
+        def claim(*args, **kwargs):
+            bound = signature.bind(*args, **kwargs)
+            bound.apply_defaults()
+            done, waiting = split_waiting(bound.arguments["runs"])
+            bound.arguments["runs"] = done
+            row = builder(*bound.args, **bound.kwargs)
+            if waiting.empty:
+                return row
+            return with_waiting(row, count_runs(scope(waiting, bound.arguments)),
+                                count_runs(scope(done, bound.arguments)))
+        return claim
+    return decorate
+
+
+def _link_rows(frame: pd.DataFrame, arguments: dict) -> pd.DataFrame:
+    """The rows an ordering claim compares: those whose factor takes a value its links name."""
+    members = {value for link in arguments["links"] for value in link}
+    return frame[frame[arguments["factor"]].isin(members)] if arguments["factor"] in frame else frame.iloc[0:0]
 
 
 def cells_verdict(outcomes: Iterable[str | None]) -> str:
@@ -281,9 +371,10 @@ def difference_text(p: float, test: str, alpha: float = ALPHA) -> str:
 def paired_test_name(used: set[str]) -> str:
     """The test named in a claim row, given the tests :func:`paired_p` used for its links or cells."""
     if used == {PAIRED_T}:
-        return "one-sided paired t-test (4 or fewer pairs: too few for the signed-rank test)"
+        return "one-sided paired t-test (too few pairs for the signed-rank test to reach the level tested)"
     if PAIRED_T in used:
-        return "one-sided Wilcoxon signed-rank (a paired t-test where 4 or fewer pairs)"
+        return ("one-sided Wilcoxon signed-rank (a paired t-test where the pairs are too few for it to reach the "
+                "level tested)")
     return "one-sided Wilcoxon signed-rank"
 
 
@@ -503,6 +594,7 @@ def paired_differences(runs: pd.DataFrame, factor: str, a, b, metric: str, cells
     return out
 
 
+@counts_waiting(_link_rows)
 def ordering_claim(id: str, claim: str, runs: pd.DataFrame, factor: str, links: list[tuple], metric: str,
                    cells: list[str], higher: bool = True, pair_on: Iterable[str] = ("seed",),
                    per_cell: bool = False, alpha: float = ALPHA, note: str = "", margin: float = 0.0,
@@ -570,15 +662,24 @@ def ordering_claim(id: str, claim: str, runs: pd.DataFrame, factor: str, links: 
     holds_in = holds_in_text(sum(cell_hold), len(cell_hold), "cells by mean")
     parts, p_values, tests, tested = [], [], set(), 0  # tested: the paired tests behind max(p_values)
     if per_cell:
-        cell_up, cell_down, largest_cell = [], [], 0
+        def in_cell(d, key):
+            return d[(d[cells] == pd.Series(key, index=cells)).all(axis=1)] if cells else d
+
+        def cell_testable(key):  # every link with pairs in the cell has two or more
+            sizes = [len(in_cell(d, key)) for d in diffs.values()]
+            return any(sizes) and all(testable(n) for n in sizes if n)
+
+        family = sum(cell_testable(key) for key in keys)
+        level = alpha / max(family, 1)  # what a cell must reach under Holm's correction: the test must be able to
+        cell_up, cell_down, largest_cell, untested = [], [], 0, 0
         for key in keys:
             ups, downs, shown = [], [], []
             for (a, b), d in diffs.items():
-                part = d[(d[cells] == pd.Series(key, index=cells)).all(axis=1)] if cells else d
+                part = in_cell(d, key)
                 if len(part) == 0:
                     continue
                 largest_cell = max(largest_cell, len(part))
-                up, down, used = paired_p(part["diff"], alpha)
+                up, down, used = paired_p(part["diff"], level)
                 tests.add(used)
                 ups.append(up)
                 downs.append(down)
@@ -586,21 +687,26 @@ def ordering_claim(id: str, claim: str, runs: pd.DataFrame, factor: str, links: 
                     shown.append(up)
                 parts.append(f"{_label(cells, key)}: {display_name(a)} {relation} {display_name(b)} "
                              f"{_tested(len(part), used, up)}")
-            if ups:  # a cell holds when all its links do; it fails when one is reversed (Bonferroni over links)
-                cell_up.append(max(ups))
+            if ups and cell_testable(key):  # a cell holds when all its links do; it fails when one is reversed
+                cell_up.append(max(ups))      # (Bonferroni over links)
                 cell_down.append(min(1.0, min(downs) * len(downs)))
+            elif ups:  # a link of one pair: the cell cannot be decided, and stays outside the corrected family
+                untested += 1
             if shown:
                 p_values.append(max(shown))
                 tested += len(shown)
         outcomes, raw = corrected_outcomes(cell_up, cell_down, alpha)
+        outcomes, raw = outcomes + ["noise"] * untested, raw + ["noise"] * untested
         verdict = cells_verdict(outcomes)
         holds_in = significant_text(outcomes, raw, "cells")
         if verdict == INCONCLUSIVE:
             holds_in += unreachable(largest_cell, alpha, " per cell")
     else:
         ups, downs = [], []
+        family = [i for i, d in enumerate(diffs.values()) if testable(len(d))]  # a single pair is no test
+        level = alpha / max(len(family), 1)  # what a link must reach under Holm's correction: the test must be able to
         for (a, b), d in diffs.items():
-            up, down, used = paired_p(d["diff"], alpha)
+            up, down, used = paired_p(d["diff"], level)
             tests.add(used)
             ups.append(up)
             downs.append(down)
@@ -611,7 +717,10 @@ def ordering_claim(id: str, claim: str, runs: pd.DataFrame, factor: str, links: 
                          + (f" (opposite direction: {format_p(down)})" if down < alpha else ""))
         p_values = [up for up, d in zip(ups, diffs.values()) if testable(len(d))]  # a single pair has no p
         tested = len(p_values)
-        link_outcomes, raw_links = corrected_outcomes(ups, downs, alpha)
+        link_outcomes, raw_links = ["noise"] * len(ups), ["noise"] * len(ups)  # untestable links: outside the family
+        for i, corrected, uncorrected in zip(family, *corrected_outcomes([ups[i] for i in family],
+                                                                           [downs[i] for i in family], alpha)):
+            link_outcomes[i], raw_links[i] = corrected, uncorrected
         if "fails" in link_outcomes:
             verdict = NOT_REPRODUCED
         elif all(o == "holds" for o in link_outcomes):
@@ -641,6 +750,7 @@ def _tested(n: int, used: str, p: float) -> str:
     return f"n = {n}{_t_mark(used)}, {format_p(p)}" if testable(n) else f"n = {n}, no test"
 
 
+@counts_waiting()
 def trend_claim(id: str, claim: str, runs: pd.DataFrame, x: str, metric: str, sign: int, cells: list[str],
                 alpha: float = ALPHA, n_permutations: int = N_PERMUTATIONS, seed: int = 0, note: str = "",
                 usable: Callable[[pd.DataFrame], tuple[pd.DataFrame, str]] | None = None) -> dict:
@@ -684,6 +794,7 @@ def trend_claim(id: str, claim: str, runs: pd.DataFrame, x: str, metric: str, si
                      p_tests=len(p_values), note=note)
 
 
+@counts_waiting()
 def rank_agreement_claim(id: str, claim: str, runs: pd.DataFrame, unit: str, x: str, metric: str, cells: list[str],
                          sign: int = +1, alpha: float = ALPHA, n_permutations: int = N_PERMUTATIONS,
                          seed: int = 0, note: str = "") -> dict:
@@ -741,6 +852,7 @@ def _order(means: pd.Series) -> str:
     return " > ".join(display_name(u) for u in means.sort_values(ascending=False).index)
 
 
+@counts_waiting()
 def band_claim(id: str, claim: str, runs: pd.DataFrame, metric: str, cells: list[str], low: float = -np.inf,
                high: float = np.inf, alpha: float = ALPHA, note: str = "") -> dict:
     """A claim that ``metric`` (seed-level values) lies in ``[low, high]`` in every cell: per cell

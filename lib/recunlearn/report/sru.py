@@ -272,9 +272,15 @@ def inferable_claim(runs: pd.DataFrame) -> dict:
 
 def accuracy_claims(runs: pd.DataFrame) -> list[dict]:
     """``sru_accuracy_above_baselines`` and ``sru_accuracy_near_retrain``."""
+    from .claims import STATUS, split_waiting
+
     main = main_runs(_ensure(runs, NEEDED))
-    share = share_of_retrain(main, "ndcg@10")
+    done, waiting = split_waiting(main)
+    share = share_of_retrain(done, "ndcg@10")
     share = share[share["method"] == "sru"].rename(columns={"share": "sru_share_of_retrain"})
+    if len(waiting):  # the SRU runs without a record count as pending
+        share = pd.concat([share.assign(**{STATUS: "computed"}),
+                           waiting[waiting["method"] == "sru"][CELLS + ["method", "seed", STATUS]]], ignore_index=True)
     return [
         ordering_claim("sru_accuracy_above_baselines",
                        "SRU recommends more accurately (NDCG@10) than SISA and than RecEraser-style aggregation",
@@ -303,7 +309,16 @@ def unlearning_share_of_full_training(runs: pd.DataFrame) -> pd.DataFrame:
     left out."""
     main = main_runs(_ensure(runs, NEEDED))
     sru = main[main["method"] == "sru"]
-    return sru.assign(share_of_full_training=_share_of_full_training(sru)).dropna(subset=["share_of_full_training"])
+    return _known(sru.assign(share_of_full_training=_share_of_full_training(sru)), "share_of_full_training")
+
+
+def _known(runs: pd.DataFrame, column: str) -> pd.DataFrame:
+    """``runs`` without the computed runs whose ``column`` is undefined; the runs without a record
+    (:data:`~recunlearn.report.claims.STATUS`) stay, for a claim to count them as pending."""
+    from .claims import COMPUTED, STATUS
+
+    waiting = runs[STATUS].ne(COMPUTED) if STATUS in runs else pd.Series(False, index=runs.index)
+    return runs[runs[column].notna() | waiting]
 
 
 def efficiency_claim(runs: pd.DataFrame) -> dict:
@@ -312,16 +327,20 @@ def efficiency_claim(runs: pd.DataFrame) -> dict:
     machine inflate far less than wall seconds. Per dataset and model, one-sided t-tests of the mean share over seeds
     against :data:`FASTER_THAN` (1): holds when significantly below, fails when significantly above,
     inconclusive within noise (or with fewer than two runs); pending without a run."""
+    from .claims import split_waiting
+
     shares = unlearning_share_of_full_training(runs)
+    done, _ = split_waiting(shares)
+
     def count(flag):
-        return int(shares[flag].fillna(False).astype(bool).sum()) if len(shares) else 0
+        return int(done[flag].fillna(False).astype(bool).sum()) if len(done) else 0
 
     stored = count("full_model_stored")
     cached = count("full_model_cached") - stored
     note = ("Per SRU run: unlearning CPU seconds (one retrained shard, its centroid, the aggregator) over a full "
             "retrain's CPU seconds (the full-data model's training, scaled to the pairs left after deletion)"
-            + (f"; in {cached} of {len(shares)} runs that training ran in an earlier run of the same process, in "
-               f"{stored} in an earlier process (stored between compute sessions)" if len(shares) else "") + ".")
+            + (f"; in {cached} of {len(done)} runs that training ran in an earlier run of the same process, in "
+               f"{stored} in an earlier process (stored between compute sessions)" if len(done) else "") + ".")
     return band_claim("sru_unlearns_faster", "SRU unlearns faster (one shard + the aggregator) than a full retrain",
                       shares, "share_of_full_training", CELLS, low=0.0, high=FASTER_THAN, note=note)
 
@@ -338,13 +357,40 @@ def extra_deletion_points(runs: pd.DataFrame) -> pd.DataFrame:
     return pd.concat(parts, ignore_index=True)
 
 
+STRATEGIES_MEAN = "mean of the strategies"
+"""The cell of :func:`shared_baseline_points` that pairs the run without extra deletion with the
+strategies' mean at the first n."""
+
+
+def shared_baseline_points(points: pd.DataFrame) -> pd.DataFrame:
+    """:func:`extra_deletion_points` for a paired test: the run without extra deletion is one baseline
+    shared by every strategy, so pairing it with each strategy's run at the lowest n > 0 would count
+    one run several times. Here it is kept once (``extra_deletion`` = :data:`STRATEGIES_MEAN`) and
+    paired with the mean over the strategies of their computed runs at that n (per cell and seed);
+    the steps between higher levels stay per strategy (their runs are distinct). Runs without a record
+    (``status``) keep their rows, for the claim to count them."""
+    from .claims import STATUS, split_waiting
+
+    if points.empty or not (points["n_extra"] > 0).any():
+        return points
+    first = int(points.loc[points["n_extra"] > 0, "n_extra"].min())
+    base = points[points["n_extra"] == 0].drop_duplicates(CELLS + ["seed"] + ([STATUS] if STATUS in points else []))
+    done, _ = split_waiting(points[points["n_extra"] == first])  # the strategies' runs without a record stay below
+    mean = done.groupby(CELLS + ["seed"], as_index=False)["hit@10"].mean().assign(n_extra=first)
+    if STATUS in points:
+        mean[STATUS] = "computed"
+    shared = pd.concat([base, mean], ignore_index=True).assign(extra_deletion=STRATEGIES_MEAN)
+    return pd.concat([shared, points[points["n_extra"] > 0]], ignore_index=True)
+
+
 def extra_deletion_claim(runs: pd.DataFrame) -> dict:
     """``sru_extra_deletion_lowers_hit``: HIT@10 lower at each step up in the number n of extra deleted
     items (consecutive levels of n among the runs, n = 0 the run without extra deletion), an ordering
-    per step pooled over datasets, models and strategies, pairs by seed. Not a Spearman trend per
+    per step pooled over datasets, models and strategies, pairs by seed; the first step pairs the run
+    without extra deletion with the strategies' mean (:func:`shared_baseline_points`). Not a Spearman trend per
     strategy: with one seed per cell (the paper-scale sweep) and three levels of n its smallest
     p-value is 1/6, so the claim could never hold or fail."""
-    points = extra_deletion_points(_ensure(runs, NEEDED))
+    points = shared_baseline_points(extra_deletion_points(_ensure(runs, NEEDED)))
     levels = sorted({int(n) for n in points["n_extra"]})
     labelled = points.assign(extra_items=[f"{int(n)} extra" for n in points["n_extra"]])
     links = [(f"{more} extra", f"{fewer} extra") for fewer, more in zip(levels, levels[1:])]
@@ -376,8 +422,8 @@ def ablation_claims(runs: pd.DataFrame, n_shards: int) -> pd.DataFrame:
                        "same shards, random or similarity", attention, "method", [("sru", "receraser")], "ndcg@10",
                        CELLS + ["shards"]),
         trend_claim("sru_more_shards_faster", "Unlearning takes less time with more shards (SRU)",
-                    sweep.assign(share_of_full_training=_share_of_full_training(sweep)).dropna(
-                        subset=["share_of_full_training"]), "n_shards", "share_of_full_training", -1, CELLS,
+                    _known(sweep.assign(share_of_full_training=_share_of_full_training(sweep)),
+                           "share_of_full_training"), "n_shards", "share_of_full_training", -1, CELLS,
                     note="Time per run: unlearning CPU seconds over the full-data model's training CPU seconds, "
                          "so runs recorded apart compare without comparing their wall clocks."),
         trend_claim("sru_more_shards_less_accurate", "SRU's NDCG@10 falls as the number of shards grows", sweep,

@@ -12,6 +12,7 @@ import pandas as pd
 
 from ...experiments.config import Config
 from ...experiments.records import PENDING_CPU, record_key
+from ..claims import with_pending_rows
 from . import Notice, Page, _names, compute_command, plan_entries, reasons_text, run_command, validated
 
 NO_RUN = "pending"
@@ -86,11 +87,12 @@ def question_page(page: str, grid_cls: type, collect: Callable, params: Mapping[
     and figure ``figures[name](runs)`` (drawn when shown) under the runs' notice (``what``: what they
     are; said once a page, see :meth:`Page.show`), ``values(runs)`` glued for the text, and the
     ``checked`` columns to ``digits`` decimals as the regression check. Its claims are our hypotheses,
-    not a paper's, and the notice of those pending says so."""
+    not a paper's, and the notice of those pending says so; each counts the runs of its scope still
+    without a record as pending (:func:`~recunlearn.report.claims.with_pending_rows`)."""
     grid, runs, command = collect_page(page, grid_cls, params, collect, runs)
     notice = runs_notice(what, runs, len(grid.runs()), command)
     shown = Page(
-        page, grid, runs, claims=claims(runs), tables={name: table(runs) for name, table in tables.items()},
+        page, grid, runs, claims=claims(with_pending_rows(runs)), tables={name: table(runs) for name, table in tables.items()},
         figures={name: functools.partial(figure, runs) for name, figure in figures.items()},
         values=values(runs) if values is not None else {},
         notices=dict.fromkeys([*tables, *figures], notice),

@@ -49,7 +49,7 @@ def build(collected: Collected | None = None, **params) -> Page:
     done = runs[(runs["status"] == "computed") & (runs["selector"] != "none")]
     table = group_means(done)
     long = groups_long(done, ["selector"])
-    claims = claims_frame([low_mrr_least_stable_claim(done), casper_lowest_per_group_claim(done)])
+    claims = claims_frame([low_mrr_least_stable_claim(runs), casper_lowest_per_group_claim(runs)])
     means = long.groupby(["selector", "group"])["jaccard"].mean().unstack() if len(long) else pd.DataFrame()
     low_least = int((means.idxmin(axis=1) == "low").sum()) if len(means) else 0
     casper_lowest = int(sum(means[g].idxmin() == "casper" for g in MRR_GROUPS if g in means)) \

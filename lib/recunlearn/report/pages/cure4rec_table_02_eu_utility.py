@@ -7,6 +7,7 @@ from __future__ import annotations
 from ...experiments.cure4rec import Collected, pending_reason
 from ...experiments.cure4rec_exact import (EXACT_UTILITY, ExactCollected, collect_combiner_variants,
                                            combiner_variant_grids)
+from ..claims import with_pending_rows
 from ..compare import paper_layout, paper_vs_ours_table, within_text
 from ..cure4rec import compare_exact, paper_agreement_text, retrain_in_two_tables, utility_claims
 from ..glance import with_page_runs
@@ -59,7 +60,7 @@ def build(collected: ExactCollected | None = None, variants: Collected | None = 
                                      pending_reason(grid.device),
                                      comparison_command(PAGE, grid, command, collected.pending))
     return Page(
-        PAGE, grid, with_page_runs(runs, len(every_config), every_pending), pending, comparison, utility_claims(runs),
+        PAGE, grid, with_page_runs(runs, len(every_config), every_pending), pending, comparison, utility_claims(with_pending_rows(runs)),
         tables={"runs": runs_table(len(every_config), every_pending),
                 "paper_table": paper_layout(in_grid, ["dataset", "model", "metric"], ["method", "selection"],
                                             METRICS) if len(shown) else shown,

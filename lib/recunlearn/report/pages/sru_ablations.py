@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import pandas as pd
 
+from ..claims import with_pending_rows
 from ..plots import sweep_lines
 from ..sru import ablation_claims, ablation_points, partition_table, shard_count_table
 from . import Notice, Page
@@ -37,7 +38,7 @@ def build(runs: pd.DataFrame | None = None, **params) -> Page:
     total = len(grid.runs())
     tables, figures, shown = ablation_items(runs, grid.n_shards, total, pending, command)
     return Page(
-        PAGE, grid, runs, pending, None, ablation_claims(runs, grid.n_shards),
+        PAGE, grid, runs, pending, None, ablation_claims(with_pending_rows(runs), grid.n_shards),
         tables={"runs": runs_table(total, pending), **tables}, figures=figures,
         notices=dict(runs=runs_notice("The runs of this page", total, pending, command), **shown),
         checks=[computed_text(runs, total)], claims_command=command)

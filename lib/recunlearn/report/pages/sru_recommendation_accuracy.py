@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from ..claims import claims_frame
+from ..claims import claims_frame, with_pending_rows
 from ..names import by_dataset, display_frame
 from ..plots import method_bars
 from ..sru import NEAR_RETRAIN, accuracy_claims, accuracy_table, main_runs, share_of_retrain
@@ -31,7 +31,7 @@ def build(runs: pd.DataFrame | None = None, **params) -> Page:
     values = {"sru_share_of_retrain": by_dataset(sru_share, ".1%"),
               "near_retrain_bound": f"{NEAR_RETRAIN:.0%}"}
     return Page(
-        PAGE, grid, runs, pending, None, claims_frame(accuracy_claims(runs)),
+        PAGE, grid, runs, pending, None, claims_frame(accuracy_claims(with_pending_rows(runs))),
         tables={"runs": runs_table(total, pending), "accuracy": accuracy_table(main), "share": share_table},
         figures={"figure": lambda: method_bars(main, "ndcg@10", "NDCG@10 after unlearning (mean ± std over seeds)",
                                                col="model", x="method", hue="dataset")},

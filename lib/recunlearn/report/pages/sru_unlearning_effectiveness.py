@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from ..claims import claims_frame
+from ..claims import claims_frame, with_pending_rows
 from ..names import by_dataset
 from ..plots import sweep_lines
 from ..sru import (HIT_RANDOM, effectiveness_table, extra_deletion_claim, extra_deletion_points, inferable_claim,
@@ -30,7 +30,8 @@ def build(runs: pd.DataFrame | None = None, **params) -> Page:
               "hit_before_10": by_dataset(before.groupby("dataset")["hit_before_retraining@10"].mean(), ".4f")
               if len(before) else "pending"}
     return Page(
-        PAGE, grid, runs, pending, None, claims_frame([inferable_claim(runs), extra_deletion_claim(runs)]),
+        PAGE, grid, runs, pending, None, claims_frame([inferable_claim(with_pending_rows(runs)),
+                                                  extra_deletion_claim(with_pending_rows(runs))]),
         tables={"runs": runs_table(total, pending), "hits": effectiveness_table(runs)},
         figures={"figure": lambda: sweep_lines(points, "n_extra", ["hit@10", "ndcg@10"], "extra_deletion",
                                                "SRU: HIT@10 and NDCG@10 against the number of extra deleted items",
