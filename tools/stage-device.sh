@@ -6,7 +6,7 @@
 #
 # - data/: the dataset files of the runs the device would start (python -m recunlearn compute --stage);
 # - repo.git: this commit without its files (a blob-less clone), so that records made there name a clean commit;
-# - wheels/: the pinned pandas, and the optional packages the runs import (data/NEEDS), for the device's Python.
+# - wheels/: the pinned pandas and PyYAML (the plan file), and the optional packages the runs import (data/NEEDS), for the device's Python.
 # Then call the device with carry ["device-data"] and the command it prints.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -24,7 +24,7 @@ git clone -q --depth 1 --filter=blob:none --no-checkout --upload-pack="git -c up
 mv device-data/clone/.git device-data/repo.git && rm -rf device-data/clone
 GIT_DIR=device-data/repo.git GIT_WORK_TREE=. git read-tree HEAD   # an index, so that `git status` works there
 pin() { grep -i "^$1==" requirements.txt; }
-for package in pandas $(cat device-data/data/NEEDS); do
+for package in pandas PyYAML $(cat device-data/data/NEEDS); do  # PyYAML: the compute plan is YAML
   .venv/bin/pip download -q --no-deps --only-binary=:all: --python-version "$DEVICE_PYTHON" --implementation cp \
     --platform manylinux_2_28_x86_64 --platform manylinux_2_17_x86_64 --platform manylinux2014_x86_64 \
     -d device-data/wheels "$(pin "$package")"

@@ -27,7 +27,7 @@ import dataclasses
 import os
 import time
 from pathlib import Path
-from typing import Callable
+from typing import Callable, Iterable
 
 from .. import paths
 from ..experiments.config import require_device
@@ -137,7 +137,7 @@ def compute(options: ComputeOptions, out: Callable[[str], None] = print) -> int:
         todo = fit_in(todo, status.costs, options.gpu_minutes * 60)
     workers = options.workers or (None if options.executor == "ray" else default_workers(options.device))
     if options.dry_run:
-        describe(status, runs, todo, workers or default_workers(options.device), out)
+        describe(status, runs, todo, workers or default_workers(options.device), out, options.only)
         return 0
     if options.stage is not None:
         staged = stage([run.config for batch in todo for run in batch], options.stage)
@@ -200,8 +200,11 @@ def _summary(tally: Tally) -> str:
     return text
 
 
-def describe(status: PlanStatus, runs: list[Run], todo: list[list[Run]], workers: int, out) -> None:
-    """The dry run: per entry, runs done and CPU-hours left; the estimate behind each pending run."""
+def describe(status: PlanStatus, runs: list[Run], todo: list[list[Run]], workers: int, out,
+             only: Iterable[str] | None = None) -> None:
+    """The dry run: per entry (the ``only`` entries where given), runs done and CPU-hours left; the
+    estimate behind each pending run, and a warning where estimates could not be scaled to a dataset's
+    size because its file is not on this machine."""
     plan = status.plan
     scheduled = [run for batch in todo for run in batch]
     seconds = sum(status.costs.batch_seconds(run.config for run in batch) for batch in todo)
@@ -213,8 +216,9 @@ def describe(status: PlanStatus, runs: list[Run], todo: list[list[Run]], workers
                                      "kind yet: estimated from CPU records" if unmeasured else ""))
     out("")
     header = ["entry", "listed", "done", "computes", "pending", f"{plan.device.upper()}-h left", "estimates", "pages"]
+    chosen = set(only or ())
     rows = [[r["entry"], r["listed"], r["done"], r["computes"], r["pending"], f"{r['cpu_hours_left']:.1f}",
-             r["estimates"], r["pages"]] for r in entry_rows(status)]
+             r["estimates"], r["pages"]] for r in entry_rows(status) if not chosen or r["entry"] in chosen]
     for line in _table(header, rows):
         out(line)
     if not scheduled:
@@ -228,6 +232,10 @@ def describe(status: PlanStatus, runs: list[Run], todo: list[list[Run]], workers
         values = run.config.to_dict()
         estimate = status.costs.estimate(run.config)
         groups[(run.experiment, values.get("dataset", ""), values.get("model", ""), estimate.basis)].append(estimate)
+    unscaled = sum("data rows unknown" in e.source for group in groups.values() for e in group)
+    if unscaled:
+        out(f"  warning: {unscaled} of these estimates are not scaled to their dataset's size (its file is not on "
+            f"this machine; set {paths.DATA_ENV}): they can be far off")
     for (experiment, dataset, model, basis), estimates in groups.items():
         seconds = [e.seconds for e in estimates]
         spread = minutes(min(seconds)) + (f" to {minutes(max(seconds))}" if max(seconds) > min(seconds) else "")

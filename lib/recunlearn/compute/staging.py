@@ -22,7 +22,8 @@ OPTIONAL_PACKAGES: dict[str, Callable[[Config], bool]] = {
     "POT": lambda config: getattr(config, "method", None) == "ultrare",
 }
 """Package (as pip names it) -> whether a config's run imports it. UltraRE's balanced partition solves an
-optimal-transport problem with POT; nothing else needs a package beyond torch, numpy, scipy and pandas."""
+optimal-transport problem with POT; nothing else needs a package beyond torch, numpy, scipy and pandas
+(and PyYAML, which the compute command needs to read the plan: tools/stage-device.sh stages it)."""
 
 
 @dataclasses.dataclass(frozen=True)
