@@ -50,6 +50,8 @@ def test_format_number_has_no_nan_or_negative_zero():
     assert format_mean_std(-0.00001, 0.0) == "0.0000 ± 0.0000"
     assert format_mean_std(0.78741, float("nan")) == "0.7874 (1 run)"         # one run: no spread to show
     assert format_mean_std(0.78741, 0.0, n=1) == "0.7874 (1 run)"
+    assert format_mean_std(0.7721, 0.006, n=2, of=3) == "0.7721 ± 0.0060 (2 runs)"  # fewer runs than the others
+    assert format_mean_std(0.7721, 0.006, n=3, of=3) == "0.7721 ± 0.0060"
 
 
 def test_mean_std_table_over_seeds_in_paper_order():

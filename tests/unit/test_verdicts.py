@@ -587,10 +587,25 @@ def test_rank_agreement_claim_known_answers():
     one_against = claim([[4, 3, 2, 1]] * 6 + [[1, 2, 3, 4]])  # significant pooled, one cell reversed
     assert one_against["verdict"] == "partly reproduced"
     assert one_against["holds in"] == "6 of 7 cells in the same order"
-    assert claim([[4, 3, 2, 1]] * 3)["p_value"] == claim([[4, 3, 2, 1]] * 3)["p_value"] < 1e-3  # seeded draws
+    # the same four units in every cell: one relabelling of them is permuted in all cells, so however
+    # many cells agree the smallest p is 1/4! = 1/24
+    assert claim([[4, 3, 2, 1]] * 3)["p_value"] == pytest.approx(1 / 24)
     few = rank_agreement_claim("r", "r", _ranked_units([[4, 3, 2, 1]]).query("unit in ['a', 'b']"), "unit", "x",
                                "y", ["cell"])
     assert few["verdict"] == "pending" and few["holds in"] == ""
+
+
+def test_rank_agreement_does_not_count_cells_of_the_same_units_as_independent_evidence():
+    """One unit last on both metrics in every cell, the other three in a fresh random order on each:
+    the order of the three says nothing, and one unit cannot make an association. Permuting within each
+    cell independently would call 15 such cells significant; the labels permuted alike in every cell
+    do not."""
+    from recunlearn.report.claims import rank_agreement_claim
+
+    rng = np.random.default_rng(0)
+    orders = [[*rng.permutation([4, 3, 2]), 1] for _ in range(15)]
+    row = rank_agreement_claim("r", "r", _ranked_units(orders), "unit", "x", "y", ["cell"])
+    assert row["verdict"] == "inconclusive" and row["p_value"] >= 1 / 24
 
 
 def test_rank_agreement_rho_matches_scipy_on_the_unit_means():

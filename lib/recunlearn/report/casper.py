@@ -139,7 +139,8 @@ def table3_view(comparison: pd.DataFrame, metric: str = "ao") -> pd.DataFrame:
     part = comparison[comparison["metric"] == metric].copy()
     part["method"] = [method_label(s, p, r) for s, p, r in zip(part["selector"], part["perturbation"],
                                                                 part["replacement"])]
-    part["cell"] = [with_paper(format_mean_std(o, sd, 4, n=n) if pd.notna(o) else "pending" if st == PENDING_CPU
+    most = part["n"].max() if len(part) else None  # a cell of fewer runs than the others says how many
+    part["cell"] = [with_paper(format_mean_std(o, sd, 4, n=n, of=most) if pd.notna(o) else "pending" if st == PENDING_CPU
                                else st, pv)
                     for o, sd, n, pv, st in zip(part["ours"], part["ours_std"], part["n"], part["paper"],
                                                 part["status"])]
@@ -724,11 +725,12 @@ def variance_claim(runs: pd.DataFrame, cells: list[str], metric: str = "ao", alp
     which rows matter."""
     from scipy.stats import binomtest
 
-    from .claims import ALPHA, claim_row, holds_in_text
+    from .claims import ALPHA, claim_row, count_runs, holds_in_text, split_waiting, with_waiting
 
     alpha = ALPHA if alpha is None else alpha
-    done = _computed(runs)
-    like = done[done["replacement"] == "random"] if "replacement" in done else done
+    compared = runs[runs["selector"].isin(("casper", *RANDOM_BASELINES))] if "selector" in runs else runs
+    compared = compared[compared["replacement"] == "random"] if "replacement" in compared else compared
+    like, waiting = split_waiting(compared)
     test = ("one-sided sign test over the cells: CASPER's std over seeds against the median of the random "
             "baselines' std in the same cell")
     claim = "CASPER has lower run-to-run variance over seeds than the random baselines"
@@ -754,7 +756,8 @@ def variance_claim(runs: pd.DataFrame, cells: list[str], metric: str = "ao", alp
     evidence = (f"std over seeds of {metric}: CASPER's below the median of the random baselines' in {lower}, above "
                 f"in {higher} of {total} cells (ties dropped); sign test p = {p_lower:.3g}; alpha = {alpha}. CASPER's "
                 "row is the same in every seed, the random baselines' is not")
-    return claim_row(id, claim, verdict, holds_in_text(lower, total, "cells"), p_lower, test, evidence)
+    return with_waiting(claim_row(id, claim, verdict, holds_in_text(lower, total, "cells"), p_lower, test, evidence),
+                        count_runs(waiting), count_runs(like))
 
 
 def margin_claim(runs: pd.DataFrame, cells: list[str] = ("perturbation",), metric: str = "ao",
@@ -763,9 +766,9 @@ def margin_claim(runs: pd.DataFrame, cells: list[str] = ("perturbation",), metri
     Random baseline's ``metric`` minus CASPER's for the same seed (like for like: random replacement
     item), is larger on each of JODIE and LatentCross than on each of LSTM and TiSASRec, paired by seed
     within each cell (pooled one-sided Wilcoxon signed-rank tests of :func:`~recunlearn.report.claims.ordering_claim`)."""
-    from .claims import ordering_claim
+    from .claims import STATUS, ordering_claim, split_waiting
 
-    done = _computed(runs)
+    done, waiting = split_waiting(runs)
     like = done[done["replacement"] == "random"]
     keys = list(cells) + ["model", "seed"]
     table = like.pivot_table(index=keys, columns="selector", values=metric, aggfunc="mean")
@@ -774,6 +777,10 @@ def margin_claim(runs: pd.DataFrame, cells: list[str] = ("perturbation",), metri
     else:
         margins = (table["random"] - table["casper"]).dropna().rename("margin").reset_index()
     models = set(margins["model"])
+    if len(waiting):  # CASPER's and Random's runs without a record: a margin still to come, counted as pending
+        left = waiting[waiting["selector"].isin(["casper", "random"]) & (waiting["replacement"] == "random")]
+        margins = pd.concat([margins.assign(**{STATUS: "computed"}),
+                             left[keys + [STATUS]].drop_duplicates(keys)], ignore_index=True)
     links = [(a, b) for a in UNBOUNDED_MODELS for b in ("lstm", "tisasrec") if a in models and b in models]
     return ordering_claim(id, "CASPER is strongest on the models without a cascade cap (JODIE, LatentCross): "
                           "larger AO drop below Random than on LSTM and TiSASRec", margins, "model", links,

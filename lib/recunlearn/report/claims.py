@@ -28,8 +28,8 @@ How a claim is decided (alpha = :data:`~recunlearn.report.verdicts.ALPHA` = 0.05
   opposite one; cells combine by :func:`~recunlearn.report.verdicts.combine`;
 - **rank agreement claims** ("the methods rank alike by utility and by disturbance"): per cell,
   Spearman's ρ between the units' (methods') means over seeds of two metrics; the mean ρ over the
-  cells is tested by a permutation test that reorders the units within each cell (the units, not
-  the seeds, are the points ranked); reproduced when significant and the two orders are the same
+  cells is tested by a permutation test that swaps the units' labels the same way in every cell (the
+  units, not the seeds, are the points ranked, and the same units recur in every cell); reproduced when significant and the two orders are the same
   in every cell, partly reproduced when significant but the orders differ somewhere
   (:func:`rank_agreement_claim`);
 - **band claims** ("between 0.75 and 0.95"): per cell, one-sided t-tests of the seed values'
@@ -802,11 +802,13 @@ def rank_agreement_claim(id: str, claim: str, runs: pd.DataFrame, unit: str, x: 
     their mean ``metric`` (``sign`` = -1: in reverse order), in every cell.
 
     Per cell, Spearman's ρ between the units' means over seeds (ties averaged) of ``x`` and of
-    ``metric``: the units are what is ranked, so the seeds of one unit are not counted as independent
-    points. The statistic is the mean ρ over the cells; its one-sided p-value is a permutation test
-    that reassigns the units' ``metric`` means at random within each cell, independently across cells
-    (exact for a single cell of up to 7 units, else ``n_permutations`` draws from a generator seeded
-    with ``seed``). ``reproduced`` when the p in the claimed direction is below ``alpha`` and the two
+    ``metric``, over the units every cell has: the units are what is ranked, so the seeds of one unit
+    are not counted as independent points. The statistic is the mean ρ over the cells; its one-sided
+    p-value is a permutation test that swaps the units' labels on the ``metric`` means, one
+    permutation applied to every cell: the same units recur in every cell, so the cells are not
+    independent evidence (with 4 units the smallest p is 1/24, however many cells agree). Exact for up
+    to 7 units (every permutation), else ``n_permutations`` draws from a generator seeded with
+    ``seed``. ``reproduced`` when the p in the claimed direction is below ``alpha`` and the two
     orders are the same in every cell (ρ = ``sign``); ``partly reproduced`` when the p is below
     ``alpha`` but the orders differ in some cell (the association holds, the orders do not match);
     ``not reproduced`` when the opposite direction's p is below ``alpha``; ``inconclusive``
@@ -814,11 +816,14 @@ def rank_agreement_claim(id: str, claim: str, runs: pd.DataFrame, unit: str, x: 
     whose two orders are the same (``"cells in the same order"``); the evidence gives each cell's ρ
     and its two orders."""
     test = (f"Spearman ρ between per-{unit} means in each cell, averaged over the cells; one-sided permutation "
-            f"p-value ({unit} means reordered within each cell)")
+            f"p-value ({unit} labels swapped the same way in every cell)")
     frame = runs.dropna(subset=[x, metric]) if len(runs) else runs
+    cell_means = [(key, group.groupby(unit)[[x, metric]].mean()) for key, group in _groups(frame, cells)] \
+        if len(frame) else []
+    common = sorted(set.intersection(*(set(m.index) for _, m in cell_means))) if cell_means else []
     ranked, parts, agreeing = [], [], []
-    for key, group in _groups(frame, cells) if len(frame) else ():
-        means = group.groupby(unit)[[x, metric]].mean()
+    for key, means in cell_means:
+        means = means.loc[common]  # the units every cell has: one labelling of them is permuted in all cells
         if len(means) < 3 or means[x].nunique() < 2 or means[metric].nunique() < 2:
             continue
         ranks = _centred_ranks(means[x], means[metric])
@@ -831,9 +836,11 @@ def rank_agreement_claim(id: str, claim: str, runs: pd.DataFrame, unit: str, x: 
         return claim_row(id, claim, PENDING, test=test, evidence=(note + " " if note else "") + "no cell with 3 units yet",
                          note=note)
     observed = float(np.mean([ranks.rho() for ranks in ranked]))
-    exact = len(ranked) == 1 and math.factorial(len(ranked[0].y)) <= 5040
-    rng = None if exact else np.random.default_rng(seed)
-    null = np.mean([ranks.null_rhos(exact, n_permutations, rng) for ranks in ranked], axis=0)
+    k = len(common)
+    exact = math.factorial(k) <= 5040
+    orders = (np.array(list(itertools.permutations(range(k)))) if exact
+              else np.random.default_rng(seed).permuted(np.tile(np.arange(k), (n_permutations, 1)), axis=1))
+    null = np.mean([ranks.y[orders] @ ranks.x / ranks.scale for ranks in ranked], axis=0)
     up, down = _permutation_p(observed, null, exact, n_permutations)
     p_claimed, p_opposite = (up, down) if sign > 0 else (down, up)
     if p_claimed < alpha:

@@ -133,15 +133,19 @@ def within_text(comparison: pd.DataFrame) -> str:
     return text + (f" ({pending} pending)" if pending else "")
 
 
-def format_mean_std(mean: float, std: float, digits: int = 4, pending: str = "pending", n=None) -> str:
+def format_mean_std(mean: float, std: float, digits: int = 4, pending: str = "pending", n=None,
+                    of: int | None = None) -> str:
     """``"0.3215 ± 0.0012"`` over ``n`` runs; ``"0.3215 (1 run)"`` for a single run (``n == 1``, or
-    no ``n`` and an undefined ``std``), whose spread is unknown rather than zero; ``pending``
-    (default ``"pending"``) for a missing value; never ``-0.0000``."""
+    no ``n`` and an undefined ``std``), whose spread is unknown rather than zero; ``"… (2 runs)"`` when
+    ``n`` is below ``of``, the runs the other cells of a table have; ``pending`` (default
+    ``"pending"``) for a missing value; never ``-0.0000``."""
     if pd.isna(mean):
         return pending
     if (n is not None and pd.notna(n) and int(n) == 1) or (n is None and pd.isna(std)):
         return f"{format_number(mean, digits)} (1 run)"
-    return f"{format_number(mean, digits)} ± {format_number(abs(std) if pd.notna(std) else 0.0, digits)}"
+    text = f"{format_number(mean, digits)} ± {format_number(abs(std) if pd.notna(std) else 0.0, digits)}"
+    fewer = n is not None and pd.notna(n) and of is not None and pd.notna(of) and int(n) < int(of)
+    return text + (f" ({int(n)} runs)" if fewer else "")
 
 
 def mean_std_table(runs: pd.DataFrame, keys: list[str], metrics: list[str], digits: int | dict[str, int] = 4
