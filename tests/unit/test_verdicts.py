@@ -669,3 +669,13 @@ def test_a_claim_holding_on_its_computed_runs_reads_partly_reproduced_while_some
     assert band["verdict"] == "partly reproduced" and band["holds in"].endswith("3 of 15 runs pending")
     assert band_claim("in_band", "in band", computed, "metric", ["method"], low=-1.0, high=1.0)["verdict"] \
         == "reproduced"
+
+
+def test_rank_agreement_leaves_out_cells_without_every_unit_and_names_them():
+    from recunlearn.report.claims import rank_agreement_claim
+
+    runs = _ranked_units([[4, 3, 2, 1]] * 4)
+    runs = runs[~((runs["cell"] == 3) & (runs["unit"] == "d"))]  # cell 3 has no run of d yet
+    row = rank_agreement_claim("r", "r", runs, "unit", "x", "y", ["cell"])
+    assert row["verdict"] == "reproduced" and row["holds in"] == "3 of 3 cells in the same order"
+    assert "1 cell without a run of every unit left out (3)" in row["evidence"]

@@ -802,8 +802,8 @@ def rank_agreement_claim(id: str, claim: str, runs: pd.DataFrame, unit: str, x: 
     their mean ``metric`` (``sign`` = -1: in reverse order), in every cell.
 
     Per cell, Spearman's ρ between the units' means over seeds (ties averaged) of ``x`` and of
-    ``metric``, over the units every cell has: the units are what is ranked, so the seeds of one unit
-    are not counted as independent points. The statistic is the mean ρ over the cells; its one-sided
+    ``metric``, in the cells that have every unit (the others are left out, and named): the units are
+    what is ranked, so the seeds of one unit are not counted as independent points. The statistic is the mean ρ over the cells; its one-sided
     p-value is a permutation test that swaps the units' labels on the ``metric`` means, one
     permutation applied to every cell: the same units recur in every cell, so the cells are not
     independent evidence (with 4 units the smallest p is 1/24, however many cells agree). Exact for up
@@ -820,10 +820,13 @@ def rank_agreement_claim(id: str, claim: str, runs: pd.DataFrame, unit: str, x: 
     frame = runs.dropna(subset=[x, metric]) if len(runs) else runs
     cell_means = [(key, group.groupby(unit)[[x, metric]].mean()) for key, group in _groups(frame, cells)] \
         if len(frame) else []
-    common = sorted(set.intersection(*(set(m.index) for _, m in cell_means))) if cell_means else []
+    common = sorted(set().union(*(set(m.index) for _, m in cell_means))) if cell_means else []
+    partial = [key for key, m in cell_means if set(m.index) != set(common)]  # a unit without a run there yet
     ranked, parts, agreeing = [], [], []
     for key, means in cell_means:
-        means = means.loc[common]  # the units every cell has: one labelling of them is permuted in all cells
+        if key in partial:  # one labelling of the units is permuted in every cell: each cell must have them all
+            continue
+        means = means.loc[common]
         if len(means) < 3 or means[x].nunique() < 2 or means[metric].nunique() < 2:
             continue
         ranks = _centred_ranks(means[x], means[metric])
@@ -847,9 +850,11 @@ def rank_agreement_claim(id: str, claim: str, runs: pd.DataFrame, unit: str, x: 
         verdict = REPRODUCED if all(agreeing) else PARTLY
     else:
         verdict = NOT_REPRODUCED if p_opposite < alpha else INCONCLUSIVE
+    left_out = (f"; {len(partial)} cell{'s' if len(partial) > 1 else ''} without a run of every {unit} left out "
+                f"({', '.join(_label(cells, key) for key in partial)})" if partial else "")
     evidence = ((note + " " if note else "") + f"mean ρ over {len(ranked)} cells {observed:+.2f}, {format_p(p_claimed)}"
                 + (f" (opposite direction: {format_p(p_opposite)})" if p_opposite < alpha else "")
-                + "; " + "; ".join(parts) + f"; alpha = {alpha}")
+                + "; " + "; ".join(parts) + left_out + f"; alpha = {alpha}")
     return claim_row(id, claim, verdict, holds_in_text(sum(agreeing), len(agreeing), "cells in the same order"),
                      p_claimed, test, evidence, note=note)
 
