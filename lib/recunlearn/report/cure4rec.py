@@ -292,20 +292,27 @@ def sweep_claims(runs: pd.DataFrame, x: str, expected: dict[str, int], label: st
     return claims_frame(rows)
 
 
-def concentration_claims(composition: pd.DataFrame) -> pd.DataFrame:
+def concentration_claims(composition: pd.DataFrame, runs: pd.DataFrame | None = None) -> pd.DataFrame:
     """Appendix B.3 on :func:`shard_composition` (our runs), one value per run: the share of all
     active users held by the shard with the most of them.
 
     - ``receraser_ultrare_concentrate_active_users``: that share is larger for RecEraser and UltraRE
       than for SISA (seed-paired, cells = dataset, model, selection; see
-      :func:`recunlearn.report.claims.ordering_claim`)."""
+      :func:`recunlearn.report.claims.ordering_claim`); the page's ``runs`` without a record
+      (:func:`~recunlearn.report.claims.with_pending_rows`) count as pending."""
+    from .claims import STATUS, split_waiting
+
     keys = ["dataset", "model", "method", "selection", "seed"]
     ours = composition[composition["source"] == "ours"]
     per_run = ours.groupby(keys)["active"].agg(lambda a: a.max() / max(a.sum(), 1)).rename("top_shard_share")
+    shares = per_run.reset_index()
+    waiting = split_waiting(runs)[1] if runs is not None else None
+    if waiting is not None and len(waiting):
+        shares = pd.concat([shares.assign(**{STATUS: "computed"}), waiting[keys + [STATUS]]], ignore_index=True)
     return claims_frame([
         ordering_claim("receraser_ultrare_concentrate_active_users",
                        "RecEraser and UltraRE group active users together, SISA spreads them (top shard's share)",
-                       per_run.reset_index(), "method", [("receraser", "sisa"), ("ultrare", "sisa")],
+                       shares, "method", [("receraser", "sisa"), ("ultrare", "sisa")],
                        "top_shard_share", ["dataset", "model", "selection"]),
     ])
 

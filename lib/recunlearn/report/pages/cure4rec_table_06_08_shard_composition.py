@@ -6,6 +6,7 @@ from __future__ import annotations
 import pandas as pd
 
 from ...experiments.cure4rec_exact import ExactCollected
+from ..claims import with_pending_rows
 from ..cure4rec import active_concentration, concentration_claims, shard_composition
 from ..names import by_dataset
 from ..paper import paper_table
@@ -39,7 +40,7 @@ def build(collected: ExactCollected | None = None, **params) -> Page:
     clustered = top[~is_sisa].groupby("dataset")["top_shard_share"].mean()
     empty = pd.DataFrame()
     return Page(
-        PAGE, grid, runs, pending, None, concentration_claims(composition),
+        PAGE, grid, runs, pending, None, concentration_claims(composition, with_pending_rows(runs)),
         tables={"runs": runs_table(total, pending),
                 "concentration": concentration.pivot_table(
                     index=["dataset", "method", "selection"], columns="source",
