@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import sys
 import time
 import warnings
@@ -51,11 +52,22 @@ USER_ERRORS = (UsageError, ConfigError, DatasetError, ProvenanceError, ComputeEr
 """Reported as one ``error:`` line (exit status 2) instead of a traceback."""
 
 
-def _parse_value(text: str):
+def _parse_value(text: str, key: str = "value"):
+    """A ``key=value`` value: JSON where it parses (numbers, lists, true/false/null), else the plain
+    string; a value that opens like a JSON list or object but does not parse is refused."""
     try:
         return json.loads(text)
     except json.JSONDecodeError:
+        if text.lstrip()[:1] in ("[", "{"):
+            raise UsageError(f"{key}={text}: not valid JSON; write a list as JSON, quoted for the shell, e.g. "
+                             f"{key}='[\"wmf\", \"bpr\"]'") from None
         return text
+
+
+def _cli_names(message: str) -> str:
+    """A configuration error as the command line spells parameters (``model``, not the notebooks' ``MODEL``)."""
+    return re.sub(r"\bparameters? ([A-Z][A-Z0-9_]*)\b", lambda m: m.group(0).replace(m.group(1), m.group(1).lower()),
+                  message)
 
 
 def read_grid_file(path: Path) -> list[dict]:
@@ -122,7 +134,9 @@ def main(argv: list[str] | None = None) -> int:
         try:
             return _dispatch(args)
         except USER_ERRORS as exc:
-            print(f"error: {exc}", file=sys.stderr)
+            text = _cli_names(str(exc)) if isinstance(exc, ConfigError) and args.command in ("run", "grid") \
+                else str(exc)
+            print(f"error: {text}", file=sys.stderr)
             return 2
 
 
@@ -138,7 +152,7 @@ def _dispatch(args: argparse.Namespace) -> int:
         malformed = [a for a in args.assignments if "=" not in a]
         if malformed:
             raise UsageError(f"expected key=value, got {malformed}")
-        run_configs(expand(args.experiment, {k: _parse_value(v) for k, v in pairs.items()}),
+        run_configs(expand(args.experiment, {k: _parse_value(v, k) for k, v in pairs.items()}),
                     args.records or paths.records_dir(), _recompute(args.recompute))
     elif args.command == "grid":
         specs = read_grid_file(args.file)

@@ -439,12 +439,13 @@ def run_cli(capsys, *argv) -> tuple[int, str]:
 def test_cli_missing_cuda_device_is_an_error_line_before_any_run(no_gpu, capsys, monkeypatch):
     monkeypatch.setattr(cli, "run_or_load", lambda *a, **k: pytest.fail("a run started"))
     code, err = run_cli(capsys, "run", "cure4rec-learn", "seed=[0,1]", "device=cuda")
-    assert code == 2 and err.strip() == f"error: {CUDA_MESSAGE}"
+    assert code == 2 and err.strip() == "error: " + CUDA_MESSAGE.replace("DEVICE", "device")  # the CLI's spelling
 
 
 @pytest.mark.parametrize("argv, text", [
     (["run", "cure4rec-lern"], "unknown experiment 'cure4rec-lern'; known: ["),
-    (["run", "cure4rec-learn", "dim=0"], "parameter DIM = 0: must be >= 1"),
+    (["run", "cure4rec-learn", "dim=0"], "parameter dim = 0: must be >= 1"),  # the command line's spelling
+    (["run", "cure4rec-learn", "model=[wmf, bpr]"], """write a list as JSON, quoted for the shell, e.g. model='["wmf"""),
     (["run", "cure4rec-learn", "DIM=4"], "names are lower case here: ['dim']"),
     (["run", "cure4rec-learn", "dim"], "expected key=value, got ['dim']"),
     (["run", "casper-rls", "max_rows=100"], "smallest value for foursquare is 212"),
@@ -463,7 +464,7 @@ def test_cli_user_errors_are_error_lines(capsys, argv, text):
     ('[{"experiment": "cure4rec-learn", "params": {}},]', "is not valid JSON: Expecting value at line 1"),
     ('{"experiment": "cure4rec-learn"}', "expected a list of"),
     ('[{"experiment": "cure4rec-learn"}]', "entry 0 must be"),
-    ('[{"experiment": "cure4rec-learn", "params": {"dim": -1}}]', "parameter DIM = -1"),
+    ('[{"experiment": "cure4rec-learn", "params": {"dim": -1}}]', "parameter dim = -1"),
 ])
 def test_cli_bad_grid_file_is_an_error_line(tmp_path, capsys, content, text):
     path = tmp_path / "grid.json"
@@ -494,7 +495,7 @@ def test_cli_error_in_a_fresh_process_has_no_traceback():
     result = subprocess.run([sys.executable, "-m", "recunlearn", "run", "casper-rls", "max_rows=100"],
                             capture_output=True, text=True, cwd=paths.REPO_ROOT, timeout=120)
     assert result.returncode == 2
-    assert result.stderr.startswith("error: parameter MAX_ROWS = 100") and "Traceback" not in result.stderr
+    assert result.stderr.startswith("error: parameter max_rows = 100") and "Traceback" not in result.stderr
 
 
 def test_a_ratio_that_unlearns_nobody_on_data_of_unknown_size_fails_once_the_users_are_counted(need_local, monkeypatch):
