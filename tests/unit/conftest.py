@@ -27,6 +27,15 @@ def _single_threaded_torch():
     torch.set_num_threads(before)
 
 
+@pytest.fixture(autouse=True)
+def _compute_process_starts_afresh(monkeypatch):
+    """Each test is a fresh compute process: the commit it started from is taken anew
+    (:func:`recunlearn.compute.executors.started_at`), under whatever commit the test makes records name."""
+    from recunlearn.compute import executors
+
+    monkeypatch.setattr(executors, "_STARTED_AT", None)
+
+
 @pytest.fixture(scope="session")
 def _private_cache(tmp_path_factory):
     return tmp_path_factory.mktemp("cache")

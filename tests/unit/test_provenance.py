@@ -306,8 +306,38 @@ def test_audit_flags_a_record_whose_commit_does_not_hold_the_code_that_made_it(t
     assert sorted(read_json_strict(tmp_path / f)["config"]["seed"] for f in needs_recompute(audit.reset_index())["file"]) \
         == [1, 3]
     assert audit_summary(audit.reset_index()).iloc[0]["not_its_commit"] == 2
-    # the compute command removes such a record as soon as it is written, and reports the run as failed
-    monkeypatch.setattr(records, "git_commit", lambda: head)
-    status, _, error, _ = executors.compute_run(LearnConfig(seed=4), tmp_path)
-    assert status == "failed" and "the checkout changed during the run" in error
-    assert not (folder / f"{record_key(LearnConfig(seed=4))}.json").exists()
+
+
+def test_the_compute_command_removes_a_record_made_after_the_checkout_moved(tmp_path, fake_runner, monkeypatch):
+    """A worker notes the commit it started from before any run; a record that names another one (the
+    checkout moved while the worker ran) is removed as soon as it is written, and the run fails."""
+    from recunlearn.compute import executors
+
+    monkeypatch.setattr(executors, "_STARTED_AT", "a" * 40)
+    monkeypatch.setattr(records, "git_commit", lambda: "a" * 40)
+    assert executors.compute_run(LearnConfig(seed=0), tmp_path)[0] == "computed"
+    monkeypatch.setattr(records, "git_commit", lambda: "b" * 40)  # the worktree was checked out elsewhere
+    status, _, error, _ = executors.compute_run(LearnConfig(seed=1), tmp_path)
+    assert status == "failed" and "started from commit aaaaaaaaaaaa" in error
+    folder = tmp_path / LearnConfig.experiment
+    assert (folder / f"{record_key(LearnConfig(seed=0))}.json").exists()
+    assert not (folder / f"{record_key(LearnConfig(seed=1))}.json").exists()
+
+
+def test_files_git_ignores_under_the_library_are_caught_before_computing(tmp_path, monkeypatch):
+    """An ignored .py file under lib/ (a notebook checkpoint) changes the fingerprint a record carries
+    but not the commit's: the checkout no longer matches its commit, and the audit would flag every
+    record made there."""
+    from recunlearn.experiments import audit
+
+    if _head() is None:
+        pytest.skip("not a git checkout")
+    monkeypatch.setattr(provenance, "git_commit", lambda: _head())
+    expected = audit.commit_fingerprints([_head()])[_head()]
+    monkeypatch.setattr(audit, "source_fingerprint", lambda: expected)
+    assert audit.checkout_matches_its_commit() is True
+    monkeypatch.setattr(audit, "source_fingerprint", lambda: "0" * 16)
+    assert audit.checkout_matches_its_commit() is False
+    monkeypatch.setattr(audit, "_git_bytes", lambda *a, **k: b"zzz missing\n" if a[0] == "cat-file" else
+                        provenance._git(*a).stdout.encode())
+    assert audit.commit_fingerprints([_head()]) == {_head(): None}  # git without the file contents: unchecked

@@ -154,6 +154,12 @@ def compute(options: ComputeOptions, out: Callable[[str], None] = print) -> int:
         require_device(options.device)  # on Ray, the executor checks that the cluster has a GPU
     if options.records_dir.resolve() == paths.committed_records_dir().resolve():
         require_clean(("lib",), f"computing run records into {paths.committed_records_dir()}")
+        from ..experiments.audit import checkout_matches_its_commit
+
+        if checkout_matches_its_commit() is False:
+            raise ComputeError("the library's files here are not those of the commit (files git ignores, e.g. under "
+                               "lib/**/.ipynb_checkpoints/, change its fingerprint): records made here would not "
+                               "name the code that made them; remove those files or compute from a fresh worktree")
     limit = options.gpu_minutes * 60 if options.gpu_minutes is not None else (
         options.hours * 3600 if options.hours is not None else None)
     deadline = time.time() + limit if limit is not None else None

@@ -102,19 +102,36 @@ def remove_unfinished_writes(models_root: Path, older_than_seconds: float = 3600
     return files, size
 
 
+_STARTED_AT: str | None = None
+"""The commit this process's code came from (:func:`started_at`)."""
+
+
+def started_at() -> str:
+    """The commit (``git_commit``) of the checkout when this process first asked, with the library's
+    fingerprint taken at the same moment: a worker asks as it starts, before any run, so that a record
+    it writes later can be checked against the code it started with (:func:`compute_run`)."""
+    global _STARTED_AT
+    if _STARTED_AT is None:
+        from ..experiments import records
+
+        records.source_fingerprint()  # cached from now on: what every record of this process names
+        _STARTED_AT = records.git_commit()  # as a record reads it
+    return _STARTED_AT
+
+
 def compute_run(config, records_dir: Path) -> tuple[str, float, str, float]:
     """(status, seconds, error, resumed) of making ``config``'s record in ``records_dir``: loaded when a
     done record is there, else computed and written by ``run_or_load`` with its stored models in
     :func:`models_dir`; an exception is a failed run. ``seconds`` are the run's wall seconds, those
     its resumed trainings had spent in earlier processes (``resumed``, the record's ``cost.resumed``)
-    included. A record whose commit does not hold the code that made it (the checkout moved during the
-    run) is removed and the run counts as failed."""
-    from ..experiments.audit import record_names_its_code
+    included. A record naming another commit than the one this process started from (the checkout
+    moved, or its library changed, while the process ran) is removed and the run counts as failed."""
     from ..experiments.records import record_key, run_or_load
     from ..paths import MODELS_ENV
 
     start = time.perf_counter()
     base = os.environ.get(MODELS_ENV)
+    started = started_at()
     try:
         if is_done(read_record(Path(records_dir) / config.experiment / f"{record_key(config)}.json")):
             return "loaded", time.perf_counter() - start, "", 0.0
@@ -126,12 +143,12 @@ def compute_run(config, records_dir: Path) -> tuple[str, float, str, float]:
     finally:
         if base is not None:
             os.environ[MODELS_ENV] = base
-    if record_names_its_code(record) is False:  # the checkout moved to another commit while the run computed
+    if "git_commit" in record and record["git_commit"] != started:  # the checkout changed under this process
         (Path(records_dir) / config.experiment / f"{record['key']}.json").unlink(missing_ok=True)
         return "failed", time.perf_counter() - start, (
-            f"record removed: it names commit {record['git_commit'][:12]}, whose code is not the code that ran "
-            f"(fingerprint {record.get('source_fingerprint')}); the checkout changed during the run: run compute "
-            "from a worktree that stays at one commit"), 0.0
+            f"record removed: this process started from commit {started[:12]}, and the checkout is now at "
+            f"{record['git_commit'][:12]}: the record would name code that did not make it; run compute from a "
+            "worktree that stays at one commit"), 0.0
     resumed = float(((record.get("cost") or {}).get("resumed") or {}).get("wall_seconds") or 0.0)
     return "computed", time.perf_counter() - start + resumed, "", resumed
 
@@ -179,6 +196,7 @@ def _local_worker(inbox, outbox, stop, records_dir: str, parent: int) -> None:
     prepare_worker_process()
     import recunlearn.experiments  # noqa: F401 - registers the runners
 
+    started_at()  # the commit and fingerprint of the code this worker runs, before any run
     for batch_id, configs, deadline in iter(inbox.get, None):
         run_batch(batch_id, configs, Path(records_dir), lambda: stop.is_set() or _past(deadline), outbox.put)
         outbox.put(BatchDone(batch_id))
@@ -265,6 +283,7 @@ class LocalExecutor:
 def _ray_batch(batch_id: int, configs: list, records_dir: str, deadline: float | None) -> list[Outcome]:
     """A Ray task: one batch, exactly as a local worker runs it; its outcomes."""
     prepare_worker_process()
+    started_at()
     outcomes: list[Outcome] = []
     run_batch(batch_id, configs, Path(records_dir), lambda: _past(deadline), outcomes.append)
     return outcomes

@@ -48,17 +48,26 @@ def _git_bytes(*args: str, stdin: bytes | None = None) -> bytes | None:
 def commit_fingerprints(commits) -> dict[str, str | None]:
     """For each commit, :func:`~recunlearn.provenance.source_fingerprint` of the library files that
     commit holds (read from git, not from the checkout): the fingerprint a record made at that commit
-    carries. None for a commit git does not have here."""
+    carries. None for a commit git does not have here, and for every commit when git cannot be read
+    (no git, a clone without the files' contents)."""
+    commits = list(dict.fromkeys(commits))
+    try:
+        return _commit_fingerprints(commits)
+    except (ValueError, IndexError, OSError):  # an answer of git's this parser does not expect: cannot check
+        return dict.fromkeys(commits)
+
+
+def _commit_fingerprints(commits: list[str]) -> dict[str, str | None]:
     library = LIBRARY.relative_to(paths.REPO_ROOT.resolve()).as_posix()
     trees: dict[str, list[tuple[PurePosixPath, str]] | None] = {}
-    for commit in dict.fromkeys(commits):
+    for commit in commits:
         listing = _git_bytes("ls-tree", "-r", "-z", commit, "--", library)
         if listing is None:
             trees[commit] = None
             continue
         files = []
         for entry in filter(None, listing.split(b"\0")):
-            meta, _, name = entry.decode().partition("\t")
+            meta, _, name = entry.decode("utf-8", "surrogateescape").partition("\t")
             relative = PurePosixPath(name).relative_to(library)
             if meta.split()[1] == "blob" and relative.suffix == ".py" and relative.parts[0] not in PRESENTATION:
                 files.append((relative, meta.split()[2]))
@@ -68,7 +77,10 @@ def commit_fingerprints(commits) -> dict[str, str | None]:
     at = 0
     for sha in blobs if output is not None else ():
         header_end = output.index(b"\n", at)
-        size = int(output[at:header_end].split()[2])
+        header = output[at:header_end].split()
+        if len(header) < 3:  # "<sha> missing": the clone lacks the file's contents
+            return dict.fromkeys(commits)
+        size = int(header[2])
         contents[sha] = output[header_end + 1:header_end + 1 + size]
         at = header_end + 1 + size + 1
     fingerprints = {}
@@ -90,10 +102,17 @@ def _commit_code(record: dict, fingerprints: dict[str, str | None]) -> bool | No
     return record.get("source_fingerprint") == fingerprints[commit]
 
 
-def record_names_its_code(record: dict) -> bool | None:
-    """Whether one record's commit holds the code that made it (``commit_code`` of :func:`audit_records`)."""
-    commit = record.get("git_commit")
-    return _commit_code(record, commit_fingerprints([commit]) if is_clean_commit(commit) else {})
+def checkout_matches_its_commit() -> bool | None:
+    """Whether the library files this process would fingerprint are the files of the checkout's commit:
+    False where files git does not track (ignored ones, e.g. under ``.ipynb_checkpoints``) change the
+    fingerprint, so that records made here would not name their code; None when it cannot be checked."""
+    from ..provenance import git_commit
+
+    commit = git_commit()
+    if not is_clean_commit(commit):
+        return None
+    expected = commit_fingerprints([commit])[commit]
+    return None if expected is None else expected == source_fingerprint()
 
 
 def _current_key(record: dict) -> str | None:

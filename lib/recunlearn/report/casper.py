@@ -520,6 +520,13 @@ def k_figure(summary: pd.DataFrame, metrics: list[str], title: str, by: str | No
 
 # --- claims shared by the CASPER pages (seed-level runs; see recunlearn.report.claims) -------------
 
+def _run_ids(runs: pd.DataFrame) -> pd.DataFrame:
+    """``runs`` with a ``record`` column naming each run (a CASPER frame has one row per run but no
+    record key): the rows a long format derives from one run then count once
+    (:func:`~recunlearn.report.claims.count_runs`)."""
+    return runs if "record" in runs else runs.assign(record=[f"run-{i}" for i in range(len(runs))])
+
+
 def _computed(runs: pd.DataFrame) -> pd.DataFrame:
     return runs[runs["status"] == "computed"] if "status" in runs else runs
 
@@ -583,8 +590,8 @@ def mrr_group_claim(runs: pd.DataFrame, cells: list[str], groups=("low", "high")
     the same links as :func:`low_mrr_least_stable_claim`), paired within each run (same seed)."""
     from .claims import ordering_claim
 
-    done = runs[runs["selector"] != "none"] if "selector" in runs else runs
-    keys = [c for c in cells if c in done] + ["seed"] + (["status"] if "status" in done else [])
+    done = _run_ids(runs[runs["selector"] != "none"] if "selector" in runs else runs)
+    keys = [c for c in cells if c in done] + ["seed", "record"] + (["status"] if "status" in done else [])
     long = done[keys + [f"{metric}_{g}" for g in groups]].melt(id_vars=keys, var_name="group", value_name=metric)
     long["group"] = long["group"].str.removeprefix(f"{metric}_")
     links = [(groups[0], other) for other in groups[1:]]
@@ -654,7 +661,6 @@ def figure_8_claims(runs: pd.DataFrame, growth: dict, near: tuple[float, float] 
       cannot tell); ``pending`` without sizes to fit."""
     from .claims import claim_row, claims_frame
 
-    done = _computed(runs)
     low, high = near
     claim = f"CASPER's run time grows near-linearly with the interactions (time ∝ n^b, b in [{low:g}, {high:g}])"
     test = "least-squares growth exponent over every repeat, percentile-bootstrap interval"
@@ -668,7 +674,7 @@ def figure_8_claims(runs: pd.DataFrame, growth: dict, near: tuple[float, float] 
         timing = claim_row("runtime_near_linear", claim, verdict, f"b = {b:.2f}, {interval}", test=test,
                            evidence=f"b = {b:.3f}, {interval} over {growth['sizes']} sizes x {growth['repeats']} "
                                     f"repeats timed in one run, sizes interleaved; near-linear: b in [{low:g}, {high:g}]")
-    return claims_frame([k_trend_claim(done), timing])
+    return claims_frame([k_trend_claim(runs), timing])  # with the runs without a record: counted as pending
 
 
 def k_trend_claim(runs: pd.DataFrame) -> dict:
@@ -829,8 +835,8 @@ MRR_GROUPS = ("high", "mid", "low")
 def groups_long(runs: pd.DataFrame, cells: list[str], metric: str = "jaccard", waiting: bool = False) -> pd.DataFrame:
     """Seed-level ``metric`` per MRR group in long format: ``cells + [seed, group, metric]`` (and, with
     ``waiting``, the runs without a record, their ``status`` kept, for a claim to count them)."""
-    done = runs if waiting else _computed(runs)
-    keys = [c for c in cells if c in done] + ["seed"] + (["status"] if waiting and "status" in done else [])
+    done = _run_ids(runs) if waiting else _computed(runs)
+    keys = [c for c in cells if c in done] + ["seed"] + (["record", "status"] if waiting and "status" in done else [])
     columns = [f"{metric}_{g}" for g in MRR_GROUPS]
     if done.empty:
         return pd.DataFrame(columns=keys + ["group", metric])

@@ -130,13 +130,19 @@ STATUS, COMPUTED = "status", "computed"
 """A runs frame's column naming whether a row's run has a record (``computed``) or is waiting for one."""
 
 
-def with_pending_rows(frame: pd.DataFrame) -> pd.DataFrame:
+def with_pending_rows(frame: pd.DataFrame, keys: list[str] | None = None) -> pd.DataFrame:
     """``frame`` (rows of a ``collect_*`` function) with a ``status`` column: its rows ``computed``, and
     the configs of its ``attrs["pending"]`` (runs without a record) appended as rows ``pending``,
     their parameters in the frame's columns and their metrics NaN -- so that a claim built on any
-    selection of the frame counts the runs of that selection still to come (:func:`with_waiting`)."""
+    selection of the frame counts the runs of that selection still to come (:func:`with_waiting`).
+    ``keys``: where one row of the frame joins several runs (of several experiments), the columns
+    naming a row: a pending config without all of them is not one of the frame's rows, and configs
+    of one row count once."""
     waiting = pd.DataFrame(frame.attrs.get("pending") or [])
     waiting = waiting[[c for c in waiting.columns if c in frame.columns]] if len(frame.columns) else waiting
+    if keys is not None and len(waiting):
+        waiting = waiting.reindex(columns=list(dict.fromkeys([*waiting.columns, *keys])))
+        waiting = waiting.dropna(subset=keys).drop_duplicates(keys)
     if RUN in frame:  # one identity per run (:func:`count_runs`)
         waiting[RUN] = [f"pending-{i}" for i in range(len(waiting))]
     out = pd.concat([frame.assign(**{STATUS: COMPUTED}), waiting.assign(**{STATUS: "pending"})], ignore_index=True) \
@@ -802,8 +808,8 @@ def rank_agreement_claim(id: str, claim: str, runs: pd.DataFrame, unit: str, x: 
     their mean ``metric`` (``sign`` = -1: in reverse order), in every cell.
 
     Per cell, Spearman's ρ between the units' means over seeds (ties averaged) of ``x`` and of
-    ``metric``, in the cells that have every unit (the others are left out, and named): the units are
-    what is ranked, so the seeds of one unit are not counted as independent points. The statistic is the mean ρ over the cells; its one-sided
+    ``metric``, over the set of units most cells have, in the cells that have all of them (the others
+    are left out, and named): the units are what is ranked, so the seeds of one unit are not counted as independent points. The statistic is the mean ρ over the cells; its one-sided
     p-value is a permutation test that swaps the units' labels on the ``metric`` means, one
     permutation applied to every cell: the same units recur in every cell, so the cells are not
     independent evidence (with 4 units the smallest p is 1/24, however many cells agree). Exact for up
@@ -820,8 +826,9 @@ def rank_agreement_claim(id: str, claim: str, runs: pd.DataFrame, unit: str, x: 
     frame = runs.dropna(subset=[x, metric]) if len(runs) else runs
     cell_means = [(key, group.groupby(unit)[[x, metric]].mean()) for key, group in _groups(frame, cells)] \
         if len(frame) else []
-    common = sorted(set().union(*(set(m.index) for _, m in cell_means))) if cell_means else []
-    partial = [key for key, m in cell_means if set(m.index) != set(common)]  # a unit without a run there yet
+    sets = [frozenset(m.index) for _, m in cell_means]
+    common = sorted(max(set(sets), key=lambda units: (sets.count(units), len(units)))) if sets else []
+    partial = [key for key, m in cell_means if not set(common) <= set(m.index)]  # a unit without a run there yet
     ranked, parts, agreeing = [], [], []
     for key, means in cell_means:
         if key in partial:  # one labelling of the units is permuted in every cell: each cell must have them all

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from ...experiments.bystanders import TradeoffGrid, collect_tradeoff
+from ...experiments.bystanders import TRADEOFF_KEYS, TradeoffGrid, collect_tradeoff
 from ..bystanders import tradeoff_claims, tradeoff_figure, tradeoff_table
 from . import Page
 from .bystanders_runs import question_page
@@ -20,4 +20,4 @@ def build(runs: pd.DataFrame | None = None, **params) -> Page:
     its table and the claims. ``runs`` (made up by a test) replaces the collected runs."""
     return question_page(PAGE, TradeoffGrid, collect_tradeoff, params, runs, what="The cells with both runs",
                          claims=tradeoff_claims, tables={"table": tradeoff_table},
-                         figures={"figure": tradeoff_figure}, checked=CHECKED)
+                         figures={"figure": tradeoff_figure}, checked=CHECKED, pending_keys=TRADEOFF_KEYS)

@@ -81,18 +81,19 @@ def printed(frame: pd.DataFrame | None) -> str:
 def question_page(page: str, grid_cls: type, collect: Callable, params: Mapping[str, Any],
                   runs: pd.DataFrame | None, *, what: str, claims: Callable, tables: Mapping[str, Callable],
                   figures: Mapping[str, Callable], checked: list[str], digits: int = 3,
-                  values: Callable | None = None) -> Page:
+                  values: Callable | None = None, pending_keys: list[str] | None = None) -> Page:
     """A page of the book's own chapter at notebook ``params``: its runs (:func:`collect_page`; ``runs``,
     made up by a test, replaces the collected ones), ``claims(runs)``, each table ``tables[name](runs)``
     and figure ``figures[name](runs)`` (drawn when shown) under the runs' notice (``what``: what they
     are; said once a page, see :meth:`Page.show`), ``values(runs)`` glued for the text, and the
     ``checked`` columns to ``digits`` decimals as the regression check. Its claims are our hypotheses,
     not a paper's, and the notice of those pending says so; each counts the runs of its scope still
-    without a record as pending (:func:`~recunlearn.report.claims.with_pending_rows`)."""
+    without a record as pending (:func:`~recunlearn.report.claims.with_pending_rows`; ``pending_keys``
+    where a row joins runs of several experiments)."""
     grid, runs, command = collect_page(page, grid_cls, params, collect, runs)
     notice = runs_notice(what, runs, len(grid.runs()), command)
     shown = Page(
-        page, grid, runs, claims=claims(with_pending_rows(runs)), tables={name: table(runs) for name, table in tables.items()},
+        page, grid, runs, claims=claims(with_pending_rows(runs, pending_keys)), tables={name: table(runs) for name, table in tables.items()},
         figures={name: functools.partial(figure, runs) for name, figure in figures.items()},
         values=values(runs) if values is not None else {},
         notices=dict.fromkeys([*tables, *figures], notice),
