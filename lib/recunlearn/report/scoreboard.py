@@ -168,13 +168,14 @@ def is_self_check(claim: dict) -> bool:
 def paper_totals(entries: list[dict]) -> dict:
     """Per paper: pages, pages rendered, claim tests by verdict word (one per claim and page: a claim
     tested on two pages, e.g. at a reduced scale and at the paper's, counts twice), the distinct
-    claims among them (by id and statement), tests at a reduced scale, and the self-checks apart (``checks``,
-    ``checks_passed``): they are not claims of the paper."""
+    claims among them (by id and statement), tests at a reduced scale, the claim tests by verdict word
+    that still wait for some of their runs (``waiting``: "k of m runs pending" in their verdict), and
+    the self-checks apart (``checks``, ``checks_passed``): they are not claims of the paper."""
     totals = {}
     for entry in entries:
         t = totals.setdefault(entry["paper"], {"pages": 0, "rendered": 0, "claims": 0, "reduced": 0,
                                                "verdicts": Counter(), "statements": set(), "checks": 0,
-                                               "checks_passed": 0})
+                                               "checks_passed": 0, "waiting": Counter()})
         t["pages"] += 1
         t["rendered"] += entry["rendered"]
         for claim in entry["claims"]:
@@ -187,6 +188,7 @@ def paper_totals(entries: list[dict]) -> dict:
             t["statements"].add((claim["id"], claim.get("claim") or ""))
             t["reduced"] += entry["reduced"]
             t["verdicts"][word] += 1
+            t["waiting"][word] += " runs pending" in claim["verdict"]
     for t in totals.values():
         t["distinct"] = len(t.pop("statements"))
     return totals
@@ -198,7 +200,9 @@ def totals_text(total: dict | None) -> str:
     paper's): …"`` when claims are tested on several pages; the self-checks after, apart."""
     if total is None or total["rendered"] == 0:
         return "not started"
-    counts = ", ".join(f"{total['verdicts'][v]} {v}" for v in VERDICTS)
+    waiting = total.get("waiting", Counter())
+    counts = ", ".join(f"{total['verdicts'][v]} {v}" + (f" ({waiting[v]} of them with runs still pending)"
+                                                         if waiting[v] else "") for v in VERDICTS)
     claims, distinct = total["claims"], total.get("distinct", total["claims"])
     text = (f"{claims} claim{'s' if claims != 1 else ''}" if distinct == claims
             else f"{claims} tests of {distinct} claim{'s' if distinct != 1 else ''}")
