@@ -190,6 +190,17 @@ def test_q4_page_needs_both_runs_of_a_cell_and_tests_completeness_against_chance
     claims = q4.build(runs=pending_attrs(pd.DataFrame(rows), configs, 0), **two).claims.set_index("id")
     assert claims.loc["tradeoff_oracle_has_power", "verdict"].startswith("partly reproduced")
     assert claims.loc["tradeoff_complete_at_chance", "verdict"].startswith("partly reproduced")
+    assert "the oracle's power in some backbones only" in claims.loc["tradeoff_complete_at_chance", "holds in"]
+    # power established in every backbone computed, some runs still to come: pending, not "some backbones"
+    one = [r for r in rows if r["model"] == "wmf" and r["seed"] < 2]
+    configs_one = [c for c in configs if getattr(c, "model", None) == "wmf"]
+    waiting = [c for c in configs_one if isinstance(c, BystanderConfig) and c.seed == 2]
+    frame = pd.DataFrame(one)
+    frame.attrs["pending"] = [c.to_dict() for c in waiting]
+    claims = q4.build(runs=frame, **dict(params)).claims.set_index("id")
+    complete = claims.loc["tradeoff_complete_at_chance"]
+    assert complete["verdict"].startswith("partly reproduced") and "runs pending" in complete["holds in"]
+    assert "some backbones only" not in complete["holds in"]
 
 
 def test_pages_without_a_computed_run_show_only_their_notices():

@@ -727,3 +727,17 @@ def test_melted_casper_groups_count_each_run_once():
     rows.append({"model": "lstm", "selector": "casper", "seed": 6, "status": "pending"})
     row = mrr_group_claim(pd.DataFrame(rows), ["model"])
     assert row["holds in"].endswith("1 of 7 runs pending")
+
+
+def test_paired_differences_can_carry_the_pairs_still_waiting_for_a_run():
+    from recunlearn.report.claims import paired_differences
+
+    runs = pd.DataFrame([{"method": m, "seed": s, "cell": "x", "metric": 0.5 + 0.1 * (m == "a"), "status": "computed"}
+                         for m in ("a", "b") for s in range(3)]
+                        + [{"method": "b", "seed": 3, "cell": "x", "status": "pending"},
+                           {"method": "c", "seed": 3, "cell": "x", "status": "pending"}])  # c: not compared
+    diffs = paired_differences(runs, "method", "a", "b", "metric", ["cell"], waiting=True)
+    assert list(diffs["status"]) == ["computed"] * 3 + ["pending"] and diffs["diff"].isna().sum() == 1
+    band = band_claim("b", "b", diffs, "diff", ["cell"], low=0.05, high=0.15)
+    assert band["verdict"] == "partly reproduced" and band["holds in"].endswith("1 of 4 runs pending")
+    assert len(paired_differences(runs, "method", "a", "b", "metric", ["cell"])) == 3  # without: computed pairs only

@@ -141,6 +141,7 @@ def with_pending_rows(frame: pd.DataFrame, keys: list[str] | None = None) -> pd.
     waiting = pd.DataFrame(frame.attrs.get("pending") or [])
     waiting = waiting[[c for c in waiting.columns if c in frame.columns]] if len(frame.columns) else waiting
     if keys is not None and len(waiting):
+        keys = [key for key in keys if key in frame.columns]  # the keys the frame's rows have
         waiting = waiting.reindex(columns=list(dict.fromkeys([*waiting.columns, *keys])))
         waiting = waiting.dropna(subset=keys).drop_duplicates(keys)
     if RUN in frame:  # one identity per run (:func:`count_runs`)
@@ -562,13 +563,28 @@ def pairs_text(n: int) -> str:
 
 
 def paired_differences(runs: pd.DataFrame, factor: str, a, b, metric: str, cells: list[str],
-                       pair_on: Iterable[str] = ("seed",), max_apart: pd.Timedelta | None = None) -> pd.DataFrame:
+                       pair_on: Iterable[str] = ("seed",), max_apart: pd.Timedelta | None = None,
+                       waiting: bool = False) -> pd.DataFrame:
     """``cells + pair_on + [diff]``: ``metric`` of ``factor == a`` minus that of ``factor == b``,
     for every (cell, pair) where both exist (e.g. the same seed of the same dataset and model).
 
     ``max_apart`` (times): a pair counts only when both runs' records were written at most that far
     apart (``created`` column, see :func:`record_times`); runs of unknown time never pair. The
-    frame's ``attrs["left_out"]`` counts the pairs dropped by that rule."""
+    frame's ``attrs["left_out"]`` counts the pairs dropped by that rule.
+
+    ``waiting``: ``runs`` may hold runs without a record (:func:`split_waiting`); the differences are
+    taken over the computed ones, and each pair still waiting for a run of ``a`` or ``b`` is added as
+    a row of ``status`` pending (``diff`` NaN), for a claim on the differences to count
+    (:func:`with_waiting`)."""
+    if waiting and STATUS in runs:
+        done, left = split_waiting(runs)
+        out = paired_differences(done, factor, a, b, metric, cells, pair_on, max_apart)
+        keys = list(cells) + list(pair_on)
+        left = left[left[factor].isin([a, b])] if factor in left else left.iloc[0:0]
+        pairs = left[keys].drop_duplicates(keys).assign(**{STATUS: "pending"})
+        joined = pd.concat([out.assign(**{STATUS: COMPUTED}), pairs], ignore_index=True)
+        joined.attrs = dict(out.attrs)
+        return joined
     index = list(cells) + list(pair_on)
     empty = pd.DataFrame(columns=index + ["diff"])
     empty.attrs["left_out"] = 0
