@@ -332,7 +332,7 @@ def test_files_git_ignores_under_the_library_are_caught_before_computing(tmp_pat
 
     if _head() is None:
         pytest.skip("not a git checkout")
-    monkeypatch.setattr(provenance, "git_commit", lambda: _head())
+    monkeypatch.setattr(audit, "git_commit", lambda: _head())
     expected = audit.commit_fingerprints([_head()])[_head()]
     monkeypatch.setattr(audit, "source_fingerprint", lambda: expected)
     assert audit.checkout_matches_its_commit() is True

@@ -29,7 +29,7 @@ import pandas as pd
 
 from .. import paths
 from ..io import loads_strict
-from ..provenance import LIBRARY, PRESENTATION, is_clean_commit, source_fingerprint
+from ..provenance import LIBRARY, PRESENTATION, git_commit, is_clean_commit, source_fingerprint
 from .config import ConfigError
 from .records import RUNNERS, record_key
 
@@ -106,8 +106,6 @@ def checkout_matches_its_commit() -> bool | None:
     """Whether the library files this process would fingerprint are the files of the checkout's commit:
     False where files git does not track (ignored ones, e.g. under ``.ipynb_checkpoints``) change the
     fingerprint, so that records made here would not name their code; None when it cannot be checked."""
-    from ..provenance import git_commit
-
     commit = git_commit()
     if not is_clean_commit(commit):
         return None

@@ -772,7 +772,7 @@ def margin_claim(runs: pd.DataFrame, cells: list[str] = ("perturbation",), metri
     Random baseline's ``metric`` minus CASPER's for the same seed (like for like: random replacement
     item), is larger on each of JODIE and LatentCross than on each of LSTM and TiSASRec, paired by seed
     within each cell (pooled one-sided Wilcoxon signed-rank tests of :func:`~recunlearn.report.claims.ordering_claim`)."""
-    from .claims import STATUS, ordering_claim, split_waiting
+    from .claims import ordering_claim, split_waiting, with_waiting_rows
 
     done, waiting = split_waiting(runs)
     like = done[done["replacement"] == "random"]
@@ -783,10 +783,9 @@ def margin_claim(runs: pd.DataFrame, cells: list[str] = ("perturbation",), metri
     else:
         margins = (table["random"] - table["casper"]).dropna().rename("margin").reset_index()
     models = set(margins["model"])
-    if len(waiting):  # CASPER's and Random's runs without a record: a margin still to come, counted as pending
-        left = waiting[waiting["selector"].isin(["casper", "random"]) & (waiting["replacement"] == "random")]
-        margins = pd.concat([margins.assign(**{STATUS: "computed"}),
-                             left[keys + [STATUS]].drop_duplicates(keys)], ignore_index=True)
+    left = waiting[waiting["selector"].isin(["casper", "random"]) & (waiting["replacement"] == "random")] \
+        if len(waiting) else waiting  # CASPER's and Random's runs without a record: margins still to come
+    margins = with_waiting_rows(margins, left, keys)
     links = [(a, b) for a in UNBOUNDED_MODELS for b in ("lstm", "tisasrec") if a in models and b in models]
     return ordering_claim(id, "CASPER is strongest on the models without a cascade cap (JODIE, LatentCross): "
                           "larger AO drop below Random than on LSTM and TiSASRec", margins, "model", links,

@@ -17,8 +17,8 @@ How a claim is decided (alpha = :data:`~recunlearn.report.verdicts.ALPHA` = 0.05
   paired t-test decides instead (:func:`paired_p`), so that three seeds can fail a claim as well as
   pass it; where several tests share Holm's correction (m links, or m cells), the level a test must
   be able to reach is alpha / m (6 pairs cannot reach 0.05 / 4: the t-test decides there too), and a
-  link or cell of a single pair, no test at all, stays outside the corrected family. ``reproduced`` when every link is significant in the
-  claimed direction and the means agree in every cell (``partly reproduced`` when they do not in
+  link or cell of a single pair, no test at all, stays outside the corrected family. ``reproduced``
+  when every link is significant in the claimed direction and the means agree in every cell (``partly reproduced`` when they do not in
   some, or when only some links are significant); ``not reproduced`` when a link is significant in
   the opposite direction (a claim of several links is their conjunction); ``inconclusive``
   otherwise (within noise);
@@ -29,8 +29,8 @@ How a claim is decided (alpha = :data:`~recunlearn.report.verdicts.ALPHA` = 0.05
 - **rank agreement claims** ("the methods rank alike by utility and by disturbance"): per cell,
   Spearman's ρ between the units' (methods') means over seeds of two metrics; the mean ρ over the
   cells is tested by a permutation test that swaps the units' labels the same way in every cell (the
-  units, not the seeds, are the points ranked, and the same units recur in every cell); reproduced when significant and the two orders are the same
-  in every cell, partly reproduced when significant but the orders differ somewhere
+  units, not the seeds, are the points ranked, and the same units recur in every cell); reproduced
+  when significant and the two orders are the same in every cell, partly reproduced when significant but the orders differ somewhere
   (:func:`rank_agreement_claim`);
 - **band claims** ("between 0.75 and 0.95"): per cell, one-sided t-tests of the seed values'
   mean against both ends; holds when the mean is significantly inside both, fails when it is
@@ -129,6 +129,9 @@ def joined_claims(*frames: pd.DataFrame) -> pd.DataFrame:
 STATUS, COMPUTED = "status", "computed"
 """A runs frame's column naming whether a row's run has a record (``computed``) or is waiting for one."""
 
+RUN = "record"
+"""The column naming each row's run (its record key): rows derived from one run share it."""
+
 
 def with_pending_rows(frame: pd.DataFrame, keys: list[str] | None = None) -> pd.DataFrame:
     """``frame`` (rows of a ``collect_*`` function) with a ``status`` column: its rows ``computed``, and
@@ -152,8 +155,16 @@ def with_pending_rows(frame: pd.DataFrame, keys: list[str] | None = None) -> pd.
     return out
 
 
-RUN = "record"
-"""The column naming each row's run (its record key): rows derived from one run share it."""
+def with_waiting_rows(derived: pd.DataFrame, waiting: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
+    """Values derived from the computed runs (margins, shares, seed pairs: ``derived``, one row per
+    ``keys``) with a ``status`` column, and one pending row per ``keys`` of the ``waiting`` runs
+    appended (their keys only), for a claim on the derived values to count what is still to come."""
+    if waiting.empty:
+        return derived
+    pending = waiting[keys].drop_duplicates(keys).assign(**{STATUS: "pending"})
+    out = pd.concat([derived.assign(**{STATUS: COMPUTED}), pending], ignore_index=True)
+    out.attrs = dict(derived.attrs)
+    return out
 
 
 def count_runs(frame: pd.DataFrame) -> int:
@@ -579,12 +590,8 @@ def paired_differences(runs: pd.DataFrame, factor: str, a, b, metric: str, cells
     if waiting and STATUS in runs:
         done, left = split_waiting(runs)
         out = paired_differences(done, factor, a, b, metric, cells, pair_on, max_apart)
-        keys = list(cells) + list(pair_on)
         left = left[left[factor].isin([a, b])] if factor in left else left.iloc[0:0]
-        pairs = left[keys].drop_duplicates(keys).assign(**{STATUS: "pending"})
-        joined = pd.concat([out.assign(**{STATUS: COMPUTED}), pairs], ignore_index=True)
-        joined.attrs = dict(out.attrs)
-        return joined
+        return with_waiting_rows(out, left, list(cells) + list(pair_on))
     index = list(cells) + list(pair_on)
     empty = pd.DataFrame(columns=index + ["diff"])
     empty.attrs["left_out"] = 0
@@ -825,7 +832,8 @@ def rank_agreement_claim(id: str, claim: str, runs: pd.DataFrame, unit: str, x: 
 
     Per cell, Spearman's ρ between the units' means over seeds (ties averaged) of ``x`` and of
     ``metric``, over the set of units most cells have, in the cells that have all of them (the others
-    are left out, and named): the units are what is ranked, so the seeds of one unit are not counted as independent points. The statistic is the mean ρ over the cells; its one-sided
+    are left out, and named): the units are what is ranked, so the seeds of one unit are not counted
+    as independent points. The statistic is the mean ρ over the cells; its one-sided
     p-value is a permutation test that swaps the units' labels on the ``metric`` means, one
     permutation applied to every cell: the same units recur in every cell, so the cells are not
     independent evidence (with 4 units the smallest p is 1/24, however many cells agree). Exact for up

@@ -8,8 +8,8 @@ from __future__ import annotations
 import pandas as pd
 
 from ..experiments.cure4rec_exact import UnlearnConfig
-from .claims import (INCONCLUSIVE, PAIR_WINDOW, PENDING, claim_row, claims_frame, ordering_claim, timed_together,
-                     trend_claim, with_sessions, with_times)
+from .claims import (INCONCLUSIVE, PAIR_WINDOW, PENDING, claim_row, claims_frame, ordering_claim, split_waiting,
+                     timed_together, trend_claim, with_sessions, with_times, with_waiting_rows)
 from .compare import compare, printed_resolution, summarize_runs
 from .names import display_name, paper_sorted
 
@@ -300,15 +300,11 @@ def concentration_claims(composition: pd.DataFrame, runs: pd.DataFrame | None = 
       than for SISA (seed-paired, cells = dataset, model, selection; see
       :func:`recunlearn.report.claims.ordering_claim`); the page's ``runs`` without a record
       (:func:`~recunlearn.report.claims.with_pending_rows`) count as pending."""
-    from .claims import STATUS, split_waiting
-
     keys = ["dataset", "model", "method", "selection", "seed"]
     ours = composition[composition["source"] == "ours"]
     per_run = ours.groupby(keys)["active"].agg(lambda a: a.max() / max(a.sum(), 1)).rename("top_shard_share")
-    shares = per_run.reset_index()
-    waiting = split_waiting(runs)[1] if runs is not None else None
-    if waiting is not None and len(waiting):
-        shares = pd.concat([shares.assign(**{STATUS: "computed"}), waiting[keys + [STATUS]]], ignore_index=True)
+    waiting = split_waiting(runs)[1] if runs is not None else per_run.reset_index().iloc[0:0]
+    shares = with_waiting_rows(per_run.reset_index(), waiting, keys)
     return claims_frame([
         ordering_claim("receraser_ultrare_concentrate_active_users",
                        "RecEraser and UltraRE group active users together, SISA spreads them (top shard's share)",

@@ -37,7 +37,8 @@ import pandas as pd
 from ..experiments.config import ConfigError, option
 from ..experiments.sru import OWN_PARTITION, PARTITIONS, SruGrid
 from ..unlearning.sru import HIT_KS, N_NEGATIVES
-from .claims import band_claim, claims_frame, ordering_claim, trend_claim
+from .claims import (COMPUTED, STATUS, band_claim, claims_frame, ordering_claim, split_waiting, trend_claim,
+                     with_waiting_rows)
 from .compare import format_mean_std, mean_std_table
 from .grids import as_base
 from .names import MISSING_TEXT, display_frame, display_name, sort_paper_order
@@ -272,15 +273,11 @@ def inferable_claim(runs: pd.DataFrame) -> dict:
 
 def accuracy_claims(runs: pd.DataFrame) -> list[dict]:
     """``sru_accuracy_above_baselines`` and ``sru_accuracy_near_retrain``."""
-    from .claims import STATUS, split_waiting
-
     main = main_runs(_ensure(runs, NEEDED))
     done, waiting = split_waiting(main)
     share = share_of_retrain(done, "ndcg@10")
     share = share[share["method"] == "sru"].rename(columns={"share": "sru_share_of_retrain"})
-    if len(waiting):  # the SRU runs without a record count as pending
-        share = pd.concat([share.assign(**{STATUS: "computed"}),
-                           waiting[waiting["method"] == "sru"][CELLS + ["method", "seed", STATUS]]], ignore_index=True)
+    share = with_waiting_rows(share, waiting[waiting["method"] == "sru"], CELLS + ["method", "seed"])
     return [
         ordering_claim("sru_accuracy_above_baselines",
                        "SRU recommends more accurately (NDCG@10) than SISA and than RecEraser-style aggregation",
@@ -315,8 +312,6 @@ def unlearning_share_of_full_training(runs: pd.DataFrame) -> pd.DataFrame:
 def _known(runs: pd.DataFrame, column: str) -> pd.DataFrame:
     """``runs`` without the computed runs whose ``column`` is undefined; the runs without a record
     (:data:`~recunlearn.report.claims.STATUS`) stay, for a claim to count them as pending."""
-    from .claims import COMPUTED, STATUS
-
     waiting = runs[STATUS].ne(COMPUTED) if STATUS in runs else pd.Series(False, index=runs.index)
     return runs[runs[column].notna() | waiting]
 
@@ -327,8 +322,6 @@ def efficiency_claim(runs: pd.DataFrame) -> dict:
     machine inflate far less than wall seconds. Per dataset and model, one-sided t-tests of the mean share over seeds
     against :data:`FASTER_THAN` (1): holds when significantly below, fails when significantly above,
     inconclusive within noise (or with fewer than two runs); pending without a run."""
-    from .claims import split_waiting
-
     shares = unlearning_share_of_full_training(runs)
     done, _ = split_waiting(shares)
 
@@ -369,8 +362,6 @@ def shared_baseline_points(points: pd.DataFrame) -> pd.DataFrame:
     paired with the mean over the strategies of their computed runs at that n (per cell and seed);
     the steps between higher levels stay per strategy (their runs are distinct). Runs without a record
     (``status``) keep their rows, for the claim to count them."""
-    from .claims import STATUS, split_waiting
-
     if points.empty or not (points["n_extra"] > 0).any():
         return points
     first = int(points.loc[points["n_extra"] > 0, "n_extra"].min())
@@ -378,7 +369,7 @@ def shared_baseline_points(points: pd.DataFrame) -> pd.DataFrame:
     done, _ = split_waiting(points[points["n_extra"] == first])  # the strategies' runs without a record stay below
     mean = done.groupby(CELLS + ["seed"], as_index=False)["hit@10"].mean().assign(n_extra=first)
     if STATUS in points:
-        mean[STATUS] = "computed"
+        mean[STATUS] = COMPUTED
     shared = pd.concat([base, mean], ignore_index=True).assign(extra_deletion=STRATEGIES_MEAN)
     return pd.concat([shared, points[points["n_extra"] > 0]], ignore_index=True)
 
