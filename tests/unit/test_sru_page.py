@@ -427,13 +427,13 @@ def test_code_choice_runs_are_compared_seed_by_seed_and_kept_out_of_every_other_
     runs.loc[scalar, "ndcg@10"] = runs.loc[scalar, "seed"].map(
         runs[(runs["method"] == "sru") & (runs["centroid"] == "mean") & (runs["truncation"] == "suffix")
              & (runs["extra_deletion"] == "none") & (runs["n_shards"] == 8) & (runs["partition"] == "own")]
-        .set_index("seed")["ndcg@10"]) - 0.01   # the code's anchors: 0.01 lower on every seed
+        .set_index("seed")["ndcg@10"]) - 0.01 - 0.001 * runs.loc[scalar, "seed"]  # the code's anchors: 0.01-0.012 lower
     runs.loc[runs["truncation"] == "suffix-code", "ndcg@10"] = 0.5   # far off: must not reach any other table
     page = builder(stem)(runs=runs, **params(stem, "paper"))
     assert (page.tables["overview"].xs("runs", level=-1) == "3").all(axis=None)
     assert "0.5000" not in page.tables["overview"].to_string() and "0.5000" not in page.tables["partitions"].to_string()
     table = page.tables["code_centroid"]
-    assert table.loc["NDCG@10", "code − ours (mean)"] == "-0.0100"
+    assert table.loc["NDCG@10", "code − ours (mean)"] == "-0.0110"
     assert list(table.columns[:2]) == ["ours: per-dimension means", "code: scalar means"]
     assert table.loc["NDCG@10", "pairs (code higher / lower)"] == "3 (0 / 3)"
     assert table.loc["HIT@10", "code − ours (mean)"] == "0.0000"

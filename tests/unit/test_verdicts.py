@@ -9,9 +9,9 @@ import pytest
 
 import itertools
 
-from recunlearn.report.claims import (PAPER_CLAIM, SELF_CHECK, band_claim, band_p, check_claim, claim_text,
+from recunlearn.report.claims import (ONE_PAIR, PAPER_CLAIM, SELF_CHECK, band_claim, band_p, check_claim, claim_text,
                                       claims_frame, corrected_outcomes, holm, interleaved, joined_claims,
-                                      ordering_claim, paired_p, sessions, signed_rank_p, smallest_spearman_p,
+                                      ordering_claim, paired_p, paired_two_sided, sessions, signed_rank_p, smallest_spearman_p,
                                       spearman_permutation, timed_together, trend_claim)
 from recunlearn.report.compare import cell_tolerance, compare, printed_resolution, verdict, within_text
 from recunlearn.report.verdicts import VERDICTS, base_verdict, combine, page_verdict
@@ -269,7 +269,18 @@ def test_paired_p_uses_the_signed_rank_test_where_it_can_reach_alpha_and_a_t_tes
     assert paired_p(five)[0] == pytest.approx(1 / 32)   # the exact test's smallest one-sided p
     assert paired_p([0.0, 0.0, 0.0, 0.0, 0.0, 0.2])[2] == "paired t"   # zeros do not count for the signed-rank test
     assert paired_p([0.1])[:2] == (1.0, 1.0) and paired_p([0.0, 0.0])[:2] == (1.0, 1.0)   # nothing to decide
-    assert paired_p([0.1, 0.1])[:2] == (0.0, 1.0) and paired_p([-0.1, -0.1])[:2] == (1.0, 0.0)  # no spread: exact
+    # no spread: the sign-flip test's exact p, 1/2**n on the side the values lie (never 0)
+    assert paired_p([0.1, 0.1])[:2] == (0.25, 1.0) and paired_p([-0.1, -0.1])[:2] == (1.0, 0.25)
+    assert band_p([0.3, 0.3, 0.3], 0.2, 0.4) == (0.125, 1.0)
+
+
+def test_two_sided_paired_test_is_chosen_for_its_doubled_p():
+    five = [0.5, 1.0, 1.5, 2.0, 2.5]   # the signed-rank test's two-sided floor is 2/32: it could never pass
+    p, test = paired_two_sided(five)
+    assert test == "paired t" and p < 0.05
+    six = [0.5, 1.0, 1.5, 2.0, 2.5, 3.0]
+    assert paired_two_sided(six) == (pytest.approx(2 / 64), "signed-rank")
+    assert paired_two_sided([0.3])[1] == ONE_PAIR and np.isnan(paired_two_sided([0.3])[0])
 
 
 def test_band_and_exact_claims():
@@ -690,6 +701,51 @@ def test_rank_agreement_uses_the_units_most_cells_have():
     assert row["holds in"] == "6 of 6 cells in the same order" and row["p_value"] == pytest.approx(1 / 24)
 
 
+def test_rank_agreement_breaks_ties_between_unit_sets_the_same_way_under_any_hash_seed():
+    import subprocess
+    import sys
+
+    code = """
+import pandas as pd
+from recunlearn.report.claims import rank_agreement_claim
+rows = []
+for cell, units in enumerate(["abcd", "abce", "abcd", "abce"]):
+    for rank, unit in enumerate(units):
+        rows += [{"cell": cell, "unit": unit, "seed": s, "x": 4 - rank + 0.01 * s,
+                  "y": (4 - rank if cell % 2 else rank) + 0.01 * s} for s in range(3)]
+row = rank_agreement_claim("r", "r", pd.DataFrame(rows), "unit", "x", "y", ["cell"])
+print(row["verdict"], row["evidence"])
+"""
+    seen = {subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                           env={**__import__("os").environ, "PYTHONHASHSEED": str(seed)}).stdout
+            for seed in range(1, 5)}
+    assert len(seen) == 1, seen
+
+
+def test_rank_agreement_of_three_units_says_it_cannot_reach_the_level():
+    from recunlearn.report.claims import rank_agreement_claim
+
+    runs = _ranked_units([[4, 3, 2, 1]] * 5)
+    row = rank_agreement_claim("r", "r", runs[runs["unit"] != "d"], "unit", "x", "y", ["cell"])
+    assert row["verdict"] == "inconclusive" and "3 units cannot reach p < 0.05 (smallest p 1/6)" in row["holds in"]
+
+
+def test_ordering_claim_keeps_a_link_without_pairs():
+    runs = _methods({"retrain": 0.40, "sisa": 0.30, "receraser": 0.31})  # no UltraRE run
+    links = [("retrain", "sisa"), ("retrain", "receraser"), ("retrain", "ultrare")]
+    row = ordering_claim("c", "c", runs, "method", links, "y", ["cell"])
+    assert row["verdict"] == "partly reproduced" and "2 of 3 links significant" in row["holds in"]
+    assert "Retrain > UltraRE: no pairs" in row["evidence"]
+    per_cell = ordering_claim("c", "c", runs, "method", links, "y", ["cell"], per_cell=True)
+    assert per_cell["verdict"] == "inconclusive" and "Retrain > UltraRE: no pairs" in per_cell["evidence"]
+
+
+def test_band_and_trend_claims_on_runs_without_the_metric_column_are_pending():
+    waiting = pd.DataFrame({"dataset": ["ml-100k"], "seed": [0], "level": [1]})
+    assert band_claim("c", "C", waiting, "mio_auc", ["dataset"], 0.5)["verdict"] == "pending"
+    assert trend_claim("t", "T", waiting, "level", "mio_auc", -1, ["dataset"])["verdict"] == "pending"
+
+
 def test_holm_family_leaves_out_single_pairs_and_chooses_the_test_by_the_corrected_level():
     rows = []
     for link in range(4):
@@ -732,8 +788,8 @@ def test_melted_casper_groups_count_each_run_once():
 def test_paired_differences_can_carry_the_pairs_still_waiting_for_a_run():
     from recunlearn.report.claims import paired_differences
 
-    runs = pd.DataFrame([{"method": m, "seed": s, "cell": "x", "metric": 0.5 + 0.1 * (m == "a"), "status": "computed"}
-                         for m in ("a", "b") for s in range(3)]
+    runs = pd.DataFrame([{"method": m, "seed": s, "cell": "x", "metric": 0.5 + (0.1 + 0.001 * s) * (m == "a"),
+                          "status": "computed"} for m in ("a", "b") for s in range(3)]
                         + [{"method": "b", "seed": 3, "cell": "x", "status": "pending"},
                            {"method": "c", "seed": 3, "cell": "x", "status": "pending"}])  # c: not compared
     diffs = paired_differences(runs, "method", "a", "b", "metric", ["cell"], waiting=True)

@@ -11,7 +11,7 @@ import numpy as np
 import pandas as pd
 import seaborn as sns
 
-from ..data.sequences import DATASET_LABELS, Stream
+from ..data.sequences import Stream
 from ..experiments.casper import (ID_MAPS, LATENTCROSS_CELLS, LSTM_EMBEDDINGS, MODELS, TEST_UPDATES, CasperGrid,
                                   Figure8Grid)
 from ..experiments.config import option
@@ -67,8 +67,10 @@ def summarize_rls(runs: pd.DataFrame, keys: list[str], metrics=("ao", "rbo_min",
 
 def wilcoxon_pairs(runs: pd.DataFrame, by: str, pairs: list[tuple[str, str]], group: list[str],
                    metric: str = "ao") -> pd.DataFrame:
-    """Paired two-sided Wilcoxon signed-rank tests over seeds between values of column ``by``."""
-    from scipy.stats import wilcoxon
+    """Paired two-sided tests over seeds between values of column ``by``, per ``group``
+    (:func:`~recunlearn.report.claims.paired_two_sided`: the signed-rank test, a paired t-test where the
+    seeds are too few for it to reach the level; ``test`` names it)."""
+    from .claims import paired_two_sided
 
     done = runs[runs["status"] == "computed"]
     rows = []
@@ -77,10 +79,10 @@ def wilcoxon_pairs(runs: pd.DataFrame, by: str, pairs: list[tuple[str, str]], gr
         for a, b in pairs:
             if a in table and b in table:
                 both = table[[a, b]].dropna()
-                diff = (both[a] - both[b]).to_numpy()
-                p = float(wilcoxon(both[a], both[b]).pvalue) if len(both) >= 2 and np.any(diff != 0) else float("nan")
+                p, test = paired_two_sided((both[a] - both[b]).to_numpy())
                 rows.append({**dict(zip(group, key if isinstance(key, tuple) else (key,))), "a": a, "b": b,
-                             "n": len(both), "mean_a": both[a].mean(), "mean_b": both[b].mean(), "p_value": p})
+                             "n": len(both), "mean_a": both[a].mean(), "mean_b": both[b].mean(), "p_value": p,
+                             "test": test})
     return pd.DataFrame(rows)
 
 
@@ -424,7 +426,9 @@ def position_claims(runs: pd.DataFrame, alpha: float | None = None) -> pd.DataFr
     - ``earliest_lowest_ao``: Earliest-Random has a lower AO than Random and than Latest-Random;
     - ``random_below_latest``: Random has a lower AO than Latest-Random.
 
-    The signed-rank test needs 5 seeds to reach p < 0.05; with 2 to 4 a paired t-test decides."""
+    A setting's test is the signed-rank test where its smallest p, 1/2**seeds, is below the level the
+    setting must reach under Holm's correction over the settings (alpha / settings), else a paired
+    t-test (:func:`~recunlearn.report.claims.ordering_claim`)."""
     from .claims import ALPHA, claims_frame, ordering_claim
 
     alpha = ALPHA if alpha is None else alpha
@@ -436,10 +440,6 @@ def position_claims(runs: pd.DataFrame, alpha: float | None = None) -> pd.DataFr
         ordering_claim("random_below_latest", "Random destabilises more than Latest-Random (lower AO)", runs,
                        "selector", [("random", "latest")], "ao", cells, higher=False, per_cell=True, alpha=alpha),
     ])
-
-
-def dataset_label(name: str) -> str:
-    return DATASET_LABELS.get(name, name)
 
 
 def format_value(value: float, digits: int = 4, pending: str = "pending") -> str:
@@ -658,7 +658,8 @@ def figure_8_claims(runs: pd.DataFrame, growth: dict, near: tuple[float, float] 
       number of interactions: the growth exponent (``growth`` of :func:`growth_exponent`) lies in
       ``near``. ``reproduced`` when its bootstrap interval lies inside, ``not reproduced`` when the
       interval lies wholly outside, ``inconclusive`` when it straddles an end (the timing noise
-      cannot tell); ``pending`` without sizes to fit."""
+      cannot tell) or when a size has a single timing (resampling it gives no interval: the noise is
+      not measured); ``pending`` without sizes to fit."""
     from .claims import claim_row, claims_frame
 
     low, high = near
@@ -668,9 +669,11 @@ def figure_8_claims(runs: pd.DataFrame, growth: dict, near: tuple[float, float] 
         timing = claim_row("runtime_near_linear", claim, PENDING, test=test, evidence="no timed sizes yet")
     else:
         b, lo, hi = growth["exponent"], growth["low"], growth["high"]
-        verdict = (REPRODUCED if low <= lo and hi <= high else NOT_REPRODUCED if hi < low or lo > high
-                   else INCONCLUSIVE)
-        interval = f"{growth['level']:.0%} interval [{lo:.2f}, {hi:.2f}]"
+        single = growth["repeats"] < 2  # a size timed once: the bootstrap interval is the point itself
+        verdict = (INCONCLUSIVE if single else REPRODUCED if low <= lo and hi <= high
+                   else NOT_REPRODUCED if hi < low or lo > high else INCONCLUSIVE)
+        interval = ("one timing per size: no interval" if single
+                    else f"{growth['level']:.0%} interval [{lo:.2f}, {hi:.2f}]")
         timing = claim_row("runtime_near_linear", claim, verdict, f"b = {b:.2f}, {interval}", test=test,
                            evidence=f"b = {b:.3f}, {interval} over {growth['sizes']} sizes x {growth['repeats']} "
                                     f"repeats timed in one run, sizes interleaved; near-linear: b in [{low:g}, {high:g}]")
@@ -725,7 +728,8 @@ def variance_claim(runs: pd.DataFrame, cells: list[str], metric: str = "ao", alp
     the same CASPER runs. A one-sided sign test (binomial, p = 1/2 under "no difference") over the
     cells: ``reproduced`` when CASPER is lower significantly often and in every cell, ``partly
     reproduced`` when significantly often but not
-    everywhere, ``not reproduced`` when significantly often higher, ``inconclusive`` otherwise.
+    everywhere, ``not reproduced`` when significantly often higher, ``inconclusive`` otherwise (with
+    4 decided cells or fewer the sign test cannot reach 0.05, and ``holds in`` says so).
     CASPER picks the same row every seed, so only the model's initial weights vary between its runs,
     while the random baselines also change the row: the claim is expected, and says nothing about
     which rows matter."""
@@ -759,10 +763,13 @@ def variance_claim(runs: pd.DataFrame, cells: list[str], metric: str = "ao", alp
     p_higher = binomtest(lower, decided, 0.5, alternative="less").pvalue if decided else 1.0
     verdict = (REPRODUCED if p_lower < alpha and lower == total else PARTLY if p_lower < alpha
                else NOT_REPRODUCED if p_higher < alpha else INCONCLUSIVE)
+    cannot = (f"; {decided} cell{'s' if decided != 1 else ''} cannot reach p < {alpha:g} (smallest p "
+              f"1/{2 ** decided})" if verdict == INCONCLUSIVE and 0.5 ** decided >= alpha else "")
     evidence = (f"std over seeds of {metric}: CASPER's below the median of the random baselines' in {lower}, above "
                 f"in {higher} of {total} cells (ties dropped); sign test p = {p_lower:.3g}; alpha = {alpha}. CASPER's "
                 "row is the same in every seed, the random baselines' is not")
-    return with_waiting(claim_row(id, claim, verdict, holds_in_text(lower, total, "cells"), p_lower, test, evidence),
+    return with_waiting(claim_row(id, claim, verdict, holds_in_text(lower, total, "cells") + cannot, p_lower, test,
+                                  evidence),
                         count_runs(waiting), count_runs(like))
 
 

@@ -377,6 +377,23 @@ def two_sided_p(higher: float, lower: float) -> float:
     return min(1.0, 2 * min(higher, lower))
 
 
+ONE_PAIR = "none (1 pair)"
+"""The test :func:`paired_two_sided` names for a single pair: no test."""
+
+
+def paired_two_sided(differences, alpha: float = ALPHA) -> tuple[float, str]:
+    """The two-sided p of paired ``differences`` and the test that gave it (:func:`paired_p`, its test
+    chosen at ``alpha / 2``, since the doubled one-sided p is what must reach ``alpha``: five pairs
+    give the signed-rank test a smallest two-sided p of 1/16, which cannot pass, so a paired t-test
+    decides); NaN and :data:`ONE_PAIR` for fewer than two pairs."""
+    d = np.asarray(differences, dtype=float)
+    d = d[np.isfinite(d)]
+    if not testable(len(d)):
+        return float("nan"), ONE_PAIR
+    higher, lower, test = paired_p(d, alpha / 2)
+    return two_sided_p(higher, lower), test
+
+
 def difference_text(p: float, test: str, alpha: float = ALPHA) -> str:
     """``"two-sided paired t, p = 0.0209: a significant difference at α = 0.05"`` (or ``no significant``);
     ``p`` NaN (a single pair): ``"one pair is too few for a test"``."""
@@ -473,7 +490,9 @@ def band_p(values, low: float = -np.inf, high: float = np.inf) -> tuple[float, f
     """Whether the mean of ``values`` (seed-level) lies inside ``[low, high]``: ``(p_inside,
     p_outside)``. ``p_inside`` is the larger of the one-sided t-test p-values of mean > low and
     mean < high (two one-sided tests); ``p_outside`` the smaller of those of mean < low and mean >
-    high. Fewer than two values: (1, 1). Values without spread are decided exactly (p = 0 or 1)."""
+    high. Fewer than two values: (1, 1). Values without spread (the t statistic is infinite) get the
+    exact p of the sign-flip test instead: 0.5**n on the side the values lie (n values all on one side
+    of the bound are no stronger evidence than n coin flips landing alike), 1 on the other."""
     from scipy.stats import t as student
 
     v = np.asarray(values, dtype=float)
@@ -486,14 +505,14 @@ def band_p(values, low: float = -np.inf, high: float = np.inf) -> tuple[float, f
         if np.isinf(bound):
             return 0.0 if bound < 0 else 1.0
         if sd == 0:
-            return 0.0 if mean > bound else 1.0
+            return 0.5 ** len(v) if mean > bound else 1.0
         return float(student.sf((mean - bound) / (sd / np.sqrt(len(v))), len(v) - 1))
 
     def below(bound):  # p of "mean < bound"
         if np.isinf(bound):
             return 0.0 if bound > 0 else 1.0
         if sd == 0:
-            return 0.0 if mean < bound else 1.0
+            return 0.5 ** len(v) if mean < bound else 1.0
         return float(student.cdf((mean - bound) / (sd / np.sqrt(len(v))), len(v) - 1))
 
     return max(above(low), below(high)), min(below(low), above(high))
@@ -655,7 +674,9 @@ def ordering_claim(id: str, claim: str, runs: pd.DataFrame, factor: str, links: 
 
     ``max_apart`` (times): only pairs recorded at most that far apart (:func:`paired_differences`);
     pairs left out are counted in the evidence, and a claim whose pairs are all left out is
-    ``inconclusive``.
+    ``inconclusive``. A link without any pair (its runs not computed yet, or all left out) stays
+    in the claim as a part within noise, named in the evidence ("no pairs"), so the claim cannot read
+    ``reproduced`` on the links it has; per cell, a cell lacking one of the links is not decided.
 
     Each test is :func:`paired_p`: the signed-rank test, or a paired t-test where the pairs are
     too few for the signed-rank test to reach ``alpha`` (marked "paired t" in the evidence and
@@ -666,7 +687,9 @@ def ordering_claim(id: str, claim: str, runs: pd.DataFrame, factor: str, links: 
     relation = (">" if higher else "<") + (f" (by more than {margin:g})" if margin else "")
     diffs = {link: paired_differences(runs, factor, *link, metric, cells, pair_on, max_apart) for link in links}
     left_out = sum(d.attrs.get("left_out", 0) for d in diffs.values())
+    unpaired = [link for link, d in diffs.items() if not len(d)]  # a link never compared cannot hold: it stays
     diffs = {link: d.assign(diff=sign * d["diff"].astype(float) - margin) for link, d in diffs.items() if len(d)}
+    unpaired_parts = [f"{display_name(a)} {relation} {display_name(b)}: no pairs" for a, b in unpaired]
     layout = ("per cell" if per_cell else "pooled over cells") + f", pairs by {' and '.join(pair_on)}"
     test_name = f"{paired_test_name({SIGNED_RANK})}, {layout}"
     if left_out:
@@ -716,16 +739,18 @@ def ordering_claim(id: str, claim: str, runs: pd.DataFrame, factor: str, links: 
                     shown.append(up)
                 parts.append(f"{_label(cells, key)}: {display_name(a)} {relation} {display_name(b)} "
                              f"{_tested(len(part), used, up)}")
-            if ups and cell_testable(key):  # a cell holds when all its links do; it fails when one is reversed
+            complete = len(ups) == len(links)  # a link without pairs here: the cell cannot hold
+            if ups and cell_testable(key) and complete:  # a cell holds when all its links do; fails when one is reversed
                 cell_up.append(max(ups))      # (Bonferroni over links)
                 cell_down.append(min(1.0, min(downs) * len(downs)))
-            elif ups:  # a link of one pair: the cell cannot be decided, and stays outside the corrected family
+            elif ups:  # a link of one pair, or none: the cell cannot be decided, and stays outside the corrected family
                 untested += 1
             if shown:
                 p_values.append(max(shown))
                 tested += len(shown)
         outcomes, raw = corrected_outcomes(cell_up, cell_down, alpha)
         outcomes, raw = outcomes + ["noise"] * untested, raw + ["noise"] * untested
+        parts += unpaired_parts
         verdict = cells_verdict(outcomes)
         holds_in = significant_text(outcomes, raw, "cells")
         if verdict == INCONCLUSIVE:
@@ -750,6 +775,8 @@ def ordering_claim(id: str, claim: str, runs: pd.DataFrame, factor: str, links: 
         for i, corrected, uncorrected in zip(family, *corrected_outcomes([ups[i] for i in family],
                                                                            [downs[i] for i in family], alpha)):
             link_outcomes[i], raw_links[i] = corrected, uncorrected
+        link_outcomes, raw_links = link_outcomes + ["noise"] * len(unpaired), raw_links + ["noise"] * len(unpaired)
+        parts += unpaired_parts
         if "fails" in link_outcomes:
             verdict = NOT_REPRODUCED
         elif all(o == "holds" for o in link_outcomes):
@@ -795,7 +822,7 @@ def trend_claim(id: str, claim: str, runs: pd.DataFrame, x: str, metric: str, si
     so in the evidence: its claim cannot be decided with these runs.
     ``p_value`` is the largest claimed-direction p over the cells."""
     parts, p_values, p_opposites, untested = [], [], [], 0
-    for key, group in _groups(runs.dropna(subset=[metric]), cells):
+    for key, group in _groups(_with_column(runs, metric).dropna(subset=[metric]), cells):
         if group[x].nunique() < 2:
             continue
         points, why = usable(group) if usable else (group, "")
@@ -851,7 +878,8 @@ def rank_agreement_claim(id: str, claim: str, runs: pd.DataFrame, unit: str, x: 
     cell_means = [(key, group.groupby(unit)[[x, metric]].mean()) for key, group in _groups(frame, cells)] \
         if len(frame) else []
     sets = [frozenset(m.index) for _, m in cell_means]
-    common = sorted(max(set(sets), key=lambda units: (sets.count(units), len(units)))) if sets else []
+    candidates = sorted(set(sets), key=lambda units: sorted(map(str, units)))  # ties: the same set on every run
+    common = sorted(max(candidates, key=lambda units: (sets.count(units), len(units)))) if sets else []
     partial = [key for key, m in cell_means if not set(common) <= set(m.index)]  # a unit without a run there yet
     ranked, parts, agreeing = [], [], []
     for key, means in cell_means:
@@ -881,18 +909,26 @@ def rank_agreement_claim(id: str, claim: str, runs: pd.DataFrame, unit: str, x: 
         verdict = REPRODUCED if all(agreeing) else PARTLY
     else:
         verdict = NOT_REPRODUCED if p_opposite < alpha else INCONCLUSIVE
+    smallest = 1 / math.factorial(k) if exact else 1 / (1 + n_permutations)
+    cannot = (f"; {k} {unit}s cannot reach p < {alpha:g} (smallest p 1/{math.factorial(k)})"
+              if verdict == INCONCLUSIVE and smallest >= alpha else "")
     left_out = (f"; {len(partial)} cell{'s' if len(partial) > 1 else ''} without a run of every {unit} left out "
                 f"({', '.join(_label(cells, key) for key in partial)})" if partial else "")
     evidence = ((note + " " if note else "") + f"mean ρ over {len(ranked)} cells {observed:+.2f}, {format_p(p_claimed)}"
                 + (f" (opposite direction: {format_p(p_opposite)})" if p_opposite < alpha else "")
                 + "; " + "; ".join(parts) + left_out + f"; alpha = {alpha}")
-    return claim_row(id, claim, verdict, holds_in_text(sum(agreeing), len(agreeing), "cells in the same order"),
-                     p_claimed, test, evidence, note=note)
+    return claim_row(id, claim, verdict, holds_in_text(sum(agreeing), len(agreeing), "cells in the same order")
+                     + cannot, p_claimed, test, evidence, note=note)
 
 
 def _order(means: pd.Series) -> str:
     """Units from the highest mean to the lowest: ``RecEraser > UltraRE > Retrain > SISA``."""
     return " > ".join(display_name(u) for u in means.sort_values(ascending=False).index)
+
+
+def _with_column(runs: pd.DataFrame, column: str) -> pd.DataFrame:
+    """``runs`` with ``column`` (empty where no run has a value yet: every run pending)."""
+    return runs if column in runs else runs.assign(**{column: np.nan})
 
 
 @counts_waiting()
@@ -905,7 +941,7 @@ def band_claim(id: str, claim: str, runs: pd.DataFrame, metric: str, cells: list
     :func:`cells_verdict`. ``holds in`` counts the
     cells significantly inside (``"cells significant"``); the evidence gives every cell's mean."""
     parts, p_values, p_outside, single = [], [], [], 0
-    for key, group in _groups(runs.dropna(subset=[metric]), cells):
+    for key, group in _groups(_with_column(runs, metric).dropna(subset=[metric]), cells):
         values = group[metric].to_numpy(dtype=float)
         parts.append(f"{_label(cells, key)}: mean {values.mean():.4g} over {len(values)}, "
                      + (format_p(band_p(values, low, high)[0]) if len(values) > 1 else "no test"))
@@ -978,12 +1014,9 @@ def record_values(runs: pd.DataFrame, experiments: Iterable[str], read: Callable
     that has it); None where the run has no record or ``read`` finds nothing (a missing key)."""
     if "record" not in runs:
         return pd.Series([None] * len(runs), index=runs.index, dtype=object)
-    try:
-        from ..experiments.records import read_dirs
-        roots = [Path(r) for r in read_dirs(records_dir)]
-    except ImportError:  # an older records module: one directory
-        from .. import paths
-        roots = [Path(records_dir or paths.records_dir())]
+    from ..experiments.records import read_dirs
+
+    roots = [Path(r) for r in read_dirs(records_dir)]
     values = []
     for key in runs["record"]:
         value = None
@@ -1052,26 +1085,3 @@ def timed_together(x: str) -> Callable[[pd.DataFrame], tuple[pd.DataFrame, str]]
             return points.iloc[:0], why
         return points, why
     return usable
-
-
-def value(group: pd.DataFrame, column: str, metric: str, key):
-    """The ``metric`` of the row of ``group`` whose ``column`` equals ``key`` (None if absent)."""
-    row = group[group[column] == key]
-    return None if row.empty or pd.isna(row[metric].iloc[0]) else float(row[metric].iloc[0])
-
-
-def ordered(group: pd.DataFrame, column: str, metric: str, keys: list, decreasing: bool = True) -> bool | None:
-    """Whether ``metric`` is ordered along ``keys`` (non-increasing by default); None if any is missing."""
-    values = [value(group, column, metric, k) for k in keys]
-    if any(v is None for v in values):
-        return None
-    steps = np.diff(values)
-    return bool((steps <= 0).all() if decreasing else (steps >= 0).all())
-
-
-def trend(group: pd.DataFrame, x: str, metric: str) -> float | None:
-    """Spearman correlation of ``metric`` with ``x`` (None with fewer than 3 points)."""
-    part = group[[x, metric]].dropna()
-    if len(part) < 3:
-        return None
-    return float(part[x].rank().corr(part[metric].rank()))

@@ -101,7 +101,6 @@ PAPER_ORDER = {
 }
 """The order the papers list the values of a key in; values not listed come after, in their own order."""
 
-PENDING_TEXT = "pending"
 MISSING_TEXT = "—"
 
 

@@ -132,21 +132,6 @@ def paper_vs_ours_bars(comparison: pd.DataFrame, x: str, metrics: list[str], tit
     return fig
 
 
-def training_curves(curves: pd.DataFrame, y: str, hue: str, title: str, save_as: str | None = None):
-    """Validation metric by epoch, one line per ``hue`` value (seeds as separate units)."""
-    set_theme()
-    fig, ax = plt.subplots(figsize=(7.5, 3.6))
-    shown = display_values(curves, [hue])
-    sns.lineplot(shown, x="epoch", y=y, hue=hue, hue_order=display_order(curves, hue), units="seed", estimator=None,
-                 ax=ax, linewidth=1)
-    ax.set(title=title, xlabel="epoch", ylabel=display_name(y))
-    if ax.get_legend() is not None:
-        sns.move_legend(ax, "upper left", bbox_to_anchor=(1.01, 1.0), title=display_name(hue), frameon=False)
-    fig.tight_layout()
-    save(fig, save_as)
-    return fig
-
-
 def degree_ccdf(tables: dict[str, pd.DataFrame], column: str, title: str):
     """Complementary CDF of the number of interactions per ``column`` (``user`` or ``item``), one
     line per table, on log-log axes."""

@@ -18,12 +18,6 @@ from ..sru_code_choices import without_code_choices
 from . import Notice, reasons_text, validated
 from .cure4rec_runs import pending_command, runs_notice
 
-NO_PAPER_NUMBER = ("No table, figure value or setting of the SRU paper was available (only its abstract, a "
-                   "figure caption, an evaluation card and the authors' code), so this page compares with no "
-                   "paper number")
-"""What every SRU page says first."""
-
-
 def collect_page(page: str, params: Mapping[str, Any], runs: pd.DataFrame | None = None):
     """``(grid, runs, pending, command)`` of SRU page ``page`` (``sru/<stem>``) at notebook ``params``.
 
