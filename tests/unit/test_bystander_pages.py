@@ -16,8 +16,9 @@ Q1_PARAMS = dict(DATASETS=["ml-100k"], MODELS=["wmf"], METHODS=["retrain", "sisa
 
 
 def made_up_q1_runs(pending: int = 0) -> pd.DataFrame:
-    """Seed-level bystander runs where unlearning moves lists more than its controls and SISA less than
-    Retrain; the last ``pending`` configs are listed as pending instead."""
+    """Seed-level bystander runs where unlearning moves lists more than its controls (by a gap that varies
+    with the seed: a paired test sees a spread) and SISA less than Retrain; the last ``pending`` configs
+    are listed as pending instead."""
     from recunlearn.experiments.bystanders import BystanderGrid
 
     grid = BystanderGrid.from_params(Q1_PARAMS)
@@ -26,7 +27,7 @@ def made_up_q1_runs(pending: int = 0) -> pd.DataFrame:
     for config in configs[:len(configs) - pending]:
         base = {"retrain": 0.75, "sisa": 0.9}[config.method]
         shift = {"unlearn": 0.0, "reinit-only": 0.02, "random-rows": 0.03}[config.control]
-        value = base + shift + 0.001 * config.seed
+        value = base + shift + 0.001 * config.seed + 0.0002 * config.seed ** 2 * (config.control != "unlearn")
         rows.append({"dataset": config.dataset, "model": config.model, "method": config.method,
                      "control": config.control, "selection": config.selection, "seed": config.seed,
                      "ao": value, "rbo_min": value - 0.2, "jaccard": value - 0.4, "share_identical_top_k": 0.1,
@@ -124,7 +125,7 @@ def made_up_stability_runs(params: dict, shard_ao: float) -> tuple[pd.DataFrame,
     rows = []
     for c in configs:
         retrain = c.method == "retrain"
-        noise = 0.001 * c.seed + (0.0005 if c.state == "unlearned" else 0.0)
+        noise = 0.001 * c.seed + (0.0005 + 0.0001 * c.seed if c.state == "unlearned" else 0.0)  # a spread over seeds
         ao_shard = (0.95 if retrain else shard_ao) + noise
         rows.append({"dataset": c.dataset, "model": c.model, "method": c.method, "state": c.state,
                      "selector": c.selector, "selection": c.selection, "seed": c.seed, "ao_shard": ao_shard,
@@ -143,7 +144,7 @@ def test_q3_page_judges_sharding_and_stability_after_unlearning():
     claims = page.claims.set_index("id")["verdict"]
     assert claims["stability_shards_shelter"] == "reproduced"  # over all users a sharded model moves less
     assert claims["stability_shard_more_sensitive"] == "reproduced"  # its shard's users move more
-    assert claims["stability_unchanged_by_unlearning"] == "reproduced"  # unlearned − learned = 0.0005 each
+    assert claims["stability_unchanged_by_unlearning"] == "reproduced"  # unlearned − learned = 0.0005-0.0007
     assert page.checks[0].splitlines()[0].split() == q3.CHECKED
     page.figures["figure"]()  # every page's figures are drawn from computed runs, not only checked by claims
     pending = q3.build(runs=pending_attrs(frame.iloc[:0].copy(), configs, len(configs)), **params)

@@ -105,7 +105,7 @@ def test_chapter_claims_on_a_hand_made_frame():
     assert verdicts["ao_between_075_095"] == "partly reproduced"
     assert verdicts["latentcross_most_stable"] == "reproduced"
     assert verdicts["earliest_destabilises_most"] == "reproduced"
-    assert holds["casper_destabilises_most"].startswith("1 of 2 cells by mean")             # CASPER lowest only for LSTM
+    assert holds["casper_destabilises_most"].startswith("1 of 2 cells in the claimed direction by mean")             # CASPER lowest only for LSTM
     assert verdicts["casper_destabilises_most"] == "inconclusive"            # pooled: LSTM and LatentCross cancel
     assert verdicts["low_mrr_less_stable"] == "reproduced" and verdicts["next_item_barely_moves"] == "reproduced"
     one_seed = chapter_claims(pd.DataFrame(rows)[lambda r: r["seed"] == 0]).set_index("id")

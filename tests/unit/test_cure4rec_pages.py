@@ -28,7 +28,7 @@ from recunlearn.report.cure4rec import (EU_METHODS, active_concentration, compar
                                         time_table, utility_claims, with_retrain_gap)
 from recunlearn.report.names import display_name, labelled
 from recunlearn.report.pages import Notice, Page
-from recunlearn.report.pages.cure4rec_runs import PARALLEL, TOGETHER, parallel_grid
+from recunlearn.report.pages.cure4rec_runs import PARALLEL, TOGETHER, as_other_reading, parallel_grid
 from recunlearn.report.paper import paper_table
 
 NOTEBOOKS = paths.REPO_ROOT / "notebooks" / "cure4rec"
@@ -413,6 +413,7 @@ def test_fairness_and_sweep_tables_equal_the_notebook_pipeline():
     assert page.runs.attrs["run_total"] == len(grid.runs()) + len(second.runs())   # and its at-a-glance count
     expected_claims = sweep_claims(eu, "n_shards", {"ndcg_untruncated": -1, "unlearn_seconds": -1,
                                                     "a_igf_gap_abs": +1, "shard_gf": -1}, "the number of shards")
+    expected_claims = as_other_reading(expected_claims, "unlearn_seconds_falls")  # the parallel reading is the paper's
     pd.testing.assert_frame_equal(page.claims.iloc[:4].drop(columns="claim"), expected_claims.drop(columns="claim"))
 
     values, grid, collected = exact_runs("figure-08-unlearning-ratio")
@@ -558,7 +559,9 @@ def test_scif_page_values_on_made_up_runs(monkeypatch):
     gap = shown(page, "mio_gap", monkeypatch)[0]
     assert gap[display_name("scif_minus_retrain")].round(3).eq(0.06).all()
     claims = page.claims.set_index("id")["verdict"]
-    assert claims["mio_well_below_learn"] == "reproduced" and claims["scif_mio_gap_about_4pc"] == "reproduced"
+    assert claims["mio_well_below_learn"] == "reproduced"
+    # the made-up gap is 0.06 in every seed: no spread, so three seeds get the sign-flip floor 1/8 in each cell
+    assert claims["scif_mio_gap_about_4pc"] == "inconclusive"
     sweep = shown(page, "damping_table", monkeypatch)[0]
     assert list(sweep["damping rule"][:5]) == ["0.001 x mean eigenvalue", "0.01 x mean eigenvalue",
                                                "0.1 x mean eigenvalue", "1 x mean eigenvalue", "absolute 0.001"]

@@ -245,3 +245,40 @@ def test_the_sru_choices_say_the_paper_text_was_not_available():
     sru = render_scoreboard_from([page_entry(page)]).split("\n## SRU")[1]
     assert "### Choices of the authors' code, measured" in sru and "| scalar anchors |" in sru
     assert "full text was not available" in sru and "the paper does not state" not in sru
+
+
+def test_expectations_and_other_readings_are_listed_apart_and_paper_numbers_are_counted():
+    from recunlearn.report.verdicts import cell_counts, page_summary
+    import pandas as pd
+
+    comparison = pd.DataFrame({"paper": [0.5, 0.6, 0.7, 0.8], "ours": [0.5, 0.9, float("nan"), 0.8],
+                               "within_tol": [True, False, False, True]})
+    summary = page_summary(None, comparison)
+    assert dict(cell_counts(summary)) == {"pass": 2, "fail": 1, "pending": 1}   # the summary's own numbers, read back
+    assert dict(cell_counts("paper cells: 5 pending")) == {"pending": 5} and not cell_counts("claims: 1 reproduced")
+    kinds = CLAIMS[:1] + [{**claim("time_falls_batched", "not reproduced (0 of 1 cells)", "Time falls, shards together"),
+                           "kind": "other reading"},
+                          {**claim("more_shards_faster", "reproduced (1 of 1 cells)", "Faster with more shards"),
+                           "kind": "own expectation"},
+                          {**claim("q4_power", "partly reproduced (6 of 6 cells; 2 of 54 runs pending)", "Power"),
+                           "kind": "self-check"}]
+    page = notebook("CURE4Rec Figure 4 — shards", {"page_verdict": "reproduced", "page_claims": json.dumps(kinds),
+                                                   "page_summary": f"claims: 1 reproduced; {summary}"})
+    reduced = notebook("CURE4Rec claims — reduced", {"page_verdict": "reproduced", "page_claims": json.dumps(CLAIMS[:1])},
+                       parameters={"MAX_ROWS": 20000, "SEEDS": [0]})
+    entries = [page_entry({"paper": "CURE4Rec", "item": item, "title": "t", "link": f"cure4rec/{item}.ipynb",
+                           "datasets": ("ml-100k",), "notebook": nb}) for item, nb in (("f4", page), ("r", reduced))]
+    total = paper_totals(entries)["CURE4Rec"]
+    assert total["claims"] == 2 and dict(total["verdicts"]) == {"reproduced": 2}
+    text = totals_text(total)
+    assert "also 1 expectation of our own (not counted: 1 reproduced)" in text
+    assert "also 1 other reading of a claim (not counted: 1 not reproduced)" in text
+    assert "also 1 self-check of our implementation, 0 passing, 1 still waiting for runs" in text
+    summary_md = render_summary_from(entries)
+    assert "**Paper numbers: 2 of 3 computed cells within tolerance; 1 more cells pending.**" in summary_md
+    assert "A is above B ([r](cure4rec/r.ipynb), at a reduced scale)" in summary_md
+    assert "Time falls, shards together" not in summary_md and "Faster with more shards" not in summary_md
+    board = render_scoreboard_from(entries)
+    assert "| Other reading: Time falls, shards together (`time_falls_batched`) |" in board
+    assert "| Our expectation: Faster with more shards (`more_shards_faster`) |" in board
+    assert "| CURE4Rec | 2 | 2 | 0 | 0 | 0 | 0 | 2 of 2 | 2 of 3 computed (1 pending) |" in board

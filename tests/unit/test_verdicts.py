@@ -195,13 +195,13 @@ def test_ordering_claim_in_both_directions_and_within_noise():
     chain = [("ultrare", "receraser"), ("receraser", "sisa")]
     row = ordering_claim("ultrare_ge_receraser_ge_sisa", "UltraRE ≥ RecEraser ≥ SISA", runs, "method", chain, "y",
                          ["cell"])
-    assert row["verdict"] == "reproduced" and row["p_value"] < 0.05 and row["holds in"] == "2 of 2 cells by mean; 2 of 2 links significant"
+    assert row["verdict"] == "reproduced" and row["p_value"] < 0.05 and row["holds in"] == "2 of 2 cells in the claimed direction by mean; 2 of 2 links significant"
     assert row["p_tests"] == 2 and "largest p" in claim_text(row)  # the p shown is the weaker link's
     opposite = _methods({"ultrare": 0.30, "receraser": 0.31, "sisa": 0.25})
     row = ordering_claim("ultrare_ge_receraser_ge_sisa", "UltraRE ≥ RecEraser ≥ SISA", opposite, "method", chain, "y",
                          ["cell"])
     assert row["verdict"] == "not reproduced"       # a chain is a conjunction: UltraRE > RecEraser is reversed
-    assert row["holds in"] == "0 of 2 cells by mean; 1 of 2 links significant, 1 significantly against"
+    assert row["holds in"] == "0 of 2 cells in the claimed direction by mean; 1 of 2 links significant, 1 significantly against"
     beat = ordering_claim("receraser_ultrare_beat_sisa", "RecEraser and UltraRE beat SISA", opposite, "method",
                           [("receraser", "sisa"), ("ultrare", "sisa")], "y", ["cell"])
     assert beat["verdict"] == "reproduced"          # the split claim holds where the chain does not
@@ -210,7 +210,7 @@ def test_ordering_claim_in_both_directions_and_within_noise():
     assert row["verdict"] == "inconclusive" and row["p_tests"] == 1 and "largest" not in claim_text(row)
     one_run = _methods({"ultrare": 0.32, "receraser": 0.31}, seeds=1, cells=("c1",))
     row = ordering_claim("u_gt_r", "UltraRE > RecEraser", one_run, "method", [("ultrare", "receraser")], "y", ["cell"])
-    assert row["verdict"] == "inconclusive" and row["holds in"] == "1 of 1 cells by mean; 1 pair cannot reach p < 0.05"
+    assert row["verdict"] == "inconclusive" and row["holds in"] == "1 of 1 cells in the claimed direction by mean; 1 pair cannot reach p < 0.05"
     assert np.isnan(row["p_value"]) and claim_text(row) == f"inconclusive ({row['holds in']})"  # no test, no p shown
     assert "n = 1 pair, mean UltraRE − RecEraser +0.01026, no test" in row["evidence"]
     assert "p =" not in row["evidence"]
@@ -438,9 +438,9 @@ def test_claim_ids_must_be_unique_and_text_shows_the_p_value():
     row = {"id": "a", "claim": "A", "verdict": "reproduced", "holds in": "3 of 3 cells", "p_value": 0.0004,
            "test": "", "evidence": ""}
     assert claim_text(row) == "reproduced (3 of 3 cells; p < 0.001)"
-    several = {**row, "verdict": "partly reproduced", "holds in": "1 of 1 cells by mean; 1 of 2 links significant",
+    several = {**row, "verdict": "partly reproduced", "holds in": "1 of 1 cells in the claimed direction by mean; 1 of 2 links significant",
                "p_value": 0.5, "p_tests": 2}
-    assert claim_text(several) == "partly reproduced (1 of 1 cells by mean; 1 of 2 links significant; largest p = 0.5)"
+    assert claim_text(several) == "partly reproduced (1 of 1 cells in the claimed direction by mean; 1 of 2 links significant; largest p = 0.5)"
     assert claims_frame([row])["p_tests"].tolist() == [1]  # a row that does not say has one test
     with pytest.raises(ValueError, match="unique"):
         claims_frame([row, row])

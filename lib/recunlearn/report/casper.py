@@ -504,7 +504,12 @@ def k_figure(summary: pd.DataFrame, metrics: list[str], title: str, by: str | No
             ax.errorbar(part["k"], part["mean"], yerr=part["std"], marker="o", capsize=3, label=label)
             values += list(part["mean"] - part["std"].fillna(0)) + list(part["mean"] + part["std"].fillna(0))
     ax.set(xlabel="number of perturbed interactions k", title=title)
-    ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+    ks = sorted(set(summary["k"].dropna().astype(int))) if "k" in summary else []
+    if ks:  # whole numbers only, the computed ones, with room at both ends (a single k is not zoomed into)
+        ax.set_xticks(ks)
+        ax.set_xlim(ks[0] - 0.5, ks[-1] + 0.5)
+    else:
+        ax.xaxis.set_major_locator(MaxNLocator(integer=True))
     if values:
         low, high = zoomed_limits(np.nanmin(values), np.nanmax(values))
         ax.set_ylim(low, high)

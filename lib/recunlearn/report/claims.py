@@ -3,8 +3,8 @@
 Every claim row has a stable ``id`` (pages glue ``claim_<id>``, never a position), the claim, a
 verdict from :data:`recunlearn.report.verdicts.VERDICTS`, ``holds in`` (how many cells support
 the claim, with the unit that says how: ``"3 of 4 cells significant"`` where each cell is tested,
-``"3 of 4 cells by mean"`` where one pooled test decides and the cells' means only show where the
-claim holds, ``"3 of 4 cells"`` for exact checks), a ``p_value`` (one-sided in the claimed direction,
+``"3 of 4 cells in the claimed direction by mean"`` where one pooled test decides and the cells'
+means only show where the claim holds, ``"3 of 4 cells"`` for exact checks), a ``p_value`` (one-sided in the claimed direction,
 the largest over the claim's links and cells -- its weakest evidence; NaN for exact checks), ``p_tests``
 (how many tests that largest p was taken over), the ``test`` used and the ``evidence`` behind the verdict.
 
@@ -74,9 +74,9 @@ import numpy as np
 import pandas as pd
 
 from .names import display_name
-from .verdicts import (ALPHA, CLAIM_KINDS, CLAIM_OUTCOME, INCONCLUSIVE, NOT_REPRODUCED,  # noqa: F401
-                       PAPER_CLAIM, PARTLY, PENDING, REPRODUCED, SELF_CHECK, VERDICTS, base_verdict, combine,
-                       page_summary, page_verdict)
+from .verdicts import (ALPHA, CLAIM_KINDS, CLAIM_OUTCOME, INCONCLUSIVE, KIND_PREFIX, NOT_REPRODUCED,  # noqa: F401
+                       OTHER_READING, OWN_EXPECTATION, PAPER_CLAIM, PARTLY, PENDING, REPRODUCED, SELF_CHECK, VERDICTS,
+                       base_verdict, combine, page_summary, page_verdict)
 
 CLAIM_COLUMNS = ["id", "claim", "verdict", "holds in", "p_value", "p_tests", "test", "evidence", "kind", "note"]
 N_PERMUTATIONS = 9999
@@ -285,7 +285,7 @@ def show_claims(claims: pd.DataFrame):
     id (the name the page's text glues) is left out; the cells wrap and align at the top."""
     kinds = claims["kind"] if "kind" in claims else pd.Series(PAPER_CLAIM, index=claims.index)
     shown = pd.DataFrame({
-        "Claim": [f"Self-check: {c}" if k == SELF_CHECK else c for c, k in zip(claims["claim"], kinds)],
+        "Claim": [KIND_PREFIX.get(k, "") + c for c, k in zip(claims["claim"], kinds)],
         "Verdict": claims["verdict"], "Holds in": claims["holds in"],
         "p (largest)": [format_p(p) if pd.notna(p) else "—" for p in claims["p_value"]],
         "Test and evidence": [f"{t}: {e}" if t and e else t or e for t, e in zip(claims["test"], claims["evidence"])]})
@@ -660,8 +660,8 @@ def ordering_claim(id: str, claim: str, runs: pd.DataFrame, factor: str, links: 
     every link passes, links hold or are against only after Holm's correction over the links
     (:func:`corrected_outcomes`);
     ``inconclusive`` otherwise; ``pending`` without pairs. ``holds in`` counts the cells whose mean
-    differences all agree (``"cells by mean"``) and, for several links, the links significant each
-    way (``"2 of 3 links significant, 1 significantly against"``: "SISA, RecEraser and UltraRE below
+    differences all agree (``"cells in the claimed direction by mean"``) and, for several links, the
+    links significant each way (``"2 of 3 links significant, 1 significantly against"``: "SISA, RecEraser and UltraRE below
     Retrain" with SISA significantly above, or a margin significantly not met).
 
     ``per_cell``: the test is run in each cell (a cell's p is its links' largest, so it holds when
@@ -711,7 +711,7 @@ def ordering_claim(id: str, claim: str, runs: pd.DataFrame, factor: str, links: 
                 means.append(part["diff"].mean())
         if means:
             cell_hold.append(all(m > 0 for m in means))
-    holds_in = holds_in_text(sum(cell_hold), len(cell_hold), "cells by mean")
+    holds_in = holds_in_text(sum(cell_hold), len(cell_hold), "cells in the claimed direction by mean")
     parts, p_values, tests, tested = [], [], set(), 0  # tested: the paired tests behind max(p_values)
     if per_cell:
         def in_cell(d, key):

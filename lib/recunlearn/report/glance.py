@@ -288,8 +288,9 @@ def coverage_text(grid=None, runs: pd.DataFrame | None = None, comparison: pd.Da
     """How much of the paper the page covers: ``"12 of 36 paper cells computed; 1 of 3 paper
     datasets; 324 of 324 runs have a record"`` (each part only where it is known); a dataset the page
     lists but holding no computed run yet is told apart: ``"2 of 2 paper datasets (1 with a computed
-    run)"``. A grid of the book's own questions (class attribute ``OWN_QUESTION``) has no paper: its
-    datasets are "datasets of the question"."""
+    run)"``, and so is a dataset standing in for one of the paper's (class attribute ``SUBSTITUTES``:
+    dataset -> the paper's). A grid of the book's own questions (class attribute ``OWN_QUESTION``) has
+    no paper: its datasets are "datasets of the question"."""
     parts = []
     if comparison is not None and len(comparison) and "paper" in comparison:
         cells = comparison[comparison["paper"].notna()]
@@ -304,6 +305,11 @@ def coverage_text(grid=None, runs: pd.DataFrame | None = None, comparison: pd.Da
             with_runs = datasets_with_runs(runs)
             if with_runs is not None and computed - with_runs:
                 parts[-1] += f" ({sum(d in with_runs for d in paper)} with a computed run)"
+            standing_in = [d for d in paper if d in computed and d in getattr(type(grid), "SUBSTITUTES", {})]
+            if standing_in:
+                parts[-1] += (f", {len(standing_in)} of them a substitute ("
+                              + ", ".join(f"{display_name(d)} for {type(grid).SUBSTITUTES[d]}" for d in standing_in)
+                              + ")")
     total, reasons = run_counts(grid, runs)
     if total:
         parts.append(f"{total - sum(reasons.values())} of {total} runs have a record")

@@ -23,7 +23,8 @@ from collections import Counter
 from pathlib import Path
 
 from .glance import display_name, scale_text
-from .verdicts import PENDING, SELF_CHECK, VERDICTS, base_verdict
+from .verdicts import (KIND_PREFIX, OTHER_READING, OWN_EXPECTATION, PAPER_CLAIM, PENDING, SELF_CHECK, VERDICTS,
+                       base_verdict, cell_counts)
 
 SCOREBOARD = "scoreboard.md"
 SUMMARY = "scoreboard-summary.md"
@@ -160,35 +161,55 @@ def page_variants(glued: dict[str, str]) -> list[dict]:
     return json.loads(glued["page_variants"]) if "page_variants" in glued else []
 
 
+def claim_kind(claim: dict) -> str:
+    """A published claim's kind (:data:`~recunlearn.report.verdicts.CLAIM_KINDS`; ``paper`` when the page
+    published none)."""
+    return claim.get("kind") or PAPER_CLAIM
+
+
 def is_self_check(claim: dict) -> bool:
     """Whether a published claim is a self-check of our implementation, not a claim of the paper."""
-    return claim.get("kind") == SELF_CHECK
+    return claim_kind(claim) == SELF_CHECK
+
+
+def is_waiting(claim: dict) -> bool:
+    """Whether a claim's verdict still waits for some of its runs ("k of m runs pending")."""
+    return " runs pending" in claim["verdict"]
 
 
 def paper_totals(entries: list[dict]) -> dict:
     """Per paper: pages, pages rendered, claim tests by verdict word (one per claim and page: a claim
     tested on two pages, e.g. at a reduced scale and at the paper's, counts twice), the distinct
     claims among them (by id and statement), tests at a reduced scale, the claim tests by verdict word
-    that still wait for some of their runs (``waiting``: "k of m runs pending" in their verdict), and
-    the self-checks apart (``checks``, ``checks_passed``): they are not claims of the paper."""
+    that still wait for some of their runs (``waiting``: "k of m runs pending" in their verdict), the
+    paper cells of its pages by outcome (``cells``), and apart, since they are not claims of the
+    paper: the self-checks (``checks``, ``checks_passed``, ``checks_waiting``), the chapter's own
+    expectations (``own``) and the other readings of a claim (``readings``), each by verdict word."""
     totals = {}
     for entry in entries:
         t = totals.setdefault(entry["paper"], {"pages": 0, "rendered": 0, "claims": 0, "reduced": 0,
                                                "verdicts": Counter(), "statements": set(), "checks": 0,
-                                               "checks_passed": 0, "waiting": Counter()})
+                                               "checks_passed": 0, "checks_waiting": 0, "waiting": Counter(),
+                                               "own": Counter(), "readings": Counter(), "cells": Counter()})
         t["pages"] += 1
         t["rendered"] += entry["rendered"]
+        t["cells"] += cell_counts(entry.get("summary", ""))
         for claim in entry["claims"]:
             word = _verdict_word(claim["verdict"]) or claim["verdict"]
-            if is_self_check(claim):
+            kind = claim_kind(claim)
+            if kind == SELF_CHECK:
                 t["checks"] += 1
                 t["checks_passed"] += word == "reproduced"
+                t["checks_waiting"] += word != "reproduced" and is_waiting(claim)
+                continue
+            if kind in (OWN_EXPECTATION, OTHER_READING):
+                t["own" if kind == OWN_EXPECTATION else "readings"][word] += 1
                 continue
             t["claims"] += 1
             t["statements"].add((claim["id"], claim.get("claim") or ""))
             t["reduced"] += entry["reduced"]
             t["verdicts"][word] += 1
-            t["waiting"][word] += " runs pending" in claim["verdict"]
+            t["waiting"][word] += is_waiting(claim)
     for t in totals.values():
         t["distinct"] = len(t.pop("statements"))
     return totals
@@ -210,10 +231,28 @@ def totals_text(total: dict | None) -> str:
         text += (f" ({total['reduced']} of them {'tested ' if distinct == claims else ''}at a reduced scale, "
                  "not the paper's)")
     text += f": {counts}; {total['rendered']} of {total['pages']} pages rendered"
+    for key, what in (("own", "expectation{s} of our own"), ("readings", "other reading{s} of a claim")):
+        counted = total.get(key) or Counter()
+        if sum(counted.values()):
+            n = sum(counted.values())
+            text += (f"; also {n} {what.format(s='s' if n != 1 else '')} (not counted: "
+                     + ", ".join(f"{counted[v]} {v}" for v in VERDICTS if counted[v]) + ")")
     if total.get("checks"):
+        waiting = total.get("checks_waiting", 0)
         text += (f"; also {total['checks']} self-check{'s' if total['checks'] != 1 else ''} of our implementation, "
-                 f"{total['checks_passed']} passing")
+                 f"{total['checks_passed']} passing" + (f", {waiting} still waiting for runs" if waiting else ""))
     return text
+
+
+def cells_text(total: dict | None) -> str:
+    """How many of the paper's numbers our pages match: ``"paper numbers: 14 of 120 computed cells within
+    tolerance; 300 more cells pending"``; empty where no page compares a paper number."""
+    cells = (total or {}).get("cells") or Counter()
+    computed = cells["pass"] + cells["fail"]
+    if not computed and not cells["pending"]:
+        return ""
+    text = f"paper numbers: {cells['pass']} of {computed} computed cells within tolerance"
+    return text + (f"; {cells['pending']} more cells pending" if cells["pending"] else "")
 
 
 def _cell(text) -> str:
@@ -238,7 +277,7 @@ def _statement(claim: dict) -> str:
     text = f"`{claim['id']}`"
     if not claim.get("claim"):
         return f"{text} ({NOT_PUBLISHED})"
-    return ("Self-check: " if is_self_check(claim) else "") + f"{claim['claim']} ({text})"
+    return KIND_PREFIX.get(claim_kind(claim), "") + f"{claim['claim']} ({text})"
 
 
 FULL_WIDTH, END_FULL_WIDTH = ":::{div} full-width", ":::"
@@ -255,19 +294,28 @@ def render_scoreboard_from(entries: list[dict]) -> str:
              "how claims are tested and pages judged, and the [status page](status.md) lists the devices, commits",
              "and compute plan behind each page. *Beyond the papers* holds the book's own questions: there a",
              "claim is our hypothesis, and *reproduced* reads *holds in our runs*. A claim tested on two pages",
-             "(say at a reduced scale and at the paper's) counts once per page, as a test; self-checks of our",
-             "own implementation are listed with the claims but not counted among them.", "",
-             "| paper | claim tests | " + " | ".join(VERDICTS) + " | pages |",
-             "|---|---|" + "---|" * len(VERDICTS) + "---|"]
+             "(say at a reduced scale and at the paper's) counts once per page, as a test. Listed with the",
+             "claims but not counted among them: self-checks of our own implementation, a chapter's own",
+             "expectations where the paper says nothing, and a second reading of a paper claim (e.g. unlearning",
+             "time with shards retrained one after another, beside the paper's parallel shards). The last",
+             "column counts the paper's printed numbers our runs match within tolerance.", "",
+             "| paper | claim tests | " + " | ".join(VERDICTS) + " | pages | paper numbers within tolerance |",
+             "|---|---|" + "---|" * len(VERDICTS) + "---|---|"]
     papers = [p for p in PAPERS if any(e["paper"] == p for e in entries)]
     papers += sorted({e["paper"] for e in entries} - set(papers))
     for paper in papers:
         t = totals[paper]
+        cells = t["cells"]
+        computed = cells["pass"] + cells["fail"]
+        numbers = (f"{cells['pass']} of {computed} computed" + (f" ({cells['pending']} pending)" if cells["pending"]
+                                                                 else "") if computed or cells["pending"] else "none known")
         lines.append(f"| {paper} | {t['claims']} | " + " | ".join(str(t["verdicts"][v]) for v in VERDICTS)
-                     + f" | {t['rendered']} of {t['pages']} |")
+                     + f" | {t['rendered']} of {t['pages']} | {numbers} |")
     for paper in papers:
         part = [e for e in entries if e["paper"] == paper]
-        lines += ["", f"## {paper}", "", f"**{totals_text(totals[paper])}.**"]
+        cells = cells_text(totals[paper])
+        lines += ["", f"## {paper}", "", f"**{totals_text(totals[paper])}.**" + (f" {cells[0].upper() + cells[1:]}."
+                                                                                 if cells else "")]
         if not any(e["rendered"] for e in part):
             continue
         lines += ["", "### Pages", "", FULL_WIDTH,
@@ -317,15 +365,19 @@ def render_summary_from(entries: list[dict]) -> str:
     papers = [p for p in PAPERS if p in totals] + sorted(set(totals) - set(PAPERS))
     lines = ["**What reproduces so far** (the [scoreboard](scoreboard.md) has every claim and page):", "",
              f"![Claim tests by verdict, per paper]({FIGURE})", "",
-             "*Claim tests by verdict; self-checks of our implementation are not counted. Beyond the papers "
-             "holds the book's own hypotheses, where reproduced reads holds in our runs.*", ""]
+             "*Claim tests by verdict; self-checks of our implementation, the chapters' own expectations and "
+             "second readings of a claim are not counted. Beyond the papers holds the book's own hypotheses, "
+             "where reproduced reads holds in our runs. A claim's verdict and how many of the paper's numbers "
+             "we match are two different things: both are given.*", ""]
     for paper in papers:
-        lines.append(f"- **{paper}**: {totals_text(totals[paper])}.")
+        cells = cells_text(totals[paper])
+        lines.append(f"- **{paper}**: {totals_text(totals[paper])}." + (f" **{cells[0].upper() + cells[1:]}.**"
+                                                                         if cells else ""))
         claimed = [(e, c) for e in entries if e["paper"] == paper for c in e["claims"]
-                   if c.get("claim") and not is_self_check(c)]
+                   if c.get("claim") and claim_kind(c) == PAPER_CLAIM]
         for verdict in SUMMARY_VERDICTS:
-            named = [f"{_cell(c['claim'])} ({_link(e)})" for e, c in claimed
-                     if (_verdict_word(c["verdict"]) or c["verdict"]) == verdict]
+            named = [f"{_cell(c['claim'])} ({_link(e)}{', at a reduced scale' if e['reduced'] else ''})"
+                     for e, c in claimed if (_verdict_word(c["verdict"]) or c["verdict"]) == verdict]
             if named:
                 label = OWN_QUESTION_WORDS[verdict] if paper == PAPERS[-1] else verdict
                 lines.append(f"  - *{label}*: " + "; ".join(named) + ".")

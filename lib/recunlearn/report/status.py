@@ -118,15 +118,22 @@ def commit_rows(audit) -> list[dict]:
     return sorted(rows, key=lambda r: r["date"], reverse=True)
 
 
+def short_subject(subject: str, limit: int = 90) -> str:
+    """A commit subject of at most ``limit`` characters: cut at the last word that fits, with "…"."""
+    if len(subject) <= limit:
+        return subject
+    return subject[:limit].rsplit(" ", 1)[0].rstrip(",;:") + " …"
+
+
 def commit_section(rows: list[dict]) -> list[str]:
     """Markdown: one paragraph per commit, each a cross-reference target the tables above link to."""
     lines = ["## Commits behind the records", "",
              "Every committed run record names the commit of the code that computed it (records are made only",
              "from committed code, in a separate checkout of that commit). The full hash identifies the code in",
-             "the repository (`git show <hash>`); the date and subject are git's.", ""]
+             "the repository (`git show <hash>`); the date and subject are git's (a long subject is cut short).", ""]
     for row in rows:
         lines += [f"({commit_label(row['commit'])})=", f"`{row['commit']}` · {row['date'][:16].replace('T', ' ')} · "
-                  f"{row['subject']} — {row['records']} records ({row['by_experiment']})", ""]
+                  f"{short_subject(row['subject'])} — {row['records']} records ({row['by_experiment']})", ""]
     return lines
 
 
@@ -202,7 +209,8 @@ def plan_table(plan) -> list[str]:
     CPU-hours."""
     from ..compute.summary import entry_rows
 
-    lines = ["| entry | pages | runs listed | with a record | runs it computes | pending | CPU-hours left |",
+    lines = ["| entry | pages | runs listed | with a record | runs first listed here | of them pending | "
+             "their CPU-hours left |",
              "|---|---|---|---|---|---|---|"]
     rows = entry_rows(plan)
     for row in rows:
@@ -225,7 +233,9 @@ def render_status_page() -> str:
              "computed yet (pending, not absent), with the CPU-hours the cost model estimates for the runs the",
              "compute plan (`grids/plan.yml`) lists for the page and the one command that computes them (an",
              "estimate is a measurement where runs of the same kind have a record, else scaled from other",
-             "data, which can be far off; `compute` prints each run's time beside its estimate). Every",
+             "data, which can be far off; `compute` prints each run's time beside its estimate). These run",
+             "counts are the plan's for the page, every dataset it lists included; the scoreboard counts the",
+             "runs of the page as rendered, which can be fewer (a dataset the render did not ask for). Every",
              "claim and its verdict is on the [scoreboard](scoreboard.md). Below the papers: the devices and",
              "commits of the run records behind each page (`-dirty` would mark a record made from uncommitted",
              "code), the compute plan, the audit of the records and the commits themselves."]
@@ -260,7 +270,9 @@ def render_status_page() -> str:
               "several pages share is computed once, under the first entry that lists it: a later entry can list",
               "runs without a record and still have none pending itself; the last row counts each run of the",
               "plan once. `python -m recunlearn compute` runs the entries in this order (`--dry-run` shows how",
-              "each estimate was made).", "",
+              "each estimate was made). `--only <entry>` computes every run the entry lists, those first listed",
+              "by an earlier entry included, so a page's command is right even where its entry counts none of",
+              "its own.", "",
               *plan_table(plan)]
     lines += ["", "## Run records", "",
               "`python -m recunlearn audit` checks every committed record: *current* records are the ones",

@@ -16,6 +16,7 @@ as absent, and are named in the verdict ("partly reproduced (12 of 36 cells pend
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from typing import Iterable
 
@@ -25,11 +26,23 @@ REPRODUCED, PARTLY, NOT_REPRODUCED, INCONCLUSIVE, PENDING = VERDICTS = (
     "reproduced", "partly reproduced", "not reproduced", "inconclusive", "pending")
 """Every verdict a page, a claim or a set of cells can get."""
 
-PAPER_CLAIM, SELF_CHECK = CLAIM_KINDS = ("paper", "self-check")
-"""A claim row's ``kind``: a claim of the paper (or, beyond the papers, our hypothesis), or a check of
-our own implementation or protocol (e.g. "the bitset scorer equals a breadth-first search"). A
-self-check is part of its page's evidence, but the scoreboard does not count it among the paper's
-claims: it says nothing about whether the paper reproduces."""
+PAPER_CLAIM, SELF_CHECK, OWN_EXPECTATION, OTHER_READING = CLAIM_KINDS = (
+    "paper", "self-check", "own expectation", "other reading")
+"""A claim row's ``kind``:
+
+- ``paper``: a claim of the paper (or, beyond the papers, our hypothesis);
+- ``self-check``: a check of our own implementation or protocol (e.g. "the bitset scorer equals a
+  breadth-first search"), part of its page's evidence and verdict, but says nothing about whether
+  the paper reproduces;
+- ``own expectation``: what the chapter expects where the paper says nothing (e.g. that SRU unlearns
+  faster with more shards), part of its page's verdict but not a claim of the paper;
+- ``other reading``: a second reading of a paper claim that the page also tests (e.g. unlearning time
+  with the affected shards retrained one after another, beside the paper's parallel shards), shown
+  beside the claim it reads but neither deciding the page's verdict nor counted.
+
+Only ``paper`` rows are counted among a paper's claims (:func:`paper_claims`)."""
+KIND_PREFIX = {SELF_CHECK: "Self-check: ", OWN_EXPECTATION: "Our expectation: ", OTHER_READING: "Other reading: "}
+"""How a claim of each kind other than ``paper`` is introduced wherever it is listed."""
 
 ALPHA = 0.05
 """Significance level of every claim test (one-sided, in the claimed direction and in the opposite one)."""
@@ -117,11 +130,11 @@ def page_verdict(claims: pd.DataFrame | None, comparison: pd.DataFrame | None = 
     they are one pending part ("k of m runs pending"): the claims were tested on the runs there are,
     so a page whose claims hold on part of its runs is never ``reproduced`` either. A page judged by
     self-checks alone (no paper claim, no paper cell) says so in its note."""
-    cells, said = cell_outcomes(comparison), claim_outcomes(claims)
+    cells, said = cell_outcomes(comparison), claim_outcomes(deciding_claims(claims))
     waiting, of = runs_pending
     runs_part = ["pending"] if waiting and "pending" not in cells else []
     verdict = combine(cells + said + ["pending"] * datasets_not_run + runs_part)
-    paper_claims = claim_outcomes(_paper_claims(claims))  # self-checks decide too, but are not "claims"
+    paper_claims = claim_outcomes(paper_claims_of(claims))  # self-checks decide too, but are not "claims"
     notes = [f"{n} of {len(parts)} {unit} pending" for parts, unit in ((cells, "cells"), (paper_claims, "claims"))
              if (n := parts.count("pending"))]
     if runs_part:
@@ -133,12 +146,19 @@ def page_verdict(claims: pd.DataFrame | None, comparison: pd.DataFrame | None = 
     return f"{verdict} ({'; '.join(notes)})" if notes and verdict != PENDING else verdict
 
 
-def _paper_claims(claims: pd.DataFrame | None) -> pd.DataFrame | None:
-    """The rows of ``claims`` that are the paper's claims, not self-checks (a frame without ``kind``:
+def _kinds(claims: pd.DataFrame) -> pd.Series:
+    return claims["kind"].fillna(PAPER_CLAIM) if "kind" in claims else pd.Series(PAPER_CLAIM, index=claims.index)
+
+
+def paper_claims_of(claims: pd.DataFrame | None) -> pd.DataFrame | None:
+    """The rows of ``claims`` that are the paper's claims (kind ``paper``; a frame without ``kind``:
     all of them)."""
-    if claims is None or "kind" not in claims:
-        return claims
-    return claims[claims["kind"].fillna(PAPER_CLAIM) != SELF_CHECK]
+    return claims if claims is None else claims[_kinds(claims) == PAPER_CLAIM]
+
+
+def deciding_claims(claims: pd.DataFrame | None) -> pd.DataFrame | None:
+    """The rows of ``claims`` that decide a page's verdict: all but the other readings."""
+    return claims if claims is None else claims[_kinds(claims) != OTHER_READING]
 
 
 def page_summary(claims: pd.DataFrame | None, comparison: pd.DataFrame | None = None) -> str:
@@ -146,14 +166,20 @@ def page_summary(claims: pd.DataFrame | None, comparison: pd.DataFrame | None = 
     our implementation by whether they pass, and paper cells by outcome (only ``"N pending"`` when no
     paper cell is computed)."""
     parts = []
-    paper = _paper_claims(claims)
-    if paper is not None and len(paper):
-        counts = Counter(base_verdict(v) for v in paper["verdict"])
-        parts.append(f"claims: {', '.join(f'{counts[v]} {v}' for v in VERDICTS if counts[v])}")
-    checks = claims[~claims.index.isin(paper.index)] if paper is not None else None
-    if checks is not None and len(checks):
-        passing = sum(base_verdict(v) == REPRODUCED for v in checks["verdict"])
-        parts.append(f"self-checks: {passing} of {len(checks)} pass")
+    if claims is not None and len(claims):
+        kinds = _kinds(claims)
+        for kind, label in ((PAPER_CLAIM, "claims"), (OWN_EXPECTATION, "our expectations"),
+                            (OTHER_READING, "other readings")):
+            part = claims[kinds == kind]
+            if len(part):
+                counts = Counter(base_verdict(v) for v in part["verdict"])
+                parts.append(f"{label}: {', '.join(f'{counts[v]} {v}' for v in VERDICTS if counts[v])}")
+        checks = claims[kinds == SELF_CHECK]
+        if len(checks):
+            passing = sum(base_verdict(v) == REPRODUCED for v in checks["verdict"])
+            waiting = sum("runs pending" in v for v in checks["verdict"])
+            parts.append(f"self-checks: {passing} of {len(checks)} pass"
+                         + (f" ({waiting} waiting for runs)" if waiting else ""))
     cells = cell_outcomes(comparison)
     if cells:
         c = Counter(cells)
@@ -163,3 +189,18 @@ def page_summary(claims: pd.DataFrame | None, comparison: pd.DataFrame | None = 
             parts.append(f"paper cells: {c['pass']} of {len(cells)} within tolerance, {c['fail']} outside, "
                          f"{c['pending']} pending")
     return "; ".join(parts) if parts else "nothing to check"
+
+
+_CELLS_TEXT = re.compile(r"paper cells: (?:(?P<pass>\d+) of (?P<total>\d+) within tolerance, (?P<fail>\d+) outside, "
+                         r"(?P<pending>\d+) pending|(?P<only>\d+) pending)")
+
+
+def cell_counts(summary: str) -> Counter:
+    """The paper cells a :func:`page_summary` line counts, by outcome (``pass``, ``fail``, ``pending``);
+    empty for a page without paper cells."""
+    match = _CELLS_TEXT.search(summary or "")
+    if match is None:
+        return Counter()
+    if match["only"] is not None:
+        return Counter(pending=int(match["only"]))
+    return Counter({"pass": int(match["pass"]), "fail": int(match["fail"]), "pending": int(match["pending"])})

@@ -24,7 +24,7 @@ def ablation_items(runs: pd.DataFrame, n_shards: int, total: int, pending: pd.Da
     points = ablation_points(runs)
     sweep = points[(points["method"] == "sru") & (points["shards"] == "similarity")] if len(points) else points
     tables = {"partitions": partition_table(runs, n_shards), "shard_counts": shard_count_table(runs)}
-    figures = {"shard_count_figure": lambda: sweep_lines(sweep, "n_shards", ["ndcg@10", "unlearn_seconds", "hit@10"],
+    figures = {"shard_count_figure": lambda: sweep_lines(sweep, "n_shards", ["ndcg@10", "unlearn_cpu_seconds", "hit@10"],
                                                          "model", "SRU against the number of shards K")}
     shown = {"partitions": runs_notice("Partition × aggregation", total, pending, command),
              "shard_counts": runs_notice("The shard-count sweep", total, pending, command),

@@ -9,7 +9,8 @@ import pandas as pd
 from ..claims import claims_frame, with_pending_rows
 from ..names import by_dataset
 from ..plots import method_bars
-from ..sru import efficiency_claim, efficiency_table, main_runs, unlearning_share_of_full_training
+from ..sru import (efficiency_claim, efficiency_reading_claim, efficiency_table, main_runs,
+                   unlearning_share_of_full_training)
 from . import Page
 from .cure4rec_runs import runs_notice, runs_table
 from .sru_runs import collect_page, computed_text
@@ -25,7 +26,9 @@ def build(runs: pd.DataFrame | None = None, **params) -> Page:
     shares = unlearning_share_of_full_training(main)
     values = {"sru_time_share": by_dataset(shares.groupby("dataset")["share_of_full_training"].mean(), ".1%")}
     return Page(
-        PAGE, grid, runs, pending, None, claims_frame([efficiency_claim(main_runs(with_pending_rows(runs), grid.n_shards))]),
+        PAGE, grid, runs, pending, None,
+        claims_frame([efficiency_claim(main_runs(with_pending_rows(runs), grid.n_shards)),
+                      efficiency_reading_claim(main_runs(with_pending_rows(runs), grid.n_shards))]),
         tables={"runs": runs_table(total, pending), "times": efficiency_table(main)},
         figures={"figure": lambda: method_bars(main, "unlearn_cpu_seconds",
                                                "Unlearning time (CPU seconds; sharded methods: one shard + "
