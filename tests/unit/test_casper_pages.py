@@ -466,3 +466,28 @@ def test_figure_7_one_seed_decides_nothing_about_every_group(monkeypatch):
     """The three MRR groups of one run share its models: they are not three independent pairs."""
     page = fake_page("figure-07-mrr-groups", SEEDS=[0])
     assert page.texts()["claim_casper_lowest_every_group"].startswith("inconclusive")
+
+
+def _spread_runs(cells: int, casper_std: float, baseline_std: float) -> pd.DataFrame:
+    """Three seeds per cell of CASPER and the three random baselines, each selector's AO spread over
+    seeds by its ``*_std`` (values -1, 0, +1 times it around 0.8)."""
+    rows = []
+    for cell in range(cells):
+        for selector in ("casper", "random", "earliest", "latest"):
+            spread = casper_std if selector == "casper" else baseline_std
+            rows += [{"model": f"m{cell}", "selector": selector, "replacement": "random", "seed": seed,
+                      "ao": 0.8 + spread * (seed - 1), "status": "computed"} for seed in range(3)]
+    return pd.DataFrame(rows)
+
+
+@pytest.mark.parametrize("cells, casper_std, baseline_std, verdict", [
+    (6, 0.001, 0.01, "reproduced"), (6, 0.01, 0.001, "not reproduced"), (6, 0.01, 0.01, "inconclusive"),
+    (3, 0.001, 0.01, "inconclusive")])
+def test_variance_claim_can_pass_fail_be_within_noise_and_says_when_it_cannot_reach_the_level(
+        cells, casper_std, baseline_std, verdict):
+    from recunlearn.report.casper import variance_claim
+
+    row = variance_claim(_spread_runs(cells, casper_std, baseline_std), ["model"])
+    assert row["verdict"] == verdict
+    if cells == 3:
+        assert "3 cells cannot reach p < 0.05 (smallest p 1/8)" in row["holds in"]

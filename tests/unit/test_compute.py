@@ -145,6 +145,14 @@ def test_a_wrong_option_fails_before_anything_runs(options, message):
         check_options(options)
 
 
+def test_a_stage_path_that_is_a_file_or_not_empty_fails_before_anything_runs(tmp_path):
+    (tmp_path / "file").write_text("x")
+    with pytest.raises(ComputeError, match="a file, not a directory"):
+        check_options(ComputeOptions(stage=tmp_path / "file"))
+    with pytest.raises(ComputeError, match="not empty"):
+        check_options(ComputeOptions(stage=tmp_path))
+
+
 def test_batches_group_the_runs_sharing_an_original_model_within_an_entry(tmp_path):
     casper = {"dataset": "foursquare", "model": ["lstm", "jodie"], "selector": ["none", "random"], "epochs": 50}
     later = {"dataset": "foursquare", "model": "lstm", "selector": "latest", "epochs": 50}

@@ -797,3 +797,10 @@ def test_paired_differences_can_carry_the_pairs_still_waiting_for_a_run():
     band = band_claim("b", "b", diffs, "diff", ["cell"], low=0.05, high=0.15)
     assert band["verdict"] == "partly reproduced" and band["holds in"].endswith("1 of 4 runs pending")
     assert len(paired_differences(runs, "method", "a", "b", "metric", ["cell"])) == 3  # without: computed pairs only
+
+
+def test_page_verdict_names_pending_self_checks_and_ignores_other_readings():
+    claims = pd.DataFrame({"id": ["a", "check", "other"], "verdict": ["reproduced", "pending", "not reproduced"],
+                           "kind": ["paper", "self-check", "other reading"]})
+    assert page_verdict(claims) == "partly reproduced (1 of 1 self-checks pending)"
+    assert page_verdict(claims.iloc[[0, 2]]) == "reproduced"   # an other reading decides nothing

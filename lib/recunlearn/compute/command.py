@@ -93,7 +93,9 @@ def check_options(options: ComputeOptions) -> None:
             problems.append(f"--timings-from {folder}: not a directory")
     if options.stage is not None and options.dry_run:
         problems.append("--stage and --dry-run: choose one")
-    if options.stage is not None and Path(options.stage).exists() and any(Path(options.stage).iterdir()):
+    if options.stage is not None and Path(options.stage).exists() and not Path(options.stage).is_dir():
+        problems.append(f"--stage {options.stage}: a file, not a directory (stage into a new or empty directory)")
+    elif options.stage is not None and Path(options.stage).exists() and any(Path(options.stage).iterdir()):
         problems.append(f"--stage {options.stage}: not empty (stage into a new or empty directory)")
     if problems:
         raise ComputeError("; ".join(problems))

@@ -41,13 +41,11 @@ def plan_text() -> str:
 
 @functools.lru_cache(maxsize=None)
 def _plan_status():
-    """The compute plan against the committed records, on CPU (read once per process); None if unreadable."""
-    from ..compute.command import DEFAULT_PLAN
-    from ..compute.summary import plan_status
-    from ..paths import committed_records_dir
+    """:func:`~recunlearn.report.status.compute_plan_status`, read once per process; None if unreadable."""
+    from .status import compute_plan_status
 
     try:
-        return plan_status(DEFAULT_PLAN, committed_records_dir(), "cpu")
+        return compute_plan_status()
     except (OSError, ValueError):
         return None
 

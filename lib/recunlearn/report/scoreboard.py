@@ -48,6 +48,13 @@ def reduced_scale(params: dict, profile: str | None) -> bool:
     return bool(prefix) and profile == "paper"
 
 
+def rendered_datasets(params: dict, default) -> list[str]:
+    """The datasets a page was rendered with: its ``DATASETS`` (or ``DATASET``) parameter, else
+    ``default`` (the paper item's); a parameter left empty (None) counts as none."""
+    value = params.get("DATASETS", params.get("DATASET", list(default or [])))
+    return [value] if isinstance(value, str) else list(value or [])
+
+
 def glued_texts(notebook: dict) -> dict[str, str]:
     """Every value a notebook glued (``myst_nb.glue``), by name, as the text it glued (the ``repr``
     in the notebook read back, so quotes and escapes inside a text survive)."""
@@ -136,8 +143,7 @@ def page_entry(page: dict) -> dict:
     meta = notebook.get("metadata", {}).get("recunlearn", {})
     params = meta.get("parameters", {})
     datasets = list(page.get("datasets") or [])
-    computed = params.get("DATASETS", params.get("DATASET", datasets))
-    computed = [computed] if isinstance(computed, str) else list(computed or [])
+    computed = rendered_datasets(params, datasets)
     scale = glued.get("page_scale") or scale_text({**params, "DATASETS": computed})
     reduced = reduced_scale(params, meta.get("profile"))
     if meta.get("profile") != "paper":

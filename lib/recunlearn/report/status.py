@@ -9,7 +9,7 @@ from ..compute.summary import page_text
 from ..io import write_bytes_atomic
 from .names import display_name, display_names
 from .notebooks import BOOK_DIR
-from .scoreboard import END_FULL_WIDTH, FULL_WIDTH, glued_texts, reduced_scale, write_scoreboard
+from .scoreboard import END_FULL_WIDTH, FULL_WIDTH, glued_texts, reduced_scale, rendered_datasets, write_scoreboard
 
 
 @dataclasses.dataclass(frozen=True)
@@ -149,8 +149,7 @@ def item_status(item: PaperItem, listed_commits: set[str] | None = None) -> dict
     meta = notebook.get("metadata", {}).get("recunlearn", {})
     params = meta.get("parameters", {})
     behind = meta.get("run_records")
-    computed = params.get("DATASETS", params.get("DATASET", list(item.datasets)))
-    computed = [computed] if isinstance(computed, str) else list(computed)
+    computed = rendered_datasets(params, item.datasets)
     not_run = [d for d in item.datasets if d not in computed]
     scope = "; ".join(f"{name.lower()}: {', '.join(display_names(params[name]))}" for name in ("MODELS", "SEEDS")
                       if isinstance(params.get(name), list))

@@ -135,8 +135,10 @@ def page_verdict(claims: pd.DataFrame | None, comparison: pd.DataFrame | None = 
     runs_part = ["pending"] if waiting and "pending" not in cells else []
     verdict = combine(cells + said + ["pending"] * datasets_not_run + runs_part)
     paper_claims = claim_outcomes(paper_claims_of(claims))  # self-checks decide too, but are not "claims"
-    notes = [f"{n} of {len(parts)} {unit} pending" for parts, unit in ((cells, "cells"), (paper_claims, "claims"))
-             if (n := parts.count("pending"))]
+    others = [(claim_outcomes(of_kind(claims, kind)), unit) for kind, unit in
+              ((SELF_CHECK, "self-checks"), (OWN_EXPECTATION, "expectations of our own"))]
+    notes = [f"{n} of {len(parts)} {unit} pending" for parts, unit in
+             ((cells, "cells"), (paper_claims, "claims"), *others) if (n := parts.count("pending"))]
     if runs_part:
         notes.append(f"{waiting} of {of} runs pending")
     if datasets_not_run:
@@ -150,10 +152,15 @@ def _kinds(claims: pd.DataFrame) -> pd.Series:
     return claims["kind"].fillna(PAPER_CLAIM) if "kind" in claims else pd.Series(PAPER_CLAIM, index=claims.index)
 
 
+def of_kind(claims: pd.DataFrame | None, kind: str) -> pd.DataFrame | None:
+    """The rows of ``claims`` of one kind (:data:`CLAIM_KINDS`; a row without ``kind`` is a paper claim)."""
+    return claims if claims is None else claims[_kinds(claims) == kind]
+
+
 def paper_claims_of(claims: pd.DataFrame | None) -> pd.DataFrame | None:
     """The rows of ``claims`` that are the paper's claims (kind ``paper``; a frame without ``kind``:
     all of them)."""
-    return claims if claims is None else claims[_kinds(claims) == PAPER_CLAIM]
+    return of_kind(claims, PAPER_CLAIM)
 
 
 def deciding_claims(claims: pd.DataFrame | None) -> pd.DataFrame | None:
