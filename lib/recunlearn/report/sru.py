@@ -15,12 +15,16 @@ each a test on seed-level runs:
   probabilities) and RecEraser-style aggregation's (the same shards, attention without centroids);
 - ``sru_accuracy_near_retrain``: SRU keeps at least 90 % of Retrain's NDCG@10 (seed-paired);
 - ``sru_unlearns_faster``: SRU's unlearning time (one retrained shard, its centroid and the
-  aggregator) is below a full retrain's, both in CPU seconds (:func:`efficiency_claim`);
+  aggregator: the cost of one request) is below a full retrain's, both in CPU seconds
+  (:func:`efficiency_claim`); beside it, as another reading that is shown but not counted,
+  ``sru_unlearns_faster_whole_set``: the whole unlearning set, every shard it touches retrained
+  (:func:`efficiency_reading_claim`);
 - ``sru_extra_deletion_lowers_hit``: for CED, NED and RED, HIT@10 falls at each step up in the number
   of extra deleted items (:func:`extra_deletion_claim`);
 - ablations: ``sru_similarity_partition_helps`` (SRU's aggregator is more accurate on similarity
   shards than on random ones), ``sru_centroid_attention_helps`` (attention with centroids beats
-  attention without, on either partition), ``sru_more_shards_faster`` and
+  attention without, on either partition), and, as the chapter's own expectations (kind ``own
+  expectation``, not counted among the paper's claims), ``sru_more_shards_faster`` and
   ``sru_more_shards_less_accurate`` (the expected cost of SISA-style sharding: unlearning time and
   NDCG@10 fall as the number of shards K grows; time as each run's share of a full training measured
   in its own process, like ``sru_unlearns_faster``).
@@ -253,7 +257,8 @@ def _ensure(runs: pd.DataFrame, columns: list[str]) -> pd.DataFrame:
 
 
 NEEDED = CELLS + ["seed", "method", "extra_deletion", "n_extra", "partition", "n_shards", "ndcg@10", "hit@10",
-                  "hit_before_retraining@10", "unlearn_seconds", "unlearn_cpu_seconds", "full_model_cpu_seconds",
+                  "hit_before_retraining@10", "unlearn_seconds", "unlearn_cpu_seconds", "unlearn_all_retrained_seconds",
+                  "full_model_cpu_seconds",
                   "full_model_cached", "full_model_stored", "train_pairs_before", "train_pairs_after"]
 FASTER_THAN = 1.0
 """``sru_unlearns_faster`` holds when SRU's unlearning CPU time is significantly below this share of a
@@ -339,26 +344,28 @@ def efficiency_claim(runs: pd.DataFrame) -> dict:
                       shares, "share_of_full_training", CELLS, low=0.0, high=FASTER_THAN, note=note)
 
 
-def efficiency_reading_claim(runs: pd.DataFrame, records_dir=None) -> dict:
+def efficiency_reading_claim(runs: pd.DataFrame) -> dict:
     """``sru_unlearns_faster_whole_set``, the other reading of ``sru_unlearns_faster``
     (:data:`~recunlearn.report.verdicts.OTHER_READING`): the whole unlearning set at once. The chapter's
     set takes sessions from every shard, so SRU retrains every shard (one after another, in one process)
-    and then the aggregator; its wall seconds against Retrain's full retraining of the same dataset,
-    model and seed, paired when the two records were written at most
-    :data:`~recunlearn.report.claims.PAIR_WINDOW` apart (their wall clocks then ran under the same load)."""
-    from ..experiments.sru import SruConfig
-    from .claims import PAIR_WINDOW, with_times
-
-    main = main_runs(_ensure(runs, NEEDED))
-    both = main[main["method"].isin(["sru", "retrain"])]
-    if len(both) and "record" in both:
-        both = with_times(both, [SruConfig.experiment], records_dir)
-    row = ordering_claim("sru_unlearns_faster_whole_set",
-                         "SRU unlearns the whole unlearning set (every affected shard retrained, then the aggregator) "
-                         "faster than a full retrain", both, "method", [("sru", "retrain")],
-                         "unlearn_all_retrained_seconds", CELLS, higher=False, max_apart=PAIR_WINDOW,
-                         note="Wall seconds of everything each run retrained; the set touches every shard, so SRU "
-                              "retrains them all.")
+    and then the aggregator. Judged within each SRU run like ``sru_unlearns_faster``: that work's CPU
+    seconds over a full retrain's (:func:`_share_of_full_training`'s denominator); the run records the
+    whole work in wall seconds only, so its CPU seconds are estimated with the run's own CPU-to-wall
+    ratio of one shard and the aggregator (the run's shards train in one process, under one load)."""
+    shares = unlearning_share_of_full_training(runs)
+    if len(shares):
+        whole = (shares["unlearn_all_retrained_seconds"].astype(float) * shares["unlearn_cpu_seconds"].astype(float)
+                 / shares["unlearn_seconds"].astype(float).where(shares["unlearn_seconds"].astype(float) > 0))
+        shares = _known(shares.assign(whole_set_share=whole / shares["unlearn_cpu_seconds"].astype(float)
+                                      * shares["share_of_full_training"]), "whole_set_share")
+    else:
+        shares = shares.assign(whole_set_share=pd.Series(dtype=float))
+    row = band_claim("sru_unlearns_faster_whole_set",
+                     "SRU unlearns the whole unlearning set (every affected shard retrained, then the aggregator) "
+                     "faster than a full retrain", shares, "whole_set_share", CELLS, low=0.0, high=FASTER_THAN,
+                     note="Per SRU run: the CPU seconds of every shard it retrained, their centroids and the "
+                          "aggregator (estimated from their wall seconds with the run's CPU-to-wall ratio) over a "
+                          "full retrain's CPU seconds.")
     return {**row, "kind": OTHER_READING}
 
 
