@@ -369,16 +369,17 @@ def render_summary_from(entries: list[dict]) -> str:
     self-checks and claims whose statement was not published are left to the scoreboard."""
     totals = paper_totals(entries)
     papers = [p for p in PAPERS if p in totals] + sorted(set(totals) - set(PAPERS))
-    lines = ["**What reproduces so far** (the [scoreboard](scoreboard.md) has every claim and page):", "",
+    lines = ["**What reproduces so far** (the [scoreboard](scoreboard.md) has every claim and page; "
+             "{ref}`the terms <terms>` are defined below):", "",
              f"![Claim tests by verdict, per paper]({FIGURE})", "",
              "*Claim tests by verdict; self-checks of our implementation, the chapters' own expectations and "
              "second readings of a claim are not counted. Beyond the papers holds the book's own hypotheses, "
              "where reproduced reads holds in our runs. A claim's verdict and how many of the paper's numbers "
              "we match are two different things: both are given.*", ""]
     for paper in papers:
-        cells = cells_text(totals[paper])
-        lines.append(f"- **{paper}**: {totals_text(totals[paper])}." + (f" **{cells[0].upper() + cells[1:]}.**"
-                                                                         if cells else ""))
+        cells = cells_text(totals[paper])  # the paper's own numbers first: the plainest answer
+        lines.append(f"- **{paper}**: " + (f"**{cells[0].upper() + cells[1:]}.** " if cells else "")
+                     + f"{totals_text(totals[paper])}.")
         claimed = [(e, c) for e in entries if e["paper"] == paper for c in e["claims"]
                    if c.get("claim") and claim_kind(c) == PAPER_CLAIM]
         for verdict in SUMMARY_VERDICTS:
