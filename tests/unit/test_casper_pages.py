@@ -413,7 +413,7 @@ def test_near_linear_claim_with_one_timing_per_size_is_inconclusive():
     runs = pd.DataFrame(columns=["model", "k", "seed", "ao", "status"])
     once = growth_exponent(_timings(1.0, 0.05, repeats=1))  # the interval collapses to the point
     row = figure_8_claims(runs, once).set_index("id").loc["runtime_near_linear"]
-    assert row["verdict"] == "inconclusive" and "one timing per size: no interval" in row["holds in"]
+    assert row["verdict"] == "inconclusive" and "a size with a single timing: no interval" in row["holds in"]
 
 
 def test_fastest_repeats_is_the_lower_envelope_drawn_only_with_every_rows_repeats():

@@ -275,10 +275,22 @@ def test_expectations_and_other_readings_are_listed_apart_and_paper_numbers_are_
     assert "also 1 other reading of a claim (not counted: 1 not reproduced)" in text
     assert "also 1 self-check of our implementation, 0 passing, 1 still waiting for runs" in text
     summary_md = render_summary_from(entries)
-    assert "- **CURE4Rec**: **Paper numbers: 2 of 3 computed cells within tolerance; 1 more cells pending.** 2 tests of 1 claim" in summary_md
+    assert "- **CURE4Rec**: **Paper numbers: 2 of 3 computed comparisons within tolerance; 1 more pending.** 2 tests of 1 claim" in summary_md
     assert "A is above B ([r](cure4rec/r.ipynb), at a reduced scale)" in summary_md
     assert "Time falls, shards together" not in summary_md and "Faster with more shards" not in summary_md
     board = render_scoreboard_from(entries)
     assert "| Other reading: Time falls, shards together (`time_falls_batched`) |" in board
     assert "| Our expectation: Faster with more shards (`more_shards_faster`) |" in board
     assert "| CURE4Rec | 2 | 2 | 0 | 0 | 0 | 0 | 2 of 2 | 2 of 3 computed (1 pending) |" in board
+
+
+def test_a_page_judged_by_parts_still_publishes_its_paper_cells_for_the_tally():
+    import pandas as pd
+
+    from recunlearn.report.glance import page_facts
+    from recunlearn.report.verdicts import cell_counts
+
+    comparison = pd.DataFrame({"paper": [1.0, 2.0], "ours": [1.0, 3.0], "within_tol": [True, False]})
+    facts = page_facts(None, comparison, parts={"wikipedia": "reproduced", "lastfm": "not reproduced"})
+    assert facts["page_summary"].endswith("; paper cells: 1 of 2 within tolerance, 1 outside, 0 pending")
+    assert dict(cell_counts(facts["page_summary"])) == {"pass": 1, "fail": 1, "pending": 0}

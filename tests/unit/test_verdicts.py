@@ -804,3 +804,27 @@ def test_page_verdict_names_pending_self_checks_and_ignores_other_readings():
                            "kind": ["paper", "self-check", "other reading"]})
     assert page_verdict(claims) == "partly reproduced (1 of 1 self-checks pending)"
     assert page_verdict(claims.iloc[[0, 2]]) == "reproduced"   # an other reading decides nothing
+
+
+def test_equal_values_up_to_rounding_get_the_sign_flip_floor():
+    assert band_p([0.1] * 3, 0.0)[0] == 0.125 and band_p([0.3] * 3, 0.0)[0] == 0.125  # 0.1's std is 1.7e-17
+    assert paired_p([0.1, 0.1, 0.1])[0] == 0.125
+    assert band_p([0.1, 0.1, 0.1001], 0.0)[0] < 0.05   # a measured spread keeps the t-test
+
+
+def test_a_per_cell_claim_fails_on_a_reversed_link_even_where_another_link_has_no_pairs():
+    runs = _methods({"retrain": 0.30, "sisa": 0.40})   # SISA above Retrain in every cell; no UltraRE run
+    links = [("retrain", "sisa"), ("retrain", "ultrare")]
+    pooled = ordering_claim("c", "c", runs, "method", links, "y", ["cell"])
+    per_cell = ordering_claim("c", "c", runs, "method", links, "y", ["cell"], per_cell=True)
+    assert pooled["verdict"] == per_cell["verdict"] == "not reproduced"
+
+
+def test_page_summary_counts_self_checks_waiting_for_runs():
+    from recunlearn.report.verdicts import page_summary
+
+    claims = pd.DataFrame({"id": ["power"], "verdict": ["partly reproduced"], "kind": ["self-check"],
+                           "holds in": ["6 of 6 cells significant; 2 of 54 runs pending"]})
+    assert page_summary(claims) == "self-checks: 0 of 1 pass (1 waiting for runs)"
+    only_ours = pd.DataFrame({"id": ["k"], "verdict": ["reproduced"], "kind": ["own expectation"]})
+    assert page_verdict(only_ours) == "reproduced (expectations of our own only: no paper claim or number tested)"

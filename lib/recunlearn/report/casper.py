@@ -677,7 +677,7 @@ def figure_8_claims(runs: pd.DataFrame, growth: dict, near: tuple[float, float] 
         single = growth["repeats"] < 2  # a size timed once: the bootstrap interval is the point itself
         verdict = (INCONCLUSIVE if single else REPRODUCED if low <= lo and hi <= high
                    else NOT_REPRODUCED if hi < low or lo > high else INCONCLUSIVE)
-        interval = ("one timing per size: no interval" if single
+        interval = ("a size with a single timing: no interval" if single
                     else f"{growth['level']:.0%} interval [{lo:.2f}, {hi:.2f}]")
         timing = claim_row("runtime_near_linear", claim, verdict, f"b = {b:.2f}, {interval}", test=test,
                            evidence=f"b = {b:.3f}, {interval} over {growth['sizes']} sizes x {growth['repeats']} "
@@ -768,8 +768,9 @@ def variance_claim(runs: pd.DataFrame, cells: list[str], metric: str = "ao", alp
     p_higher = binomtest(lower, decided, 0.5, alternative="less").pvalue if decided else 1.0
     verdict = (REPRODUCED if p_lower < alpha and lower == total else PARTLY if p_lower < alpha
                else NOT_REPRODUCED if p_higher < alpha else INCONCLUSIVE)
-    cannot = (f"; {decided} cell{'s' if decided != 1 else ''} cannot reach p < {alpha:g} (smallest p "
-              f"1/{2 ** decided})" if verdict == INCONCLUSIVE and 0.5 ** decided >= alpha else "")
+    cannot = ("; no cell decided (equal spreads)" if decided == 0 else
+              f"; {decided} cell{'s' if decided != 1 else ''} cannot reach p < {alpha:g} (smallest p 1/{2 ** decided})"
+              if verdict == INCONCLUSIVE and 0.5 ** decided >= alpha else "")
     evidence = (f"std over seeds of {metric}: CASPER's below the median of the random baselines' in {lower}, above "
                 f"in {higher} of {total} cells (ties dropped); sign test p = {p_lower:.3g}; alpha = {alpha}. CASPER's "
                 "row is the same in every seed, the random baselines' is not")

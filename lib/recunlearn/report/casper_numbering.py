@@ -68,7 +68,7 @@ def numbering_text(runs: pd.DataFrame, alpha: float = 0.05) -> str:
         means = paired_values(runs, NUMBERING, "fixed", "first_appearance_labels").mean()
         p = whole["p (one-sided, a higher)"]
         test = ("one pair is too few for a test" if pd.isna(p) else
-                f"one-sided {whole['test used']}, {format_p(p)}: "
+                f"one-sided {whole['one-sided test']}, {format_p(p)}: "
                 + ("a significant drop" if p < alpha else "not a significant drop") + f" at α = {alpha:g}")
         part.append(f"compared label by label under the authors' numbering, AO is "
                     f"{means['first_appearance_labels']:.3f} on average instead of {means['fixed']:.3f} under one "

@@ -176,11 +176,10 @@ def variant_tests(runs: pd.DataFrame, variant: Variant) -> pd.DataFrame:
     """One row per contrast of ``variant.contrasts`` with runs of both values, and per model
     (``models``: ``all`` pools the models, then each model alone): seed-paired AO differences a − b
     over every setting, their mean, how many are positive and negative, the one-sided p that a is
-    higher and the two-sided p, from the test :func:`~recunlearn.report.claims.paired_two_sided` chooses
-    (Wilcoxon signed-rank, a paired t-test where its doubled p could not reach the level: 5 pairs or
-    fewer at 0.05)."""
-    from .claims import ONE_PAIR, paired_differences, paired_p, testable, two_sided_p
-    from .verdicts import ALPHA
+    higher (:func:`~recunlearn.report.claims.paired_p`, its test in ``one-sided test``) and the two-sided p
+    (:func:`~recunlearn.report.claims.paired_two_sided`, its test in ``test used``: Wilcoxon signed-rank,
+    a paired t-test where the doubled p could not reach the level, 5 pairs or fewer at 0.05)."""
+    from .claims import ONE_PAIR, paired_differences, paired_p, paired_two_sided, testable
 
     done = variant_part(runs, variant)
     done = done[done["status"] == "computed"]
@@ -193,14 +192,15 @@ def variant_tests(runs: pd.DataFrame, variant: Variant) -> pd.DataFrame:
                                     for m in paper_sorted("model", diff["model"])]
         for models, part in groups if diff["model"].nunique() > 1 else groups[:1]:
             d = part["diff"].astype(float)
-            higher, lower, test = paired_p(d, ALPHA / 2)  # chosen for the two-sided p (paired_two_sided)
+            higher, _, one_sided = paired_p(d)  # judged at alpha (the numbering's drop)
+            two_sided, test = paired_two_sided(d)  # its own test: the doubled p must reach alpha
             tested = testable(len(d))
             rows.append({"contrast (a − b)": f"{variant.short_labels[a]} − {variant.short_labels[b]}",
                          "models": models, "measures": what, "pairs": len(d), "mean difference (AO)": float(d.mean()),
                          "pairs above 0": int((d > 0).sum()), "pairs below 0": int((d < 0).sum()),
                          "p (one-sided, a higher)": higher if tested else np.nan,
-                         "p (two-sided)": two_sided_p(higher, lower) if tested else np.nan,
-                         "test used": test if tested else ONE_PAIR, "a": a, "b": b})
+                         "one-sided test": one_sided if tested else ONE_PAIR,
+                         "p (two-sided)": two_sided, "test used": test, "a": a, "b": b})
     return pd.DataFrame(rows)
 
 

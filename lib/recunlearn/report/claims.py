@@ -490,16 +490,19 @@ def band_p(values, low: float = -np.inf, high: float = np.inf) -> tuple[float, f
     """Whether the mean of ``values`` (seed-level) lies inside ``[low, high]``: ``(p_inside,
     p_outside)``. ``p_inside`` is the larger of the one-sided t-test p-values of mean > low and
     mean < high (two one-sided tests); ``p_outside`` the smaller of those of mean < low and mean >
-    high. Fewer than two values: (1, 1). Values without spread (the t statistic is infinite) get the
-    exact p of the sign-flip test instead: 0.5**n on the side the values lie (n values all on one side
-    of the bound are no stronger evidence than n coin flips landing alike), 1 on the other."""
+    high. Fewer than two values: (1, 1). Values without spread (equal up to rounding: the t statistic
+    is infinite) get the exact p of the sign-flip test instead: 0.5**n on the side the values lie, 1
+    on the other. Equal values carry no estimate of the noise, which the t-test needs, so they are
+    judged as n signs alone; values with any spread keep the t-test, whose p can be far smaller (the
+    discontinuity is deliberate: a measured spread, however small, is evidence a sign count is not)."""
     from scipy.stats import t as student
 
     v = np.asarray(values, dtype=float)
     v = v[np.isfinite(v)]
     if len(v) < 2:
         return 1.0, 1.0
-    mean, sd = v.mean(), v.std(ddof=1)
+    mean = v.mean()
+    sd = 0.0 if np.ptp(v) <= 1e-12 * max(1.0, abs(mean)) else v.std(ddof=1)  # equal values: rounding is no spread
 
     def above(bound):  # p of "mean > bound"
         if np.isinf(bound):
@@ -676,7 +679,9 @@ def ordering_claim(id: str, claim: str, runs: pd.DataFrame, factor: str, links: 
     pairs left out are counted in the evidence, and a claim whose pairs are all left out is
     ``inconclusive``. A link without any pair (its runs not computed yet, or all left out) stays
     in the claim as a part within noise, named in the evidence ("no pairs"), so the claim cannot read
-    ``reproduced`` on the links it has; per cell, a cell lacking one of the links is not decided.
+    ``reproduced`` on the links it has (pooled, it stays outside Holm's family like a single-pair link:
+    where every link tested passes, that is still a level-``alpha`` statement about those links); per
+    cell, a cell lacking one of the links cannot hold, but fails when a link it has is reversed.
 
     Each test is :func:`paired_p`: the signed-rank test, or a paired t-test where the pairs are
     too few for the signed-rank test to reach ``alpha`` (marked "paired t" in the evidence and
@@ -739,9 +744,9 @@ def ordering_claim(id: str, claim: str, runs: pd.DataFrame, factor: str, links: 
                     shown.append(up)
                 parts.append(f"{_label(cells, key)}: {display_name(a)} {relation} {display_name(b)} "
                              f"{_tested(len(part), used, up)}")
-            complete = len(ups) == len(links)  # a link without pairs here: the cell cannot hold
-            if ups and cell_testable(key) and complete:  # a cell holds when all its links do; fails when one is reversed
-                cell_up.append(max(ups))      # (Bonferroni over links)
+            complete = len(ups) == len(links)  # a link without pairs here: the cell cannot hold, but can fail
+            if ups and cell_testable(key):  # a cell holds when all its links do; fails when one is reversed
+                cell_up.append(max(ups) if complete else 1.0)  # (Bonferroni over links)
                 cell_down.append(min(1.0, min(downs) * len(downs)))
             elif ups:  # a link of one pair, or none: the cell cannot be decided, and stays outside the corrected family
                 untested += 1
@@ -874,7 +879,8 @@ def rank_agreement_claim(id: str, claim: str, runs: pd.DataFrame, unit: str, x: 
     and its two orders."""
     test = (f"Spearman ρ between per-{unit} means in each cell, averaged over the cells; one-sided permutation "
             f"p-value ({unit} labels swapped the same way in every cell)")
-    frame = runs.dropna(subset=[x, metric]) if len(runs) else runs
+    frame = _with_column(_with_column(runs, x), metric)
+    frame = frame.dropna(subset=[x, metric]) if len(frame) else frame
     cell_means = [(key, group.groupby(unit)[[x, metric]].mean()) for key, group in _groups(frame, cells)] \
         if len(frame) else []
     sets = [frozenset(m.index) for _, m in cell_means]

@@ -375,7 +375,8 @@ def page_facts(claims: pd.DataFrame | None, comparison: pd.DataFrame | None = No
     if parts is not None:
         verdict = page_verdict(pd.DataFrame({"id": list(parts), "verdict": list(parts.values())}), comparison,
                                not_run, waiting)
-        summary = parts_summary(parts)
+        cells = page_summary(None, comparison)  # the parts' verdicts, then the paper cells they judged
+        summary = parts_summary(parts) + (f"; {cells}" if cells.startswith("paper cells") else "")
     else:
         verdict, summary = page_verdict(claims, comparison, not_run, waiting), page_summary(claims, comparison)
     return {"page_verdict": verdict, "page_summary": summary,

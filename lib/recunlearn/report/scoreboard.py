@@ -251,14 +251,17 @@ def totals_text(total: dict | None) -> str:
 
 
 def cells_text(total: dict | None) -> str:
-    """How many of the paper's numbers our pages match: ``"paper numbers: 14 of 120 computed cells within
-    tolerance; 300 more cells pending"``; empty where no page compares a paper number."""
+    """How our pages' numbers compare with the paper's printed ones: ``"paper numbers: 14 of 120
+    comparisons within tolerance; 300 more pending"``; empty where no page compares a paper number. A
+    comparison is one paper cell on one page: a printed number that a page compares under several of
+    our settings (e.g. the Learn row under each validation rule and each unlearning selection), or
+    that two pages compare, counts once for each."""
     cells = (total or {}).get("cells") or Counter()
     computed = cells["pass"] + cells["fail"]
     if not computed and not cells["pending"]:
         return ""
-    text = f"paper numbers: {cells['pass']} of {computed} computed cells within tolerance"
-    return text + (f"; {cells['pending']} more cells pending" if cells["pending"] else "")
+    text = f"paper numbers: {cells['pass']} of {computed} computed comparisons within tolerance"
+    return text + (f"; {cells['pending']} more pending" if cells["pending"] else "")
 
 
 def _cell(text) -> str:
@@ -304,8 +307,9 @@ def render_scoreboard_from(entries: list[dict]) -> str:
              "claims but not counted among them: self-checks of our own implementation, a chapter's own",
              "expectations where the paper says nothing, and a second reading of a paper claim (e.g. unlearning",
              "time with shards retrained one after another, beside the paper's parallel shards). The last",
-             "column counts the paper's printed numbers our runs match within tolerance.", "",
-             "| paper | claim tests | " + " | ".join(VERDICTS) + " | pages | paper numbers within tolerance |",
+             "column counts our comparisons with the paper's printed numbers that fall within tolerance (a",
+             "printed number compared under several of our settings, or on two pages, counts once for each).", "",
+             "| paper | claim tests | " + " | ".join(VERDICTS) + " | pages | comparisons with paper numbers within tolerance |",
              "|---|---|" + "---|" * len(VERDICTS) + "---|---|"]
     papers = [p for p in PAPERS if any(e["paper"] == p for e in entries)]
     papers += sorted({e["paper"] for e in entries} - set(papers))

@@ -144,7 +144,8 @@ def page_verdict(claims: pd.DataFrame | None, comparison: pd.DataFrame | None = 
     if datasets_not_run:
         notes.append(f"{datasets_not_run} paper dataset{'s' if datasets_not_run > 1 else ''} not run")
     if said and not paper_claims and not cells:
-        notes.append("self-checks only: no paper claim or number tested")
+        judged = [unit for parts, unit in others if parts]
+        notes.append(f"{' and '.join(judged) or 'other readings'} only: no paper claim or number tested")
     return f"{verdict} ({'; '.join(notes)})" if notes and verdict != PENDING else verdict
 
 
@@ -184,7 +185,8 @@ def page_summary(claims: pd.DataFrame | None, comparison: pd.DataFrame | None = 
         checks = claims[kinds == SELF_CHECK]
         if len(checks):
             passing = sum(base_verdict(v) == REPRODUCED for v in checks["verdict"])
-            waiting = sum("runs pending" in v for v in checks["verdict"])
+            said = checks["holds in"] if "holds in" in checks else checks["verdict"]
+            waiting = sum("runs pending" in str(v) for v in said)
             parts.append(f"self-checks: {passing} of {len(checks)} pass"
                          + (f" ({waiting} waiting for runs)" if waiting else ""))
     cells = cell_outcomes(comparison)
