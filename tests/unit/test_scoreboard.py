@@ -294,3 +294,11 @@ def test_a_page_judged_by_parts_still_publishes_its_paper_cells_for_the_tally():
     facts = page_facts(None, comparison, parts={"wikipedia": "reproduced", "lastfm": "not reproduced"})
     assert facts["page_summary"].endswith("; paper cells: 1 of 2 within tolerance, 1 outside, 0 pending")
     assert dict(cell_counts(facts["page_summary"])) == {"pass": 1, "fail": 1, "pending": 0}
+
+
+def test_long_commit_subjects_are_cut_at_a_word_with_an_ellipsis():
+    from recunlearn.report.status import short_subject
+
+    assert short_subject("Records: 3 runs") == "Records: 3 runs"
+    cut = short_subject("Review: " + "the paired t-test is the existing band_p over [0, inf), " * 3)
+    assert len(cut) <= 92 and cut.endswith(" …") and not cut[:-2].endswith((",", ";", ":"))
