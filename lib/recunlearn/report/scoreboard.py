@@ -309,7 +309,8 @@ def render_scoreboard_from(entries: list[dict]) -> str:
              "time with shards retrained one after another, beside the paper's parallel shards). The last",
              "column counts our comparisons with the paper's printed numbers that fall within tolerance (a",
              "printed number compared under several of our settings, or on two pages, counts once for each).", "",
-             "| paper | claim tests | " + " | ".join(VERDICTS) + " | pages | comparisons with paper numbers within tolerance |",
+             FULL_WIDTH,
+             "| paper | claim tests | " + " | ".join(VERDICTS) + " | pages | paper numbers within tolerance |",
              "|---|---|" + "---|" * len(VERDICTS) + "---|---|"]
     papers = [p for p in PAPERS if any(e["paper"] == p for e in entries)]
     papers += sorted({e["paper"] for e in entries} - set(papers))
@@ -321,6 +322,7 @@ def render_scoreboard_from(entries: list[dict]) -> str:
                                                                  else "") if computed or cells["pending"] else "none known")
         lines.append(f"| {paper} | {t['claims']} | " + " | ".join(str(t["verdicts"][v]) for v in VERDICTS)
                      + f" | {t['rendered']} of {t['pages']} | {numbers} |")
+    lines.append(END_FULL_WIDTH)
     for paper in papers:
         part = [e for e in entries if e["paper"] == paper]
         cells = cells_text(totals[paper])
