@@ -339,7 +339,11 @@ def test_holds_in_names_the_correction_only_where_it_changed_a_count():
 
     outcomes, raw = corrected_outcomes([0.03] + [0.999] * 3, [0.97] + [0.04] + [0.001] * 2, 0.05)
     assert significant_text(outcomes, raw, "cells") == ("0 of 4 cells significant after Holm's correction "
-                                                        "(1 uncorrected); 2 significantly against (3 uncorrected)")
+                                                        "(1 uncorrected); 2 significantly against after Holm's "
+                                                        "correction (3 uncorrected)")
+    outcomes, raw = corrected_outcomes([0.5, 0.5, 0.5], [0.04, 0.5, 0.5], 0.05)  # only the reversal corrected away
+    assert significant_text(outcomes, raw, "links") == ("0 of 3 links significant; 0 significantly against after "
+                                                        "Holm's correction (1 uncorrected)")
     outcomes, raw = corrected_outcomes([0.001, 0.5], [0.999, 0.5], 0.05)
     assert significant_text(outcomes, raw, "cells") == "1 of 2 cells significant"
 

@@ -560,17 +560,18 @@ def significant_text(outcomes: list[str], raw: list[str], unit: str) -> str:
     """``holds in`` of tests decided by :func:`corrected_outcomes` (``outcomes``; ``raw``: uncorrected;
     cells that could not be tested are ``noise`` in both): ``"2 of 3 cells significant; 1
     significantly against"``, and where the correction changed a count, the counts after it with
-    the uncorrected ones: ``"0 of 18 cells significant after Holm's correction (1 uncorrected); 6
-    significantly against (12 uncorrected)"``."""
+    the uncorrected ones, each beside the count it belongs to: ``"0 of 18 cells significant after Holm's
+    correction (1 uncorrected); 6 significantly against after Holm's correction (12 uncorrected)"``."""
     count, total, failing = outcomes.count("holds"), len(outcomes), outcomes.count("fails")
     text = holds_in_text(count, total, f"{unit} significant")
     if not text:
         return text
     raw_count, raw_failing = raw.count("holds"), raw.count("fails")
-    if (raw_count, raw_failing) != (count, failing):
-        text += " after Holm's correction" + (f" ({raw_count} uncorrected)" if raw_count != count else "")
+    corrected = " after Holm's correction ({} uncorrected)"  # beside the count the correction changed
+    if raw_count != count:
+        text += corrected.format(raw_count)
     if failing or raw_failing:
-        text += f"; {failing} significantly against" + (f" ({raw_failing} uncorrected)" if raw_failing != failing
+        text += f"; {failing} significantly against" + (corrected.format(raw_failing) if raw_failing != failing
                                                         else "")
     return text
 
