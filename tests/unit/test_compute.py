@@ -220,6 +220,9 @@ def test_estimates_from_a_synthetic_record_set(known_rows):
     assert model.estimate(_learn(model="bpr")).seconds == 7.0
     scaled = model.estimate(_learn(model="wmf", dataset="ml-1m"))
     assert (scaled.seconds, scaled.basis) == (200.0, "scaled")  # x 1000 / 100 data rows
+    assert not scaled.unscaled and not measured.unscaled
+    unknown = model.estimate(_learn(model="wmf", dataset="adm"))  # no rows known for ADM here: not scaled by data
+    assert unknown.basis == "scaled" and unknown.unscaled and "data rows unknown" in unknown.source
     gpu = model.estimate(_learn(model="wmf", device="cuda"))
     assert (gpu.seconds, gpu.source) == (20.0, "median of 3 record(s) (CPU records)")
     proxied = model.estimate(RUNNERS["cure4rec-exact-mio"][0](model="wmf", method="sisa", dataset="ml-1m"))

@@ -324,10 +324,11 @@ def test_the_compute_command_removes_a_record_made_after_the_checkout_moved(tmp_
     assert not (folder / f"{record_key(LearnConfig(seed=1))}.json").exists()
 
 
-def test_files_git_ignores_under_the_library_are_caught_before_computing(tmp_path, monkeypatch):
-    """An ignored .py file under lib/ (a notebook checkpoint) changes the fingerprint a record carries
-    but not the commit's: the checkout no longer matches its commit, and the audit would flag every
-    record made there."""
+def test_a_checkout_whose_fingerprint_differs_from_its_commits_is_caught_before_computing(tmp_path, monkeypatch):
+    """What an ignored .py file under lib/ (a notebook checkpoint) does: it changes the fingerprint a
+    record carries but not the commit's, so the checkout no longer matches its commit (the audit would
+    flag every record made there). The checkout's fingerprint is set here rather than by writing a file
+    into the library other processes read."""
     from recunlearn.experiments import audit
 
     if _head() is None:

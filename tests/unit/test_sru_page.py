@@ -322,6 +322,8 @@ def test_the_method_comparison_counts_only_its_own_runs_when_extra_deletions_are
     n_comparison = int(comparison.sum())  # the ablation's runs (other partitions, other K) are not the comparison's
     assert n_comparison == 3 * 4 < int((~extra).sum())
     assert notice.partial and f"{n_comparison // 3} of {n_comparison} runs" in notice.why
+    claims = builder(stem)(runs=half, **params(stem, "paper")).claims.set_index("id")["holds in"]
+    assert "runs pending" in claims["sru_accuracy_above_baselines"]   # its claims count the seed still to come
 
 
 def test_the_overview_reads_the_ablation_at_its_scale_and_keeps_it_out_of_the_comparison():

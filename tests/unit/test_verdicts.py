@@ -832,3 +832,21 @@ def test_page_summary_counts_self_checks_waiting_for_runs():
     assert page_summary(claims) == "self-checks: 0 of 1 pass (1 waiting for runs)"
     only_ours = pd.DataFrame({"id": ["k"], "verdict": ["reproduced"], "kind": ["own expectation"]})
     assert page_verdict(only_ours) == "reproduced (expectations of our own only: no paper claim or number tested)"
+
+
+def test_the_runs_pending_text_is_read_back_by_the_one_reader():
+    from recunlearn.report.verdicts import runs_pending_text, waits_for_runs
+
+    assert runs_pending_text(3, 12) == "3 of 12 runs pending"
+    assert waits_for_runs(f"partly reproduced (2 of 2 cells; {runs_pending_text(3, 12)})")
+    assert not waits_for_runs("partly reproduced (1 of 3 claims pending)")
+
+
+def test_with_kind_marks_the_named_claims_and_refuses_an_unknown_kind():
+    from recunlearn.report.claims import with_kind
+
+    claims = claims_frame([{"id": "a", "claim": "A", "verdict": "reproduced"},
+                           {"id": "b", "claim": "B", "verdict": "pending"}])
+    assert with_kind(claims, "other reading", ["b"])["kind"].tolist() == ["paper", "other reading"]
+    with pytest.raises(ValueError, match="claim kind"):
+        with_kind(claims, "ours", ["a"])

@@ -240,7 +240,7 @@ def describe(status: PlanStatus, runs: list[Run], todo: list[list[Run]], workers
         values = run.config.to_dict()
         estimate = status.costs.estimate(run.config)
         groups[(run.experiment, values.get("dataset", ""), values.get("model", ""), estimate.basis)].append(estimate)
-    unscaled = sum("data rows unknown" in e.source for group in groups.values() for e in group)
+    unscaled = sum(e.unscaled for group in groups.values() for e in group)
     if unscaled:
         out(f"  warning: {unscaled} of these estimates are not scaled to their dataset's size (its file is not on "
             f"this machine; set {paths.DATA_ENV}): they can be far off")

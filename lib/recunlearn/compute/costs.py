@@ -208,6 +208,9 @@ class Estimate:
     on_device: bool = True
     """False when no record of the config's device stands behind it (a GPU config estimated from CPU
     records, or the default placeholder): then it bounds nothing on that device."""
+    unscaled: bool = False
+    """True when it was scaled from other data without the size of the config's own (its file is not on
+    this machine): it can be far off."""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -288,7 +291,7 @@ class CostModel:
             proxied = self.estimate(_proxy_config(config, proxy))
             if proxied.basis != "default":
                 return Estimate(proxied.seconds, proxied.shared_seconds, "proxy",
-                                f"{proxy}: {proxied.basis}, {proxied.source}", proxied.on_device)
+                                f"{proxy}: {proxied.basis}, {proxied.source}", proxied.on_device, proxied.unscaled)
         return self._from_siblings(config) or Estimate(DEFAULT_SECONDS, 0.0, "default", "nothing comparable measured",
                                                        on_device=False)
 
@@ -313,7 +316,8 @@ class CostModel:
         if not found:
             return None
         return Estimate(statistics.median(e.seconds for e in found), statistics.median(e.shared_seconds for e in found),
-                        "sibling", f"median of {len(found)} other kind(s) of {experiment}", devices == {device})
+                        "sibling", f"median of {len(found)} other kind(s) of {experiment}", devices == {device},
+                        any(e.unscaled for e in found))
 
     def _from_family(self, family: tuple, point: _Point, note: str) -> Estimate | None:
         points = self._table.get(family)
@@ -343,7 +347,8 @@ class CostModel:
         target = f" (epochs reached: {expected:.3g} of {point.epochs})" if told and epochs is not None else ""
         return Estimate(factor * statistics.median(v[0] for v in values),
                         factor * statistics.median(v[1] for v in values), "scaled",
-                        f"{len(values)} record(s) on {described}, x {factor:.3g}{target}{unscaled}{note}")
+                        f"{len(values)} record(s) on {described}, x {factor:.3g}{target}{unscaled}{note}",
+                        unscaled=bool(unscaled) and measured is None)
 
     def _measured_ratio(self, family: tuple, target: str | None, source: str | None) -> tuple[float, str] | None:
         """How much slower the same model is on dataset ``target`` than on ``source``, for an experiment

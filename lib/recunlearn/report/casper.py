@@ -595,14 +595,12 @@ def mrr_group_claim(runs: pd.DataFrame, cells: list[str], groups=("low", "high")
     the same links as :func:`low_mrr_least_stable_claim`), paired within each run (same seed)."""
     from .claims import ordering_claim
 
-    done = _run_ids(runs[runs["selector"] != "none"] if "selector" in runs else runs)
-    keys = [c for c in cells if c in done] + ["seed", "record"] + (["status"] if "status" in done else [])
-    long = done[keys + [f"{metric}_{g}" for g in groups]].melt(id_vars=keys, var_name="group", value_name=metric)
-    long["group"] = long["group"].str.removeprefix(f"{metric}_")
+    perturbed = runs[runs["selector"] != "none"] if "selector" in runs else runs
+    long = groups_long(perturbed, cells, metric, waiting=True, groups=groups)
     links = [(groups[0], other) for other in groups[1:]]
     others = " and ".join(f"{g}-MRR" for g in groups[1:])
     return ordering_claim(id, f"Low-MRR users less stable than {others} users (lower {display_name(metric)})",
-                          long, "group", links, metric, [c for c in cells if c in done], higher=False)
+                          long, "group", links, metric, [c for c in cells if c in perturbed], higher=False)
 
 
 def next_item_claim(runs: pd.DataFrame, cells: list[str], tolerance: float = 0.01,
@@ -740,7 +738,7 @@ def variance_claim(runs: pd.DataFrame, cells: list[str], metric: str = "ao", alp
     which rows matter."""
     from scipy.stats import binomtest
 
-    from .claims import ALPHA, claim_row, count_runs, holds_in_text, split_waiting, with_waiting
+    from .claims import ALPHA, cannot_reach, claim_row, count_runs, holds_in_text, split_waiting, with_waiting
 
     alpha = ALPHA if alpha is None else alpha
     compared = runs[runs["selector"].isin(("casper", *RANDOM_BASELINES))] if "selector" in runs else runs
@@ -769,7 +767,7 @@ def variance_claim(runs: pd.DataFrame, cells: list[str], metric: str = "ao", alp
     verdict = (REPRODUCED if p_lower < alpha and lower == total else PARTLY if p_lower < alpha
                else NOT_REPRODUCED if p_higher < alpha else INCONCLUSIVE)
     cannot = ("; no cell decided (equal spreads)" if decided == 0 else
-              f"; {decided} cell{'s' if decided != 1 else ''} cannot reach p < {alpha:g} (smallest p 1/{2 ** decided})"
+              cannot_reach(f"{decided} cell{'s' if decided != 1 else ''}", alpha, f"1/{2 ** decided}")
               if verdict == INCONCLUSIVE and 0.5 ** decided >= alpha else "")
     evidence = (f"std over seeds of {metric}: CASPER's below the median of the random baselines' in {lower}, above "
                 f"in {higher} of {total} cells (ties dropped); sign test p = {p_lower:.3g}; alpha = {alpha}. CASPER's "
@@ -844,12 +842,15 @@ def table3_claims(runs: pd.DataFrame) -> pd.DataFrame:
 MRR_GROUPS = ("high", "mid", "low")
 
 
-def groups_long(runs: pd.DataFrame, cells: list[str], metric: str = "jaccard", waiting: bool = False) -> pd.DataFrame:
-    """Seed-level ``metric`` per MRR group in long format: ``cells + [seed, group, metric]`` (and, with
-    ``waiting``, the runs without a record, their ``status`` kept, for a claim to count them)."""
+def groups_long(runs: pd.DataFrame, cells: list[str], metric: str = "jaccard", waiting: bool = False,
+                groups=MRR_GROUPS) -> pd.DataFrame:
+    """Seed-level ``metric`` per MRR group of ``groups`` in long format: ``cells + [seed, group, metric]``
+    (and, with ``waiting``, each run's ``record`` and the runs without one, their ``status`` kept, for
+    a claim to count them once)."""
     done = _run_ids(runs) if waiting else _computed(runs)
-    keys = [c for c in cells if c in done] + ["seed"] + (["record", "status"] if waiting and "status" in done else [])
-    columns = [f"{metric}_{g}" for g in MRR_GROUPS]
+    keys = [c for c in cells if c in done] + ["seed"] + (["record"] if waiting else []) + (
+        ["status"] if waiting and "status" in done else [])
+    columns = [f"{metric}_{g}" for g in groups]
     if done.empty:
         return pd.DataFrame(columns=keys + ["group", metric])
     long = done[keys + columns].melt(id_vars=keys, var_name="group", value_name=metric)

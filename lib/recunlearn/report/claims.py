@@ -76,7 +76,7 @@ import pandas as pd
 from .names import display_name
 from .verdicts import (ALPHA, CLAIM_KINDS, CLAIM_OUTCOME, INCONCLUSIVE, KIND_PREFIX, NOT_REPRODUCED,  # noqa: F401
                        OTHER_READING, OWN_EXPECTATION, PAPER_CLAIM, PARTLY, PENDING, REPRODUCED, SELF_CHECK, VERDICTS,
-                       base_verdict, combine, page_summary, page_verdict)
+                       base_verdict, combine, page_summary, page_verdict, runs_pending_text)
 
 CLAIM_COLUMNS = ["id", "claim", "verdict", "holds in", "p_value", "p_tests", "test", "evidence", "kind", "note"]
 N_PERMUTATIONS = 9999
@@ -187,7 +187,7 @@ def with_waiting(row: dict, waiting: int, computed: int) -> dict:
     becomes partly reproduced, the others stand) and ``"k of m runs pending"`` added to ``holds in``."""
     if not waiting or base_verdict(row["verdict"]) == PENDING:
         return row
-    pending = f"{waiting} of {waiting + computed} runs pending"
+    pending = runs_pending_text(waiting, waiting + computed)
     return {**row, "verdict": combine([CLAIM_OUTCOME[base_verdict(row["verdict"])], "pending"]),
             "holds in": f"{row['holds in']}; {pending}" if row["holds in"] else pending}
 
@@ -236,10 +236,29 @@ def testable(pairs: int) -> bool:
     return pairs >= 2
 
 
+def with_columns(runs: pd.DataFrame, columns: Iterable[str]) -> pd.DataFrame:
+    """``runs`` with every one of ``columns`` (empty where no run has a value yet, e.g. every run still
+    pending), the ones it has kept as they are."""
+    return runs.reindex(columns=list(dict.fromkeys([*runs.columns, *columns])))
+
+
+def with_kind(claims: pd.DataFrame, kind: str, ids: Iterable[str]) -> pd.DataFrame:
+    """``claims`` (a claims frame) with the claims ``ids`` of ``kind`` (:data:`CLAIM_KINDS`)."""
+    if kind not in CLAIM_KINDS:
+        raise ValueError(f"claim kind {kind!r} is not one of {CLAIM_KINDS}")
+    return claims.assign(kind=claims["kind"].where(~claims["id"].isin(list(ids)), kind))
+
+
+def cannot_reach(what: str, alpha: float, smallest: str = "") -> str:
+    """``"; 3 methods cannot reach p < 0.05 (smallest p 1/6)"``: the note of a test that could not pass
+    at ``alpha`` whatever the data."""
+    return f"; {what} cannot reach p < {alpha:g}" + (f" (smallest p {smallest})" if smallest else "")
+
+
 def unreachable(pairs: int, alpha: float, per: str = "") -> str:
     """``"; 1 pair cannot reach p < 0.05"`` when :func:`paired_p` over ``pairs`` pairs cannot pass
     at ``alpha`` whatever the data (not :func:`testable`); else empty."""
-    return "" if testable(pairs) else f"; {pairs} pair{'' if pairs == 1 else 's'}{per} cannot reach p < {alpha:g}"
+    return "" if testable(pairs) else cannot_reach(f"{pairs} pair{'' if pairs == 1 else 's'}{per}", alpha)
 
 
 def holds_in_text(count: int, total: int, unit: str) -> str:
@@ -828,7 +847,7 @@ def trend_claim(id: str, claim: str, runs: pd.DataFrame, x: str, metric: str, si
     so in the evidence: its claim cannot be decided with these runs.
     ``p_value`` is the largest claimed-direction p over the cells."""
     parts, p_values, p_opposites, untested = [], [], [], 0
-    for key, group in _groups(_with_column(runs, metric).dropna(subset=[metric]), cells):
+    for key, group in _groups(with_columns(runs, [metric]).dropna(subset=[metric]), cells):
         if group[x].nunique() < 2:
             continue
         points, why = usable(group) if usable else (group, "")
@@ -880,7 +899,7 @@ def rank_agreement_claim(id: str, claim: str, runs: pd.DataFrame, unit: str, x: 
     and its two orders."""
     test = (f"Spearman ρ between per-{unit} means in each cell, averaged over the cells; one-sided permutation "
             f"p-value ({unit} labels swapped the same way in every cell)")
-    frame = _with_column(_with_column(runs, x), metric)
+    frame = with_columns(runs, [x, metric])
     frame = frame.dropna(subset=[x, metric]) if len(frame) else frame
     cell_means = [(key, group.groupby(unit)[[x, metric]].mean()) for key, group in _groups(frame, cells)] \
         if len(frame) else []
@@ -917,7 +936,7 @@ def rank_agreement_claim(id: str, claim: str, runs: pd.DataFrame, unit: str, x: 
     else:
         verdict = NOT_REPRODUCED if p_opposite < alpha else INCONCLUSIVE
     smallest = 1 / math.factorial(k) if exact else 1 / (1 + n_permutations)
-    cannot = (f"; {k} {unit}s cannot reach p < {alpha:g} (smallest p 1/{math.factorial(k)})"
+    cannot = (cannot_reach(f"{k} {unit}s", alpha, f"1/{math.factorial(k)}")
               if verdict == INCONCLUSIVE and smallest >= alpha else "")
     left_out = (f"; {len(partial)} cell{'s' if len(partial) > 1 else ''} without a run of every {unit} left out "
                 f"({', '.join(_label(cells, key) for key in partial)})" if partial else "")
@@ -933,11 +952,6 @@ def _order(means: pd.Series) -> str:
     return " > ".join(display_name(u) for u in means.sort_values(ascending=False).index)
 
 
-def _with_column(runs: pd.DataFrame, column: str) -> pd.DataFrame:
-    """``runs`` with ``column`` (empty where no run has a value yet: every run pending)."""
-    return runs if column in runs else runs.assign(**{column: np.nan})
-
-
 @counts_waiting()
 def band_claim(id: str, claim: str, runs: pd.DataFrame, metric: str, cells: list[str], low: float = -np.inf,
                high: float = np.inf, alpha: float = ALPHA, note: str = "") -> dict:
@@ -948,7 +962,7 @@ def band_claim(id: str, claim: str, runs: pd.DataFrame, metric: str, cells: list
     :func:`cells_verdict`. ``holds in`` counts the
     cells significantly inside (``"cells significant"``); the evidence gives every cell's mean."""
     parts, p_values, p_outside, single = [], [], [], 0
-    for key, group in _groups(_with_column(runs, metric).dropna(subset=[metric]), cells):
+    for key, group in _groups(with_columns(runs, [metric]).dropna(subset=[metric]), cells):
         values = group[metric].to_numpy(dtype=float)
         parts.append(f"{_label(cells, key)}: mean {values.mean():.4g} over {len(values)}, "
                      + (format_p(band_p(values, low, high)[0]) if len(values) > 1 else "no test"))

@@ -367,7 +367,7 @@ def page_facts(claims: pd.DataFrame | None, comparison: pd.DataFrame | None = No
     ``page_scale`` (the grid's scale; while runs are pending, what has a record so far,
     :func:`recorded_text`), ``page_pending``, ``page_coverage``, ``page_difference`` and ``page_claims`` (JSON,
     :func:`claims_json`)."""
-    from .verdicts import page_summary, page_verdict
+    from .verdicts import cells_summary, page_summary, page_verdict
 
     not_run = len(datasets_not_run(grid, comparison)) if grid is not None else 0
     total, reasons = run_counts(grid, runs)
@@ -375,8 +375,8 @@ def page_facts(claims: pd.DataFrame | None, comparison: pd.DataFrame | None = No
     if parts is not None:
         verdict = page_verdict(pd.DataFrame({"id": list(parts), "verdict": list(parts.values())}), comparison,
                                not_run, waiting)
-        cells = page_summary(None, comparison)  # the parts' verdicts, then the paper cells they judged
-        summary = parts_summary(parts) + (f"; {cells}" if cells.startswith("paper cells") else "")
+        cells = cells_summary(comparison)  # the parts' verdicts, then the paper cells they judged
+        summary = parts_summary(parts) + (f"; {cells}" if cells else "")
     else:
         verdict, summary = page_verdict(claims, comparison, not_run, waiting), page_summary(claims, comparison)
     return {"page_verdict": verdict, "page_summary": summary,

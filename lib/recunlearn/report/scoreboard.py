@@ -24,7 +24,7 @@ from pathlib import Path
 
 from .glance import display_name, scale_text
 from .verdicts import (KIND_PREFIX, OTHER_READING, OWN_EXPECTATION, PAPER_CLAIM, PENDING, SELF_CHECK, VERDICTS,
-                       base_verdict, cell_counts)
+                       base_verdict, cell_counts, waits_for_runs)
 
 SCOREBOARD = "scoreboard.md"
 SUMMARY = "scoreboard-summary.md"
@@ -180,7 +180,7 @@ def is_self_check(claim: dict) -> bool:
 
 def is_waiting(claim: dict) -> bool:
     """Whether a claim's verdict still waits for some of its runs ("k of m runs pending")."""
-    return " runs pending" in claim["verdict"]
+    return waits_for_runs(claim["verdict"])
 
 
 def paper_totals(entries: list[dict]) -> dict:

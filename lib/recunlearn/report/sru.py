@@ -42,7 +42,7 @@ from ..experiments.config import ConfigError, option
 from ..experiments.sru import OWN_PARTITION, PARTITIONS, SruGrid
 from ..unlearning.sru import HIT_KS, N_NEGATIVES
 from .claims import (COMPUTED, OTHER_READING, OWN_EXPECTATION, STATUS, band_claim, claims_frame, ordering_claim,
-                     split_waiting, trend_claim, with_waiting_rows)
+                     split_waiting, trend_claim, with_columns, with_kind, with_waiting_rows)
 from .compare import format_mean_std, mean_std_table
 from .grids import as_base
 from .names import MISSING_TEXT, display_frame, display_name, sort_paper_order
@@ -252,10 +252,6 @@ def shard_count_table(runs: pd.DataFrame) -> pd.DataFrame:
 
 # --- claims --------------------------------------------------------------------------------------------
 
-def _ensure(runs: pd.DataFrame, columns: list[str]) -> pd.DataFrame:
-    return runs.reindex(columns=list(dict.fromkeys([*runs.columns, *columns])))  # no record yet: empty columns
-
-
 NEEDED = CELLS + ["seed", "method", "extra_deletion", "n_extra", "partition", "n_shards", "ndcg@10", "hit@10",
                   "hit_before_retraining@10", "unlearn_seconds", "unlearn_cpu_seconds", "unlearn_all_retrained_seconds",
                   "full_model_cpu_seconds",
@@ -267,7 +263,7 @@ full retrain's (the full-data model's training, scaled to the pairs left)."""
 
 def inferable_claim(runs: pd.DataFrame) -> dict:
     """``sru_deleted_item_inferable`` on Retrain's runs (one value per dataset, model and seed)."""
-    main = main_runs(_ensure(runs, NEEDED))
+    main = main_runs(with_columns(runs, NEEDED))
     retrained = main[main["method"] == "retrain"]
     return band_claim("sru_deleted_item_inferable",
                       f"After deletion and a full retrain on the remaining data (Retrain), the deleted item can "
@@ -279,7 +275,7 @@ def inferable_claim(runs: pd.DataFrame) -> dict:
 
 def accuracy_claims(runs: pd.DataFrame) -> list[dict]:
     """``sru_accuracy_above_baselines`` and ``sru_accuracy_near_retrain``."""
-    main = main_runs(_ensure(runs, NEEDED))
+    main = main_runs(with_columns(runs, NEEDED))
     done, waiting = split_waiting(main)
     share = share_of_retrain(done, "ndcg@10")
     share = share[share["method"] == "sru"].rename(columns={"share": "sru_share_of_retrain"})
@@ -310,7 +306,7 @@ def unlearning_share_of_full_training(runs: pd.DataFrame) -> pd.DataFrame:
     epoch costs about its pairs; a full retrain trains on the remaining ones). Early stopping can end
     the two trainings at different epochs, so the share is an estimate. Runs without CPU times are
     left out."""
-    main = main_runs(_ensure(runs, NEEDED))
+    main = main_runs(with_columns(runs, NEEDED))
     sru = main[main["method"] == "sru"]
     return _known(sru.assign(share_of_full_training=_share_of_full_training(sru)), "share_of_full_training")
 
@@ -353,13 +349,10 @@ def efficiency_reading_claim(runs: pd.DataFrame) -> dict:
     whole work in wall seconds only, so its CPU seconds are estimated with the run's own CPU-to-wall
     ratio of one shard and the aggregator (the run's shards train in one process, under one load)."""
     shares = unlearning_share_of_full_training(runs)
-    if len(shares):
-        whole = (shares["unlearn_all_retrained_seconds"].astype(float) * shares["unlearn_cpu_seconds"].astype(float)
-                 / shares["unlearn_seconds"].astype(float).where(shares["unlearn_seconds"].astype(float) > 0))
-        shares = _known(shares.assign(whole_set_share=whole / shares["unlearn_cpu_seconds"].astype(float)
-                                      * shares["share_of_full_training"]), "whole_set_share")
-    else:
-        shares = shares.assign(whole_set_share=pd.Series(dtype=float))
+    one_request = shares["unlearn_seconds"].astype(float)  # wall seconds of one shard and the aggregator
+    shares = _known(shares.assign(whole_set_share=shares["unlearn_all_retrained_seconds"].astype(float)
+                                  / one_request.where(one_request > 0) * shares["share_of_full_training"]),
+                    "whole_set_share")
     row = band_claim("sru_unlearns_faster_whole_set",
                      "SRU unlearns the whole unlearning set (every affected shard retrained, then the aggregator) "
                      "faster than a full retrain", shares, "whole_set_share", CELLS, low=0.0, high=FASTER_THAN,
@@ -412,7 +405,7 @@ def extra_deletion_claim(runs: pd.DataFrame) -> dict:
     without extra deletion with the strategies' mean (:func:`shared_baseline_points`). Not a Spearman trend per
     strategy: with one seed per cell (the paper-scale sweep) and three levels of n its smallest
     p-value is 1/6, so the claim could never hold or fail."""
-    points = shared_baseline_points(extra_deletion_points(_ensure(runs, NEEDED)))
+    points = shared_baseline_points(extra_deletion_points(with_columns(runs, NEEDED)))
     levels = sorted({int(n) for n in points["n_extra"]})
     labelled = points.assign(extra_items=[f"{int(n)} extra" for n in points["n_extra"]])
     links = [(f"{more} extra", f"{fewer} extra") for fewer, more in zip(levels, levels[1:])]
@@ -430,7 +423,7 @@ def sru_claims(runs: pd.DataFrame) -> pd.DataFrame:
 def ablation_claims(runs: pd.DataFrame, n_shards: int) -> pd.DataFrame:
     """The ablation page's claims: partition and centroid attention at ``n_shards`` shards; the
     shard-count trends of SRU on its own partition."""
-    points = ablation_points(_ensure(runs, NEEDED + ["created", "session"]))
+    points = ablation_points(with_columns(runs, NEEDED + ["created", "session"]))
     at_k = points[points["n_shards"] == n_shards]
     sru = at_k[at_k["method"] == "sru"]
     attention = at_k[at_k["method"].isin(["sru", "receraser"])]
@@ -443,14 +436,14 @@ def ablation_claims(runs: pd.DataFrame, n_shards: int) -> pd.DataFrame:
                        "Attention with shard centroids (SRU) beats attention without them (RecEraser-style) on the "
                        "same shards, random or similarity", attention, "method", [("sru", "receraser")], "ndcg@10",
                        CELLS + ["shards"]),
-        {**trend_claim("sru_more_shards_faster", "Unlearning takes less time with more shards (SRU)",
+        trend_claim("sru_more_shards_faster", "Unlearning takes less time with more shards (SRU)",
                     _known(sweep.assign(share_of_full_training=_share_of_full_training(sweep)),
                            "share_of_full_training"), "n_shards", "share_of_full_training", -1, CELLS,
                     note="Time per run: unlearning CPU seconds over the full-data model's training CPU seconds, "
-                         "so runs recorded apart compare without comparing their wall clocks."), "kind": OWN_EXPECTATION},
-        {**trend_claim("sru_more_shards_less_accurate", "SRU's NDCG@10 falls as the number of shards grows", sweep,
-                       "n_shards", "ndcg@10", -1, CELLS), "kind": OWN_EXPECTATION},
-    ])
+                         "so runs recorded apart compare without comparing their wall clocks."),
+        trend_claim("sru_more_shards_less_accurate", "SRU's NDCG@10 falls as the number of shards grows", sweep,
+                    "n_shards", "ndcg@10", -1, CELLS),
+    ]).pipe(with_kind, OWN_EXPECTATION, ["sru_more_shards_faster", "sru_more_shards_less_accurate"])
 
 
 # --- the pages' grids ----------------------------------------------------------------------------------

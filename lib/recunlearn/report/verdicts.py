@@ -40,7 +40,21 @@ PAPER_CLAIM, SELF_CHECK, OWN_EXPECTATION, OTHER_READING = CLAIM_KINDS = (
   with the affected shards retrained one after another, beside the paper's parallel shards), shown
   beside the claim it reads but neither deciding the page's verdict nor counted.
 
-Only ``paper`` rows are counted among a paper's claims (:func:`paper_claims`)."""
+Only ``paper`` rows are counted among a paper's claims (:func:`paper_claims_of`)."""
+RUNS_PENDING = "runs pending"
+
+
+def runs_pending_text(waiting: int, total: int) -> str:
+    """``"3 of 12 runs pending"``: what a claim or page says while ``waiting`` of its ``total`` runs
+    have no record (:func:`waits_for_runs` reads it back)."""
+    return f"{waiting} of {total} {RUNS_PENDING}"
+
+
+def waits_for_runs(text) -> bool:
+    """Whether a claim's verdict or ``holds in`` text says some of its runs are pending."""
+    return f" {RUNS_PENDING}" in str(text)
+
+
 KIND_PREFIX = {SELF_CHECK: "Self-check: ", OWN_EXPECTATION: "Our expectation: ", OTHER_READING: "Other reading: "}
 """How a claim of each kind other than ``paper`` is introduced wherever it is listed."""
 
@@ -140,7 +154,7 @@ def page_verdict(claims: pd.DataFrame | None, comparison: pd.DataFrame | None = 
     notes = [f"{n} of {len(parts)} {unit} pending" for parts, unit in
              ((cells, "cells"), (paper_claims, "claims"), *others) if (n := parts.count("pending"))]
     if runs_part:
-        notes.append(f"{waiting} of {of} runs pending")
+        notes.append(runs_pending_text(waiting, of))
     if datasets_not_run:
         notes.append(f"{datasets_not_run} paper dataset{'s' if datasets_not_run > 1 else ''} not run")
     if said and not paper_claims and not cells:
@@ -186,18 +200,26 @@ def page_summary(claims: pd.DataFrame | None, comparison: pd.DataFrame | None = 
         if len(checks):
             passing = sum(base_verdict(v) == REPRODUCED for v in checks["verdict"])
             said = checks["holds in"] if "holds in" in checks else checks["verdict"]
-            waiting = sum("runs pending" in str(v) for v in said)
+            waiting = sum(waits_for_runs(v) for v in said)
             parts.append(f"self-checks: {passing} of {len(checks)} pass"
                          + (f" ({waiting} waiting for runs)" if waiting else ""))
-    cells = cell_outcomes(comparison)
+    cells = cells_summary(comparison)
     if cells:
-        c = Counter(cells)
-        if c["pending"] == len(cells):  # nothing computed: no count of cells within tolerance
-            parts.append(f"paper cells: {c['pending']} pending")
-        else:
-            parts.append(f"paper cells: {c['pass']} of {len(cells)} within tolerance, {c['fail']} outside, "
-                         f"{c['pending']} pending")
+        parts.append(cells)
     return "; ".join(parts) if parts else "nothing to check"
+
+
+def cells_summary(comparison: pd.DataFrame | None) -> str:
+    """The paper cells of a :func:`~recunlearn.report.compare.compare` frame by outcome: ``"paper cells:
+    3 of 12 within tolerance, 5 outside, 4 pending"`` (only ``"paper cells: 12 pending"`` when none is
+    computed; :func:`cell_counts` reads it back); empty without paper cells."""
+    cells = cell_outcomes(comparison)
+    if not cells:
+        return ""
+    c = Counter(cells)
+    if c["pending"] == len(cells):  # nothing computed: no count of cells within tolerance
+        return f"paper cells: {c['pending']} pending"
+    return f"paper cells: {c['pass']} of {len(cells)} within tolerance, {c['fail']} outside, {c['pending']} pending"
 
 
 _CELLS_TEXT = re.compile(r"paper cells: (?:(?P<pass>\d+) of (?P<total>\d+) within tolerance, (?P<fail>\d+) outside, "

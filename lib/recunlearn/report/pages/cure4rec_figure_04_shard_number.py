@@ -12,10 +12,10 @@ it as another reading (not counted among the paper's claims, and not deciding th
 from __future__ import annotations
 
 from ...experiments.cure4rec_exact import ExactCollected
-from ..claims import joined_claims
+from ..claims import OTHER_READING, joined_claims, with_kind
 from ..cure4rec import sweep_claims, with_retrain_gap
 from . import Page
-from .cure4rec_runs import TOGETHER, as_other_reading, collect_sweep, parallel_reading, sweep_page, with_parallel_time
+from .cure4rec_runs import TOGETHER, collect_sweep, parallel_reading, sweep_page, with_parallel_time
 
 PAGE = "cure4rec/figure-04-shard-number"
 METRICS = ["ndcg_untruncated", "unlearn_seconds", "a_igf_gap_abs", "shard_gf"]
@@ -38,7 +38,7 @@ def build(collected: ExactCollected | None = None, parallel: ExactCollected | No
     metrics = list(METRICS)
     if page_runs.parallel is not None:
         eu, read = parallel_reading(eu, page_runs.parallel.runs, "n_shards", "the number of shards")
-        claims = joined_claims(as_other_reading(claims, "unlearn_seconds_falls") if batched else claims, read)
+        claims = joined_claims(with_kind(claims, OTHER_READING, ["unlearn_seconds_falls"]) if batched else claims, read)
         metrics = with_parallel_time(metrics, together=batched)
         if batched:
             eu = eu.rename(columns={"unlearn_seconds": TOGETHER})

@@ -10,10 +10,10 @@ reading is the paper's claim, and the batched one is shown beside it as another 
 from __future__ import annotations
 
 from ...experiments.cure4rec_exact import ExactCollected
-from ..claims import joined_claims
+from ..claims import OTHER_READING, joined_claims, with_kind
 from ..cure4rec import sweep_claims, with_retrain_gap
 from . import Page
-from .cure4rec_runs import TOGETHER, as_other_reading, collect_sweep, parallel_reading, sweep_page, with_parallel_time
+from .cure4rec_runs import TOGETHER, collect_sweep, parallel_reading, sweep_page, with_parallel_time
 
 PAGE = "cure4rec/figure-08-unlearning-ratio"
 SHOWN = ["ndcg_untruncated", "unlearn_seconds", "a_igf", "abs_a_igf", "a_igf_gap_abs"]
@@ -35,7 +35,7 @@ def build(collected: ExactCollected | None = None, parallel: ExactCollected | No
         claims.loc[claims["id"] == "unlearn_seconds_falls", "claim"] += (
             " (the affected shards retrained together in one process)")
         sweep, read = parallel_reading(sweep, page_runs.parallel.runs, "ratio", "the unlearning ratio")
-        claims = joined_claims(as_other_reading(claims, "unlearn_seconds_falls"), read)
+        claims = joined_claims(with_kind(claims, OTHER_READING, ["unlearn_seconds_falls"]), read)
         sweep = sweep.rename(columns={"unlearn_seconds": TOGETHER})
         shown, plotted = with_parallel_time(shown, together=True), with_parallel_time(plotted, together=True)
     return sweep_page(PAGE, page_runs, claims, sweep, "ratio", shown, plotted,

@@ -116,15 +116,6 @@ def parallel_reading(sweep: pd.DataFrame, alone: pd.DataFrame, x: str, label: st
     return sweep, read
 
 
-def as_other_reading(claims: pd.DataFrame, id: str) -> pd.DataFrame:
-    """``claims`` with claim ``id`` marked as another reading of a paper claim (the shards retrained
-    together, beside the paper's parallel reading): shown, but neither counted nor deciding the page's
-    verdict (:data:`~recunlearn.report.verdicts.OTHER_READING`)."""
-    from ..verdicts import OTHER_READING
-
-    return claims.assign(kind=claims["kind"].where(claims["id"] != id, OTHER_READING))
-
-
 def with_parallel_time(columns: list[str], together: bool) -> list[str]:
     """A sweep's ``columns`` with the :data:`PARALLEL` time third, and the unlearning time renamed
     :data:`TOGETHER` where ``together`` (two times side by side: each says how it was measured)."""

@@ -12,7 +12,7 @@ import pandas as pd
 
 from ...experiments.records import record_key
 from ...experiments.sru import SruConfig
-from ..claims import joined_claims
+from ..claims import joined_claims, with_pending_rows
 from ..plots import sweep_lines
 from ..sru import ablation_claims, comparison_runs, extra_deletion_points, overview_table, sru_claims
 from ..sru_code_choices import CODE_CHOICES, choice_part, choice_table, code_choice_values, without_code_choices
@@ -33,7 +33,8 @@ def build(runs: pd.DataFrame | None = None, **params) -> Page:
     main = without_code_choices(runs, grid)  # the code-choice runs are read by their section alone
     comparison = comparison_runs(main, grid.n_shards)
     points = extra_deletion_points(comparison)
-    claims = joined_claims(sru_claims(comparison), ablation_claims(main, grid.n_shards))
+    judged = without_code_choices(with_pending_rows(runs), grid)  # the runs without a record count as pending
+    claims = joined_claims(sru_claims(comparison_runs(judged, grid.n_shards)), ablation_claims(judged, grid.n_shards))
     ablation_tables, ablation_figures, ablation_notices = ablation_items(main, grid.n_shards, total, pending, command)
     choice_tables, choice_values, choice_notices = code_choice_items(PAGE, grid, runs, pending)
     tables = {"runs": runs_table(total, pending), "overview": overview_table(comparison), **ablation_tables,
