@@ -97,24 +97,83 @@ def test_chapter_claims_on_a_hand_made_frame():
                              "mrr_perturbed": 0.205 + jitter / 10})
     claims = chapter_claims(pd.DataFrame(rows)).set_index("id")
     assert list(claims.index) == ["control_exact", "ao_between_075_095", "latentcross_most_stable",
-                                  "earliest_destabilises_most", "casper_destabilises_most", "low_mrr_less_stable",
-                                  "next_item_barely_moves"]
+                                  "earliest_destabilises_most", "earliest_destabilises_most_every_model",
+                                  "casper_destabilises_most", "low_mrr_less_stable", "next_item_barely_moves"]
     verdicts, holds = claims["verdict"], claims["holds in"]
     assert verdicts["control_exact"] == "reproduced" and holds["control_exact"] == "2 of 2 cells"
-    assert holds["ao_between_075_095"] == "7 of 8 cells significant; 1 significantly against"                   # only LatentCross CASPER (0.96) is outside
-    assert verdicts["ao_between_075_095"] == "partly reproduced"
+    # the paper's band is about random perturbation: Random's runs only (CASPER's 0.96 on LatentCross is not in it)
+    assert holds["ao_between_075_095"].startswith("2 of 2 cells significant")
+    assert verdicts["ao_between_075_095"] == "reproduced"
     assert verdicts["latentcross_most_stable"] == "reproduced"
-    assert verdicts["earliest_destabilises_most"] == "reproduced"
-    assert holds["casper_destabilises_most"].startswith("1 of 2 cells in the claimed direction by mean")             # CASPER lowest only for LSTM
+    assert verdicts["earliest_destabilises_most"] == "reproduced"            # on LatentCross, as the paper tests it
+    assert claims.loc["earliest_destabilises_most_every_model", "kind"] == "other reading"
+    assert holds["casper_destabilises_most"].startswith("1 of 2 cells in the claimed direction by mean (1 against allowed)")
     assert verdicts["casper_destabilises_most"] == "inconclusive"            # pooled: LSTM and LatentCross cancel
     assert verdicts["low_mrr_less_stable"] == "reproduced" and verdicts["next_item_barely_moves"] == "reproduced"
     one_seed = chapter_claims(pd.DataFrame(rows)[lambda r: r["seed"] == 0]).set_index("id")
     assert one_seed.loc["control_exact", "verdict"] == "reproduced"          # exact: no noise
-    two_pairs = one_seed.loc["earliest_destabilises_most"]                   # 2 models x 1 seed: a paired t-test
+    two_pairs = one_seed.loc["earliest_destabilises_most_every_model"]      # 2 models x 1 seed: a paired t-test
     assert two_pairs["verdict"] == "reproduced" and two_pairs["test"].startswith("one-sided paired t-test")
     one_model = chapter_claims(pd.DataFrame(rows)[lambda r: (r["seed"] == 0) & (r["model"] == "lstm")])
-    one_model = one_model.set_index("id").loc["earliest_destabilises_most"]
-    assert one_model["verdict"] == "inconclusive" and "1 pair cannot reach p < 0.05" in one_model["holds in"]
+    one_model = one_model.set_index("id")
+    assert one_model.loc["earliest_destabilises_most", "verdict"] == "pending"  # no LatentCross run
+    every = one_model.loc["earliest_destabilises_most_every_model"]
+    assert every["verdict"] == "inconclusive" and "1 pair cannot reach p < 0.05" in every["holds in"]
+
+
+def test_casper_lowest_in_all_but_one_setting_reads_reproduced_and_two_exceptions_do_not():
+    """The paper: "CASPER achieves the best performance across all but one setting"."""
+    import pandas as pd
+
+    from recunlearn.report.casper import chapter_claims
+
+    ao = {"lstm": 0.70, "tisasrec": 0.72, "jodie": 0.74, "latentcross": 0.83}  # Random at 0.80 everywhere
+    rows = []
+    for seed in range(6):
+        for model, casper in ao.items():
+            for selector, value in (("random", 0.80), ("earliest", 0.79), ("latest", 0.81), ("casper", casper)):
+                rows.append({"model": model, "selector": selector, "perturbation": "loo", "seed": seed,
+                             "status": "computed", "ao": value + 0.001 * seed * (selector == "casper"),
+                             "jaccard": 0.7, "jaccard_low": 0.5, "jaccard_high": 0.7, "mrr_original": 0.2,
+                             "mrr_perturbed": 0.2})
+    one_exception = chapter_claims(pd.DataFrame(rows)).set_index("id").loc["casper_destabilises_most"]
+    assert one_exception["verdict"] == "reproduced", one_exception
+    two = pd.DataFrame(rows)
+    two.loc[(two["model"] == "jodie") & (two["selector"] == "casper"), "ao"] = 0.85
+    assert chapter_claims(two).set_index("id").loc["casper_destabilises_most", "verdict"] == "partly reproduced"
+
+
+def test_a_claim_made_in_most_cases_holds_on_a_majority_of_cells():
+    from recunlearn.report.claims import most_cells_verdict
+
+    assert most_cells_verdict(["holds", "holds", "fails"]) == "reproduced"
+    assert most_cells_verdict(["holds", "noise", "fails", "noise"]) == "partly reproduced"
+    assert most_cells_verdict(["holds", "holds", "fails", "fails"]) == "not reproduced"  # half fail: not "most"
+    assert most_cells_verdict(["noise", "noise", "fails"]) == "inconclusive"
+    assert most_cells_verdict([None, None]) == "pending"
+
+
+def test_casper_is_more_effective_on_jodie_and_latentcross_on_average_over_each_pair():
+    """The paper's own Table 3(a) margins (Random − CASPER): LSTM 0.0090, TiSASRec 0.0667, JODIE 0.0420,
+    LatentCross 0.2673. JODIE's is below TiSASRec's, yet the pair means differ the way the paper says."""
+    import pandas as pd
+
+    from recunlearn.report.casper import margin_claim
+
+    margins = {"lstm": 0.0090, "tisasrec": 0.0667, "jodie": 0.0420, "latentcross": 0.2673}
+    rows = []
+    for seed in range(6):
+        for model, margin in margins.items():
+            for selector, value in (("random", 0.9), ("casper", 0.9 - margin - 0.001 * seed)):
+                rows.append({"model": model, "selector": selector, "perturbation": "loo", "replacement": "random",
+                             "seed": seed, "ao": value})
+    claim = margin_claim(pd.DataFrame(rows))
+    assert claim["verdict"] == "reproduced", claim
+    reversed_ = pd.DataFrame(rows).assign(model=lambda d: d["model"].map(
+        {"lstm": "latentcross", "latentcross": "lstm", "tisasrec": "jodie", "jodie": "tisasrec"}))
+    assert margin_claim(reversed_)["verdict"] == "not reproduced"
+    no_tisasrec = pd.DataFrame(rows)[lambda d: d["model"] != "tisasrec"]   # a group mean needs both its models
+    assert margin_claim(no_tisasrec)["verdict"] == "pending"
 
 
 # --- TracIn and Rev.Adv selectors ---------------------------------------------------------------------

@@ -222,7 +222,7 @@ def test_a_notebook_is_parameters_build_show_publish(stem):
                                  "page = build(**notebook_parameters(globals()))")
     for source in sources[2:]:
         lines = [line for line in source.splitlines() if line and not line.startswith("#")]
-        assert all(re.fullmatch(r'page\.(show\("\w+"\)|check\(\)|publish\(\))', line) for line in lines), source
+        assert all(re.fullmatch(r'page\.(show\("\w+"\)|check\(\)|glance\(\)|publish\(\))', line) for line in lines), source
     assert sum("page.publish()" in s for s in sources) == 1
     checked = [s for c, s in zip(code, sources) if "nbval-check-output" in c["metadata"].get("tags", [])]
     assert len(checked) == 1 and checked[0].endswith("page.check()")

@@ -158,3 +158,25 @@ def test_study_notebooks_open_with_the_box_and_fold_their_code(path):
     assert {"page_verdict", "page_summary", "page_scale", "page_coverage", "page_pending"} <= box
     assert sorted(box & set(missing_glue(notebook))) == []
     assert any("show_parameters(globals())" in "".join(c["source"]) for c in notebook["cells"])
+
+
+@pytest.mark.parametrize("path", STUDY_NOTEBOOKS, ids=lambda p: f"{p.parent.name}/{p.stem}")
+def test_study_notebooks_print_the_box_in_plain_text_outside_the_book(path):
+    """A notebook read in Jupyter or as papermill's output shows no glued value; the cell after the
+    build prints the box's facts instead, and the book removes that cell."""
+    cells = [c for c in json.loads(path.read_text())["cells"] if c["cell_type"] == "code"]
+    build = next(i for i, c in enumerate(cells) if "page = build(" in "".join(c["source"]))
+    glance = cells[build + 1]
+    assert "page.glance()" in "".join(glance["source"]) and "remove-cell" in glance["metadata"]["tags"]
+
+
+def test_the_plain_text_box_gives_the_verdict_the_scale_and_every_claim_with_its_kind():
+    from recunlearn.report.pages import Page
+
+    claims = claims_frame([claim_row("a_beats_b", "A beats B", "reproduced", "3 of 3 cells", 0.01),
+                           claim_row("c_rises", "C rises", "inconclusive", kind="own expectation")])
+    text = Page("x/y", claims=claims).glance_text()
+    assert text.startswith("Verdict: ")
+    assert "Computed at: " in text and "Pending, and why: " in text
+    assert "- A beats B: reproduced (3 of 3 cells" in text
+    assert "- Our expectation: C rises: inconclusive" in text

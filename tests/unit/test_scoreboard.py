@@ -275,7 +275,7 @@ def test_expectations_and_other_readings_are_listed_apart_and_paper_numbers_are_
     assert "also 1 other reading of a claim (not counted: 1 not reproduced)" in text
     assert "also 1 self-check of our implementation, 0 passing, 1 still waiting for runs" in text
     summary_md = render_summary_from(entries)
-    assert "- **CURE4Rec**: **Paper numbers: 2 of 3 computed comparisons within tolerance; 1 more pending.** 2 tests of 1 claim" in summary_md
+    assert "- **CURE4Rec**: **Paper numbers: 2 of 3 computed comparisons within tolerance; 1 more waiting for runs.** 2 tests of 1 claim" in summary_md
     assert "A is above B ([r](cure4rec/r.ipynb), at a reduced scale)" in summary_md
     assert "Time falls, shards together" not in summary_md and "Faster with more shards" not in summary_md
     board = render_scoreboard_from(entries)

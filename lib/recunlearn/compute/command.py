@@ -229,6 +229,11 @@ def describe(status: PlanStatus, runs: list[Run], todo: list[list[Run]], workers
              r["estimates"], r["pages"]] for r in entry_rows(status) if not chosen or r["entry"] in chosen]
     for line in _table(header, rows):
         out(line)
+    out("")
+    out("listed: the runs the entry lists; done: those with a record; computes: the runs first listed by this "
+        "entry (a run listed by an earlier entry too is computed and counted there); pending: those of them "
+        f"without a record; {plan.device.upper()}-h left: their estimated hours; pages: the book pages that read "
+        "them. --only takes entry names (the first column) and computes every run the entry lists.")
     if not scheduled:
         return
     out("")

@@ -419,16 +419,16 @@ def group_table(runs: pd.DataFrame, keys: list[str], metric: str = "jaccard") ->
 
 
 def position_claims(runs: pd.DataFrame, alpha: float | None = None) -> pd.DataFrame:
-    """Figure 4(a)'s claims on the computed runs (those without a record count as pending), tested in every (model, perturbation) setting as the
-    paper does (10 runs each, p < 0.05), with one-sided paired tests over seeds
-    (:func:`~recunlearn.report.claims.paired_p`):
+    """Figure 4(a)'s claims on the computed runs (those without a record count as pending), with one-sided
+    paired tests over seeds (:func:`~recunlearn.report.claims.paired_p`):
 
-    - ``earliest_lowest_ao``: Earliest-Random has a lower AO than Random and than Latest-Random;
-    - ``random_below_latest``: Random has a lower AO than Latest-Random.
-
-    A setting's test is the signed-rank test where its smallest p, 1/2**seeds, is below the level the
-    setting must reach under Holm's correction over the settings (alpha / settings), else a paired
-    t-test (:func:`~recunlearn.report.claims.ordering_claim`)."""
+    - ``earliest_lowest_ao``: Earliest-Random has a lower AO than Random and than Latest-Random, tested in
+      every (model, perturbation) setting as the paper does (10 runs each, p < 0.05); a setting's test is
+      the signed-rank test where its smallest p, 1/2**seeds, is below the level the setting must reach
+      under Holm's correction over the settings (alpha / settings), else a paired t-test
+      (:func:`~recunlearn.report.claims.ordering_claim`);
+    - ``random_below_latest``: Random has a lower AO than Latest-Random, pooled over the settings (the
+      paper states it without a test and without a breakdown by perturbation type)."""
     from .claims import ALPHA, claims_frame, ordering_claim
 
     alpha = ALPHA if alpha is None else alpha
@@ -438,7 +438,7 @@ def position_claims(runs: pd.DataFrame, alpha: float | None = None) -> pd.DataFr
                        "Earliest-Random destabilises more than Random and Latest-Random (lower AO)", runs, "selector", [("earliest", "random"), ("earliest", "latest")], "ao", cells, higher=False,
                        per_cell=True, alpha=alpha),
         ordering_claim("random_below_latest", "Random destabilises more than Latest-Random (lower AO)", runs,
-                       "selector", [("random", "latest")], "ao", cells, higher=False, per_cell=True, alpha=alpha),
+                       "selector", [("random", "latest")], "ao", cells, higher=False, alpha=alpha),
     ])
 
 
@@ -560,11 +560,14 @@ def unchanged_runs_text(runs: pd.DataFrame) -> str:
 
 def ao_band_claim(runs: pd.DataFrame, cells: list[str], low: float = 0.75, high: float = 0.95,
                   id: str = "ao_between_075_095") -> dict:
-    """"RBO" (AO) of the perturbing runs lies in [``low``, ``high``], per cell (band test over seeds)."""
+    """The paper's §5 finding on random perturbations: "RBO" (AO) of the Random baseline's runs lies in
+    [``low``, ``high``] "in most cases" (band test over seeds per cell; reproduced when most cells are
+    significantly inside, :func:`~recunlearn.report.claims.most_cells_verdict`). Other perturbations
+    are not part of it: the paper's own Table 3 puts CASPER and the model-based baselines lower."""
     from .claims import band_claim
 
-    return band_claim(id, f"\"RBO\" (AO) between {low} and {high}", runs[runs["selector"] != "none"], "ao", cells,
-                      low=low, high=high)
+    return band_claim(id, f"Random perturbation leaves \"RBO\" (AO) between {low} and {high} in most cases",
+                      runs[runs["selector"] == "random"], "ao", cells, low=low, high=high, most=True)
 
 
 def most_stable_claim(runs: pd.DataFrame, model: str = "latentcross", selector: str = "random",
@@ -579,12 +582,13 @@ def most_stable_claim(runs: pd.DataFrame, model: str = "latentcross", selector: 
 
 
 def lowest_ao_claim(runs: pd.DataFrame, selector: str, others: list[str], cells: list[str], id: str,
-                    claim: str) -> dict:
-    """``selector``'s perturbation gives a lower AO than each of ``others`` (pairs: seeds), pooled over cells."""
+                    claim: str, exceptions: int = 0) -> dict:
+    """``selector``'s perturbation gives a lower AO than each of ``others`` (pairs: seeds), pooled over
+    cells; ``exceptions`` cells may disagree by mean ("all but one setting")."""
     from .claims import ordering_claim
 
     return ordering_claim(id, claim, runs, "selector", [(selector, o) for o in others], "ao", cells,
-                          higher=False)
+                          higher=False, exceptions=exceptions)
 
 
 def mrr_group_claim(runs: pd.DataFrame, cells: list[str], groups=("low", "high"), metric: str = "jaccard",
@@ -620,16 +624,19 @@ def chapter_claims(runs: pd.DataFrame, next_item_tolerance: float = 0.01) -> pd.
 
     - ``control_exact``: the control run (no perturbation) gives AO = Jaccard@10 = 1 exactly (per model;
       CPU; an exact check);
-    - ``ao_between_075_095``: "RBO" (AO) lies in 0.75-0.95 (per model and perturbing selector);
+    - ``ao_between_075_095``: random perturbation leaves "RBO" (AO) in 0.75-0.95 in most cases (per model;
+      :func:`ao_band_claim`);
     - ``latentcross_most_stable``: LatentCross has the highest AO under random perturbation;
-    - ``earliest_destabilises_most``: Earliest-Random's AO below Random's and Latest-Random's (per model);
+    - ``earliest_destabilises_most``: on LatentCross, where the paper tests it, Earliest-Random's AO below
+      Random's and Latest-Random's; ``earliest_destabilises_most_every_model``, another reading (shown, not
+      counted): the same on every model;
     - ``casper_destabilises_most``: CASPER's AO below every baseline's that was run (the three random
-      baselines, TracIn, Rev.Adv.; per model);
+      baselines, TracIn, Rev.Adv.) in all but one model (the paper: "all but one setting");
     - ``low_mrr_less_stable``: Jaccard@10 of the bottom 20 % of users by MRR below the top 20 %'s
       (per model and perturbing selector);
     - ``next_item_barely_moves``: |MRR of M' − MRR of M| < ``next_item_tolerance`` (per model and
       perturbing selector)."""
-    from .claims import SELF_CHECK, check_claim, claims_frame
+    from .claims import OTHER_READING, SELF_CHECK, check_claim, claims_frame
 
     done = runs[runs["perturbation"] == "loo"]  # with the runs without a record: each claim counts its own
     means = _computed(done).groupby(["model", "selector"], as_index=False).mean(numeric_only=True)
@@ -643,10 +650,15 @@ def chapter_claims(runs: pd.DataFrame, next_item_tolerance: float = 0.01) -> pd.
                     control_exact, evidence="exact check: on CPU training is bit-for-bit repeatable", kind=SELF_CHECK),
         ao_band_claim(done, ["model", "selector"]),
         most_stable_claim(done),
-        lowest_ao_claim(done, "earliest", ["random", "latest"], ["model"], "earliest_destabilises_most",
-                        "Earliest-interaction perturbations destabilise most (AO below Random and Latest-Random)"),
+        lowest_ao_claim(done[done["model"] == "latentcross"], "earliest", ["random", "latest"], ["model"],
+                        "earliest_destabilises_most", "On LatentCross, earliest-interaction perturbations destabilise "
+                        "most (AO below Random and Latest-Random)"),
+        {**lowest_ao_claim(done, "earliest", ["random", "latest"], ["model"], "earliest_destabilises_most_every_model",
+                           "On every model, earliest-interaction perturbations destabilise most (the paper tests "
+                           "LatentCross only)"), "kind": OTHER_READING},
         lowest_ao_claim(done, "casper", present_baselines(done) or list(RANDOM_BASELINES), ["model"],
-                        "casper_destabilises_most", "CASPER destabilises more than every baseline run (AO below each)"),
+                        "casper_destabilises_most", "CASPER destabilises more than every baseline run, in all but one "
+                        "model (AO below each)", exceptions=1),
         mrr_group_claim(done, ["model", "selector"]),
         next_item_claim(done, ["model", "selector"], next_item_tolerance),
     ])
@@ -746,7 +758,8 @@ def variance_claim(runs: pd.DataFrame, cells: list[str], metric: str = "ao", alp
     like, waiting = split_waiting(compared)
     test = ("one-sided sign test over the cells: CASPER's std over seeds against the median of the random "
             "baselines' std in the same cell")
-    claim = "CASPER has lower run-to-run variance over seeds than the random baselines"
+    claim = ("CASPER has lower run-to-run variance over seeds than the baselines (tested against the random "
+             "baselines, whose runs also redraw the perturbed row)")
     spread = like.groupby(cells + ["selector"])[metric].agg(["std", "count"])
     spread = spread[spread["count"] >= 2]["std"]
     lower = higher = total = 0
@@ -777,12 +790,19 @@ def variance_claim(runs: pd.DataFrame, cells: list[str], metric: str = "ao", alp
                         count_runs(waiting), count_runs(like))
 
 
+UNBOUNDED_GROUP, BOUNDED_GROUP = "JODIE and LatentCross", "LSTM and TiSASRec"
+"""The two groups of models :func:`margin_claim` compares."""
+
+
 def margin_claim(runs: pd.DataFrame, cells: list[str] = ("perturbation",), metric: str = "ao",
                  id: str = "casper_strongest_unbounded") -> dict:
     """"CASPER is more effective on JODIE and LatentCross" (no cascade cap L): CASPER's margin, the
     Random baseline's ``metric`` minus CASPER's for the same seed (like for like: random replacement
-    item), is larger on each of JODIE and LatentCross than on each of LSTM and TiSASRec, paired by seed
-    within each cell (pooled one-sided Wilcoxon signed-rank tests of :func:`~recunlearn.report.claims.ordering_claim`)."""
+    item), averaged over JODIE and LatentCross, is larger than averaged over LSTM and TiSASRec, paired by
+    seed within each cell (a pooled one-sided test of :func:`~recunlearn.report.claims.ordering_claim`;
+    a seed's group mean needs every model of the group). Not each of JODIE and LatentCross above each
+    of LSTM and TiSASRec: the paper's own Table 3(a) margins (JODIE 0.042 below TiSASRec's 0.067) fail
+    that reading."""
     from .claims import ordering_claim, split_waiting, with_waiting_rows
 
     done, waiting = split_waiting(runs)
@@ -793,23 +813,30 @@ def margin_claim(runs: pd.DataFrame, cells: list[str] = ("perturbation",), metri
         margins = pd.DataFrame(columns=keys + ["margin"])
     else:
         margins = (table["random"] - table["casper"]).dropna().rename("margin").reset_index()
-    models = set(margins["model"])
+    group_of = {**{m: UNBOUNDED_GROUP for m in UNBOUNDED_MODELS}, "lstm": BOUNDED_GROUP, "tisasrec": BOUNDED_GROUP}
+    size = pd.Series(group_of).value_counts()
+    margins = margins.assign(group=margins["model"].map(group_of)).dropna(subset=["group"])
+    by_group = margins.groupby(list(cells) + ["seed", "group"])["margin"].agg(["mean", "count"]).reset_index()
+    by_group = by_group[by_group["count"] == by_group["group"].map(size)].rename(columns={"mean": "margin"})
     left = waiting[waiting["selector"].isin(["casper", "random"]) & (waiting["replacement"] == "random")] \
         if len(waiting) else waiting  # CASPER's and Random's runs without a record: margins still to come
-    margins = with_waiting_rows(margins, left, keys)
-    links = [(a, b) for a in UNBOUNDED_MODELS for b in ("lstm", "tisasrec") if a in models and b in models]
-    return ordering_claim(id, "CASPER is strongest on the models without a cascade cap (JODIE, LatentCross): "
-                          "larger AO drop below Random than on LSTM and TiSASRec", margins, "model", links,
-                          "margin", list(cells), note="margin = AO(Random) − AO(CASPER), same seed.")
+    left = left.assign(group=left["model"].map(group_of)).dropna(subset=["group"]) if len(left) else left
+    by_group = with_waiting_rows(by_group[list(cells) + ["seed", "group", "margin"]], left,
+                                 list(cells) + ["seed", "group"])
+    return ordering_claim(id, "CASPER is more effective on JODIE and LatentCross (no cascade cap): larger AO drop "
+                          "below Random than on LSTM and TiSASRec, averaged over each pair of models", by_group,
+                          "group", [(UNBOUNDED_GROUP, BOUNDED_GROUP)], "margin", list(cells),
+                          note="margin = AO(Random) − AO(CASPER), same seed; each group's mean over its two models.")
 
 
 def table3_claims(runs: pd.DataFrame) -> pd.DataFrame:
     """Table 3's claims on the computed runs (seed level; those without a record count as pending):
 
-    - ``casper_lowest_ao``: in every (perturbation, model) column CASPER gives a lower AO than every
-      baseline present (Random, Earliest-, Latest-Random, TracIn and its proxy, Rev.Adv. random and
-      earliest), like for like (replacement and insertion: every method uses a random item), pooled
-      over columns (:func:`casper_vs_baselines` lists the tests per baseline);
+    - ``casper_lowest_ao``: in all (perturbation, model) columns but one (the paper: "all but one
+      setting") CASPER gives a lower AO than every baseline present (Random, Earliest-, Latest-Random,
+      TracIn and its proxy, Rev.Adv. random and earliest), like for like (replacement and insertion:
+      every method uses a random item), pooled over columns (:func:`casper_vs_baselines` lists the
+      tests per baseline);
     - ``unpopular_strongest_replacement``: replacing CASPER's interaction's item with the least
       popular item lowers AO more than a random or the most popular item (per model);
     - ``revadv_earliest_beats_random``: Rev.Adv. (earliest) gives a lower AO than Rev.Adv. (random)
@@ -824,8 +851,8 @@ def table3_claims(runs: pd.DataFrame) -> pd.DataFrame:
     columns = ["perturbation", "model"]
     return claims_frame([
         lowest_ao_claim(like, "casper", present_baselines(like) or list(RANDOM_BASELINES), columns,
-                        "casper_lowest_ao", "CASPER gives the lowest AO in every column, below every baseline "
-                        "(like-for-like replacement; stricter than the paper's 'all but one column')"),
+                        "casper_lowest_ao", "CASPER gives the lowest AO in all but one column, below every "
+                        "baseline (like-for-like replacement)", exceptions=1),
         ordering_claim("unpopular_strongest_replacement", "Replacing with the least popular item is CASPER's strongest "
                        "replacement", replace, "replacement", [("unpopular", "random"), ("unpopular", "popular")], "ao",
                        ["model"], higher=False),

@@ -63,7 +63,8 @@ def problems(notebook: dict) -> list[str]:
     elif box != 1:
         found.append(f"the 'At a glance' box is cell {box}, not the one right after the title")
     code = [(i, c) for i, c in enumerate(notebook.get("cells", [])) if c.get("cell_type") == "code"]
-    unfolded = [i for i, c in code if "hide-input" not in c.get("metadata", {}).get("tags", [])]
+    unfolded = [i for i, c in code  # a removed cell is not shown at all
+                if not {"hide-input", "remove-cell"} & set(c.get("metadata", {}).get("tags", []))]
     if unfolded:
         found.append(f"code cells without hide-input: {unfolded}")
     checked = [i for i, c in code if "nbval-check-output" in c.get("metadata", {}).get("tags", [])]

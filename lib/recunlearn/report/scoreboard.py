@@ -252,8 +252,8 @@ def totals_text(total: dict | None) -> str:
 
 def cells_text(total: dict | None) -> str:
     """How our pages' numbers compare with the paper's printed ones: ``"paper numbers: 14 of 120
-    comparisons within tolerance; 300 more pending"``; empty where no page compares a paper number. A
-    comparison is one paper cell on one page: a printed number that a page compares under several of
+    comparisons within tolerance; 300 more waiting for runs"``; empty where no page compares a paper
+    number. A comparison is one paper cell on one page: a printed number that a page compares under several of
     our settings (e.g. the Learn row under each validation rule and each unlearning selection), or
     that two pages compare, counts once for each."""
     cells = (total or {}).get("cells") or Counter()
@@ -261,7 +261,7 @@ def cells_text(total: dict | None) -> str:
     if not computed and not cells["pending"]:
         return ""
     text = f"paper numbers: {cells['pass']} of {computed} computed comparisons within tolerance"
-    return text + (f"; {cells['pending']} more pending" if cells["pending"] else "")
+    return text + (f"; {cells['pending']} more waiting for runs" if cells["pending"] else "")
 
 
 def _cell(text) -> str:

@@ -327,6 +327,26 @@ class Page:
         out.update(page_facts(claims, self.comparison, grid=self.grid, runs=self.runs, parts=self.parts))
         return out
 
+    def glance_text(self) -> str:
+        """The page's "At a glance" facts in plain text (verdict, scale, coverage, what is pending, each
+        claim with its verdict), for a notebook read outside the book, where the glued values of the box
+        are not filled in."""
+        from ..verdicts import KIND_PREFIX
+
+        texts = self.texts()
+        lines = [f"Verdict: {texts['page_verdict']} — {texts['page_summary']}",
+                 f"Computed at: {texts['page_scale']}", f"Coverage: {texts['page_coverage']}",
+                 f"Pending, and why: {texts['page_pending']}"]
+        claims = published_claims(self.claims)
+        for _, row in (claims.iterrows() if claims is not None else []):
+            lines.append(f"- {KIND_PREFIX.get(row['kind'], '')}{row['claim']}: {texts['claim_' + row['id']]}")
+        return "\n".join(lines)
+
+    def glance(self) -> None:
+        """Print :meth:`glance_text` (a notebook's cell after its build: removed from the book, which fills
+        in the box itself)."""
+        print(self.glance_text())
+
     def publish(self) -> None:
         """Glue the page's values, its claims and its at-a-glance facts
         (:func:`~recunlearn.report.claims.glue_page`)."""

@@ -1,5 +1,6 @@
-"""SRU overview (not a paper item): the four claims of the abstract (accuracy tested as two claims:
-above the baselines and near Retrain), each judged on our runs, with the method comparison's
+"""SRU overview (not a paper item): the abstract's four claims as we read them (inference after
+deletion, accuracy near Retrain, efficiency, extra deletion) and the chapter's expectations beside
+them (above the baselines, more extra deletion), each judged on our runs, with the method comparison's
 accuracy, HIT@10 and unlearning time, and SRU's extra-deletion curves; the ablation page's tables
 and claims at the same scale (its runs when ``ABLATION_PARTITIONS`` / ``ABLATION_SHARD_COUNTS`` ask for them);
 and SRU with choices of the authors' code against ours (``CODE_CHOICES``, :mod:`..sru_code_choices`)."""
