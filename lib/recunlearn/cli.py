@@ -107,8 +107,10 @@ def main(argv: list[str] | None = None) -> int:
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = parser.add_subparsers(dest="command", required=True)
     run = sub.add_parser("run", help="run one experiment or a grid given as key=value pairs")
-    run.add_argument("experiment")
-    run.add_argument("assignments", nargs="*", metavar="key=value")
+    run.add_argument("experiment", help=f"one of: {', '.join(sorted(RUNNERS))}")
+    run.add_argument("assignments", nargs="*", metavar="key=value",
+                     help="configuration fields (a JSON list is a grid axis); an unknown key is an error that lists "
+                          "the experiment's keys")
     grid = sub.add_parser("grid", help="run every grid in a JSON file: [{experiment, params}, ...]")
     grid.add_argument("file", type=Path)
     for p in (run, grid):
@@ -119,7 +121,8 @@ def main(argv: list[str] | None = None) -> int:
                             "commit")
     nb = sub.add_parser("notebooks", help="execute notebooks with papermill at a profile")
     nb.add_argument("--profile", choices=("smoke", "paper"), required=True)
-    nb.add_argument("names", nargs="*", help="notebooks (default: all)")
+    nb.add_argument("names", nargs="*", help="notebooks as <paper>/<name>, e.g. cure4rec/learn-baselines (default: "
+                                             "all); an unknown name is an error that lists them")
     sub.add_parser("status", help="regenerate book/status.md")
     audit = sub.add_parser("audit", help="count committed records by state; optionally write the grid that "
                                          "recomputes stale, dirty or non-strict ones")

@@ -180,3 +180,31 @@ def test_the_plain_text_box_gives_the_verdict_the_scale_and_every_claim_with_its
     assert "Computed at: " in text and "Pending, and why: " in text
     assert "- A beats B: reproduced (3 of 3 cells" in text
     assert "- Our expectation: C rises: inconclusive" in text
+
+
+def test_a_render_below_the_paper_profile_says_its_comparison_tests_nothing():
+    from recunlearn.report.glance import below_paper_settings
+
+    page = "cure4rec/learn-baselines"  # its paper profile: up to 500 epochs, whole files
+    assert below_paper_settings(page, {"MAX_EPOCHS": 2}) == "up to 2 epochs, not 500"
+    assert below_paper_settings(page, {"MAX_EPOCHS": 500}) == ""
+    assert below_paper_settings("casper/figure-02-random-loo", {"MAX_ROWS": 2000, "EPOCHS": 50}).startswith(
+        "the first 2,000 rows, not all")
+    assert below_paper_settings("no/such-page", {"MAX_EPOCHS": 2}) == ""
+    facts = page_facts(None, grid=ExactGrid(max_epochs=2), page="cure4rec/table-02-eu-utility")
+    assert "below this page's paper settings (up to 2 epochs, not 500)" in facts["page_scale"]
+    assert "below" not in page_facts(None, grid=ExactGrid(max_epochs=2))["page_scale"]  # no page, no profile
+
+
+@pytest.mark.parametrize("path", STUDY_NOTEBOOKS, ids=lambda p: f"{p.parent.name}/{p.stem}")
+def test_a_parameter_left_out_of_a_hand_run_keeps_the_smoke_setting(path):
+    """The README: a parameter papermill is not given keeps the value of the notebook's parameters cell,
+    the smoke profile's."""
+    import yaml
+
+    cell = next(c for c in json.loads(path.read_text())["cells"]
+                if "parameters" in c.get("metadata", {}).get("tags", []))
+    defaults: dict = {}
+    exec("".join(cell["source"]), {}, defaults)
+    smoke = yaml.safe_load((REPO / "notebooks" / "params" / path.parent.name / f"{path.stem}.smoke.yml").read_text())
+    assert {k: v for k, v in smoke.items() if defaults.get(k, v) != v} == {}

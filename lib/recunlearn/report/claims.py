@@ -332,20 +332,21 @@ def show_claims(claims: pd.DataFrame):
 
 
 def glue_page(claims: pd.DataFrame | None, comparison: pd.DataFrame | None = None, *, grid=None,
-              runs: pd.DataFrame | None = None, parts: dict[str, str] | None = None):
+              runs: pd.DataFrame | None = None, parts: dict[str, str] | None = None, page: str | None = None):
     """Glue everything a page publishes: its claims (:func:`glue_claims`), and the page-level texts
     of :func:`recunlearn.report.glance.page_facts`: ``page_verdict`` (of the claims and the paper
     cells, or of ``parts``: verdicts of the page's parts, e.g. one per dataset), ``page_summary``,
     ``page_scale`` (of ``grid``), ``page_pending`` (the paper's datasets not in ``grid`` and the
     ``runs`` without a record, with why), ``page_coverage``, ``page_difference`` and ``page_claims``
-    (JSON, for the scoreboard). Returns the claims for display (:func:`show_claims`)."""
+    (JSON, for the scoreboard); ``page`` names the page, whose paper profile ``page_scale`` is compared
+    with. Returns the claims for display (:func:`show_claims`)."""
     from myst_nb import glue
 
     from .glance import page_facts
 
     if claims is not None:
         glue_claims(claims)
-    for name, text in page_facts(claims, comparison, grid=grid, runs=runs, parts=parts).items():
+    for name, text in page_facts(claims, comparison, grid=grid, runs=runs, parts=parts, page=page).items():
         glue(name, text, display=False)
     return show_claims(claims) if claims is not None else None
 

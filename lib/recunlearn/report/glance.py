@@ -127,6 +127,36 @@ def datasets_not_run(grid, comparison: pd.DataFrame | None = None) -> list[str]:
     return [d for d in paper_datasets(grid) if d not in computed and d not in listed]
 
 
+SCALE_PARAMETERS = {"max_epochs": "epochs", "epochs": "epochs", "max_rows": "rows", "max_sessions": "sessions"}
+"""The training-scale settings compared with a page's paper profile (:func:`below_paper_settings`)."""
+
+
+def below_paper_settings(page: str, grid) -> str:
+    """Where ``grid`` trains below the paper profile of ``page`` (``<paper>/<notebook>``, its
+    ``notebooks/params/<page>.paper.yml``): fewer epochs, or a prefix of the data where the profile
+    reads more of it, as ``"up to 2 epochs, not 500"``; empty when it does not, or the page has no
+    paper profile. A render below the paper profile checks the pipeline: its numbers are not the
+    paper's setting, so its comparison with the paper's numbers tests nothing."""
+    import yaml
+
+    from .. import paths
+
+    path = paths.REPO_ROOT / "notebooks" / "params" / f"{page}.paper.yml"
+    if grid is None or not path.is_file():
+        return ""
+    paper = {str(k).lower(): v for k, v in (yaml.safe_load(path.read_text()) or {}).items()}
+    ours, below = _settings(grid), []
+    for name, unit in SCALE_PARAMETERS.items():
+        if name not in paper or name not in ours:
+            continue
+        mine, theirs = ours[name], paper[name]
+        if unit == "epochs" and mine is not None and theirs is not None and mine < theirs:
+            below.append(f"up to {mine} epochs, not {theirs}")
+        elif unit != "epochs" and mine is not None and (theirs is None or mine < theirs):
+            below.append(f"the first {mine:,} {unit}, not " + (f"{theirs:,}" if theirs is not None else "all"))
+    return "; ".join(below)
+
+
 def scale_text(grid) -> str:
     """The scale a grid computes, in a reader's words: ``"ML-100K; WMF, BPR, LightGCN; core, random,
     edge users; 3 seeds; up to 500 epochs; CPU"``. Accepts a config or a mapping of parameters."""
@@ -360,12 +390,14 @@ def parts_summary(parts: Mapping[str, str]) -> str:
 
 
 def page_facts(claims: pd.DataFrame | None, comparison: pd.DataFrame | None = None, grid=None,
-               runs: pd.DataFrame | None = None, parts: Mapping[str, str] | None = None) -> dict[str, str]:
+               runs: pd.DataFrame | None = None, parts: Mapping[str, str] | None = None,
+               page: str | None = None) -> dict[str, str]:
     """Every page-level text a page publishes, by glue name: ``page_verdict`` and ``page_summary``
     (:func:`~recunlearn.report.verdicts.page_verdict` of the claims and paper cells, or of ``parts``,
     verdicts of the page's parts such as one per dataset, and of the runs without a record),
     ``page_scale`` (the grid's scale; while runs are pending, what has a record so far,
-    :func:`recorded_text`), ``page_pending``, ``page_coverage``, ``page_difference`` and ``page_claims`` (JSON,
+    :func:`recorded_text`; below the paper profile of ``page``, :func:`below_paper_settings` says so),
+    ``page_pending``, ``page_coverage``, ``page_difference`` and ``page_claims`` (JSON,
     :func:`claims_json`)."""
     from .verdicts import cells_summary, page_summary, page_verdict
 
@@ -379,9 +411,12 @@ def page_facts(claims: pd.DataFrame | None, comparison: pd.DataFrame | None = No
         summary = parts_summary(parts) + (f"; {cells}" if cells else "")
     else:
         verdict, summary = page_verdict(claims, comparison, not_run, waiting), page_summary(claims, comparison)
-    return {"page_verdict": verdict, "page_summary": summary,
-            "page_scale": _with_recorded(scale_text(grid), recorded_text(grid, runs)) if grid is not None
-            else "not stated",
+    scale = _with_recorded(scale_text(grid), recorded_text(grid, runs)) if grid is not None else "not stated"
+    below = below_paper_settings(page, grid) if page else ""
+    if below:
+        scale += (f" — below this page's paper settings ({below}): a check of the pipeline, whose comparison "
+                  "with the paper's numbers tests nothing")
+    return {"page_verdict": verdict, "page_summary": summary, "page_scale": scale,
             "page_pending": pending_text(grid, runs),
             "page_coverage": coverage_text(grid, runs, comparison),
             "page_difference": difference_text(comparison),

@@ -324,7 +324,8 @@ class Page:
         out = {name: str(value) for name, value in self.values.items()}
         for _, row in (claims.iterrows() if claims is not None else []):
             out[f"claim_{row['id']}"] = claim_text(row)
-        out.update(page_facts(claims, self.comparison, grid=self.grid, runs=self.runs, parts=self.parts))
+        out.update(page_facts(claims, self.comparison, grid=self.grid, runs=self.runs, parts=self.parts,
+                              page=self.name))
         return out
 
     def glance_text(self) -> str:
@@ -354,4 +355,5 @@ class Page:
 
         for name, value in self.values.items():
             glue(name, value, display=False)
-        glue_page(published_claims(self.claims), self.comparison, grid=self.grid, runs=self.runs, parts=self.parts)
+        glue_page(published_claims(self.claims), self.comparison, grid=self.grid, runs=self.runs, parts=self.parts,
+                  page=self.name)
