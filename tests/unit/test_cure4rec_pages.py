@@ -380,13 +380,14 @@ def test_table_2_values_equal_the_notebook_pipeline(monkeypatch):
 
 def test_fairness_and_sweep_tables_equal_the_notebook_pipeline():
     values, grid, collected = exact_runs("figure-03-06-07-eu-fairness")
-    page = module("figure-03-06-07-eu-fairness").build(collected=collected, **values)
+    page = module("figure-03-06-07-eu-fairness").build(collected=collected, scif_runs=pd.DataFrame(), **values)
     fair = with_retrain_gap(collected.runs)
     shown_columns = ["a_igf", "a_igf_gap", "a_igf_gap_abs", "shard_gf", "a_igf_standard", "shard_gf_standard"]
     pd.testing.assert_frame_equal(page.tables["fairness"], fair.groupby(["dataset", "model", "method", "selection"])[
         shown_columns].agg(["mean", "std"]).round(4))
     pd.testing.assert_frame_equal(page.claims, fairness_claims(collected.runs))
     assert page.claims.set_index("id").loc["eu_a_igf_above_retrain", "verdict"] == "partly reproduced"
+    assert page.claims.set_index("id").loc["eu_a_igf_above_scif", "verdict"] == "pending"  # no SCIF run given
 
     values, grid, collected = exact_runs("figure-04-shard-number")
     figure_4 = module("figure-04-shard-number")

@@ -486,7 +486,13 @@ def test_cure4rec_exact_claim_frames_have_stable_unique_ids():
                                                                        "partly reproduced")
     assert utility.loc["core_highest_utility", "verdict"] == "reproduced"
     fairness = fairness_claims(runs)
-    assert fairness["id"].is_unique and len(fairness) == 3
+    assert fairness["id"].is_unique and len(fairness) == 4
+    assert fairness.set_index("id").loc["eu_a_igf_above_retrain", "kind"] == "other reading"
+    # the paper compares the EU methods' A-IGF with SCIF's: SCIF's runs on the same users, seed by seed
+    retrain = runs[runs["method"] == "retrain"]
+    for shift, verdict in ((-0.05, "reproduced"), (0.05, "not reproduced")):
+        scif = retrain.assign(method="scif", a_igf=retrain["a_igf"] + shift)
+        assert fairness_claims(runs, scif).set_index("id").loc["eu_a_igf_above_scif", "verdict"] == verdict
     timed = runs.assign(created=pd.Timestamp("2026-01-01", tz="UTC"))
     times = time_claims(timed).set_index("id")
     assert times.loc["eu_faster_than_retrain", "verdict"] == "reproduced"

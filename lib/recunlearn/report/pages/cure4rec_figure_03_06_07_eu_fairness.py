@@ -1,9 +1,13 @@
 """CURE4Rec Figures 3, 6 and 7: fairness (A-IGF, shardGF) of Retrain and the three exact methods, and the
-paper's claims (the figures print no numbers)."""
+paper's claims (the figures print no numbers); SCIF's A-IGF from its stored runs (the Tables 1/5 page
+makes them), which the paper compares the exact methods with."""
 
 from __future__ import annotations
 
+import pandas as pd
+
 from ...experiments.cure4rec_exact import ExactCollected
+from ...experiments.cure4rec_scif import ScifGrid, collect
 from ..claims import with_pending_rows
 from ..cure4rec import fairness_claims, with_retrain_gap
 from ..plots import method_bars
@@ -15,14 +19,20 @@ KEYS = ["dataset", "model", "method", "selection"]
 SHOWN = ["a_igf", "a_igf_gap", "a_igf_gap_abs", "shard_gf", "a_igf_standard", "shard_gf_standard"]
 
 
-def build(collected: ExactCollected | None = None, **params) -> Page:
+def build(collected: ExactCollected | None = None, scif_runs: pd.DataFrame | None = None, **params) -> Page:
     """The fairness page at notebook parameters ``params``: its runs, A-IGF (and its gap to Retrain) and
-    shardGF per cell, the two figures and the paper's claims. ``collected`` replaces the collected runs."""
+    shardGF per cell, the two figures and the paper's claims, SCIF's stored runs (``scif_runs``: rows of
+    :func:`recunlearn.experiments.cure4rec_scif.collect`, by default read from the records, never
+    computed) for the comparison with SCIF. ``collected`` replaces the collected runs."""
     grid, collected, command = collect_exact(PAGE, params, collected)
+    if scif_runs is None:
+        scif_runs = collect(ScifGrid(datasets=grid.datasets, models=grid.models, selections=grid.selections,
+                                     seeds=grid.seeds, max_epochs=grid.max_epochs, device=grid.device,
+                                     compute_missing=False)).runs
     runs, pending, total = collected.runs, collected.pending, len(grid.runs())
     fair = with_retrain_gap(runs)
     return Page(
-        PAGE, grid, runs, pending, None, fairness_claims(with_pending_rows(runs)),
+        PAGE, grid, runs, pending, None, fairness_claims(with_pending_rows(runs), scif_runs),
         tables={"runs": runs_table(total, pending),
                 "fairness": fair.groupby(KEYS)[SHOWN].agg(["mean", "std"]).round(4)},
         figures={"a_igf": lambda: method_bars(
