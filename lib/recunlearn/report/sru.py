@@ -392,10 +392,9 @@ WITHOUT_EXTRA = "without extra deletion"
 def strategy_points(points: pd.DataFrame) -> pd.DataFrame:
     """:func:`extra_deletion_points` for :func:`extra_deletion_claim`: per dataset, model and seed, HIT@10
     of SRU without extra deletion (``extra_deletion`` = :data:`WITHOUT_EXTRA`, once: it is every
-    strategy's n = 0) and,
-    per strategy, the mean over its computed runs with n > 0 extra items (one value per seed, whatever
-    the number of levels of n swept). Runs without a record (``status``) keep their rows, for the
-    claim to count them."""
+    strategy's n = 0) and, per strategy, the mean over its computed runs with n > 0 extra items (one
+    value per seed, whatever the number of levels of n swept). Runs without a record (``status``) keep
+    their rows, for the claim to count them."""
     if points.empty:
         return points
     status = [STATUS] if STATUS in points else []
