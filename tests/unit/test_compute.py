@@ -110,6 +110,15 @@ def test_the_status_page_plan_table_counts_a_shared_run_once_in_its_total(tmp_pa
     assert left[-1] == pytest.approx(left[0] + left[1], abs=0.11)
 
 
+def test_the_dry_run_names_the_entry_that_computes_a_shared_run(tmp_path, capsys):
+    plan_file = write_plan(tmp_path / "plan.yml", [fake_entry("first", seed=[0, 1]),
+                                                   fake_entry("second", pages=["fake/other"], seed=[1, 2])])
+    assert main(["compute", "--plan", str(plan_file), "--records", str(tmp_path / "r"), "--dry-run"]) == 0
+    out = capsys.readouterr().out
+    assert "listed: the runs the entry lists" in out       # the columns are explained
+    assert "  second: 1 by first" in out                    # seed 1: listed by both, computed by the first
+
+
 @pytest.mark.parametrize("entries, message", [
     ([{**fake_entry("a"), "grids": [{"experiment": FAKE, "pages": ["fake/other"], "params": {}}]}],
      "a grid's pages must be a non-empty list of the entry's pages"),

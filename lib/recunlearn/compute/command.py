@@ -37,7 +37,7 @@ from .executors import LocalExecutor, RayExecutor, import_ray, remove_unfinished
 from .plan import ComputeError, Run, batches
 from .scheduler import StopRequest, Tally, minutes, run_batches
 from .staging import stage
-from .summary import PlanStatus, entry_rows, hours, plan_status
+from .summary import PlanStatus, computed_elsewhere, entry_rows, hours, plan_status
 
 DEFAULT_PLAN = paths.REPO_ROOT / "grids" / "plan.yml"
 DEVICES = ("cpu", "cuda")
@@ -234,6 +234,11 @@ def describe(status: PlanStatus, runs: list[Run], todo: list[list[Run]], workers
         "entry (a run listed by an earlier entry too is computed and counted there); pending: those of them "
         f"without a record; {plan.device.upper()}-h left: their estimated hours; pages: the book pages that read "
         "them. --only takes entry names (the first column) and computes every run the entry lists.")
+    elsewhere = {name: counts for name, counts in computed_elsewhere(status).items() if not chosen or name in chosen}
+    if elsewhere:
+        out("runs not done that an earlier entry computes (so not in the entry's own pending):")
+        for name, counts in elsewhere.items():
+            out(f"  {name}: " + ", ".join(f"{n} by {other}" for other, n in counts.items()))
     if not scheduled:
         return
     out("")

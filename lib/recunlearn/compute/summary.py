@@ -80,6 +80,18 @@ def entry_rows(status: PlanStatus) -> list[dict]:
     return rows
 
 
+def computed_elsewhere(status: PlanStatus) -> dict[str, dict[str, int]]:
+    """Per entry, in plan order: its runs without a record that an earlier entry lists first (and so
+    computes), counted by that entry; entries with none are left out."""
+    out = {}
+    for entry in status.plan.entries:
+        counts = collections.Counter(run.entry for run in status.plan.runs_of([entry.name])
+                                     if run.entry != entry.name and not status.is_done(run))
+        if counts:
+            out[entry.name] = dict(counts)
+    return out
+
+
 def page_progress(status: PlanStatus, page: str) -> tuple[Progress, list[str]] | None:
     """Progress of every run the plan lists for ``page`` and the entries listing them; None if none."""
     entries = status.plan.entries_of_page(page)
