@@ -107,7 +107,8 @@ def test_chapter_claims_on_a_hand_made_frame():
     assert verdicts["latentcross_most_stable"] == "reproduced"
     assert verdicts["earliest_destabilises_most"] == "reproduced"            # on LatentCross, as the paper tests it
     assert claims.loc["earliest_destabilises_most_every_model", "kind"] == "other reading"
-    assert holds["casper_destabilises_most"].startswith("1 of 2 cells in the claimed direction by mean (1 against allowed)")
+    # two cells: "all but one" of two is no exception worth the name, so none is allowed
+    assert holds["casper_destabilises_most"].startswith("1 of 2 cells in the claimed direction by mean;")
     assert verdicts["casper_destabilises_most"] == "inconclusive"            # pooled: LSTM and LatentCross cancel
     assert verdicts["low_mrr_less_stable"] == "reproduced" and verdicts["next_item_barely_moves"] == "reproduced"
     one_seed = chapter_claims(pd.DataFrame(rows)[lambda r: r["seed"] == 0]).set_index("id")
@@ -143,6 +144,26 @@ def test_casper_lowest_in_all_but_one_setting_reads_reproduced_and_two_exception
     assert chapter_claims(two).set_index("id").loc["casper_destabilises_most", "verdict"] == "partly reproduced"
 
 
+def test_table_3s_casper_lowest_allows_one_column_against_among_many():
+    import pandas as pd
+
+    from recunlearn.report.casper import table3_claims
+
+    rows = []
+    for seed in range(6):
+        for perturbation in ("loo", "replace"):
+            for model, casper in (("lstm", 0.70), ("tisasrec", 0.72), ("jodie", 0.83), ("latentcross", 0.60)):
+                for selector, value in (("random", 0.80), ("earliest", 0.79), ("latest", 0.81), ("casper", casper)):
+                    rows.append({"model": model, "selector": selector, "perturbation": perturbation,
+                                 "replacement": "random", "seed": seed, "status": "computed",
+                                 "ao": value + 0.001 * seed * (selector == "casper")})
+    runs = pd.DataFrame(rows)
+    one = runs[~((runs["model"] == "jodie") & (runs["perturbation"] == "replace"))]  # JODIE-LOO against only
+    claim = table3_claims(one).set_index("id").loc["casper_lowest_ao"]
+    assert claim["verdict"] == "reproduced" and "(1 against allowed)" in claim["holds in"], claim["holds in"]
+    assert table3_claims(runs).set_index("id").loc["casper_lowest_ao", "verdict"] == "partly reproduced"  # two
+
+
 def test_a_claim_made_in_most_cases_holds_on_a_majority_of_cells():
     from recunlearn.report.claims import most_cells_verdict
 
@@ -151,6 +172,22 @@ def test_a_claim_made_in_most_cases_holds_on_a_majority_of_cells():
     assert most_cells_verdict(["holds", "holds", "fails", "fails"]) == "not reproduced"  # half fail: not "most"
     assert most_cells_verdict(["noise", "noise", "fails"]) == "inconclusive"
     assert most_cells_verdict([None, None]) == "pending"
+    # cells without a computed run count: one failing cell of four is not yet "most fail"
+    assert most_cells_verdict(["fails"], pending_cells=3) == "inconclusive"
+    assert most_cells_verdict(["fails", "fails"], pending_cells=2) == "not reproduced"
+
+
+def test_the_rbo_band_waits_for_the_cells_still_pending():
+    import pandas as pd
+
+    from recunlearn.report.casper import ao_band_claim
+
+    rows = [{"model": "lstm", "selector": "random", "status": "computed", "seed": s, "ao": 0.52 + 0.001 * s}
+            for s in range(5)]
+    rows += [{"model": m, "selector": "random", "status": "pending", "seed": s, "ao": float("nan")}
+             for m in ("tisasrec", "jodie", "latentcross") for s in range(5)]
+    claim = ao_band_claim(pd.DataFrame(rows), ["model"])
+    assert claim["verdict"] == "inconclusive" and "15 of 20 runs pending" in claim["holds in"], claim
 
 
 def test_casper_is_more_effective_on_jodie_and_latentcross_on_average_over_each_pair():
@@ -174,6 +211,10 @@ def test_casper_is_more_effective_on_jodie_and_latentcross_on_average_over_each_
     assert margin_claim(reversed_)["verdict"] == "not reproduced"
     no_tisasrec = pd.DataFrame(rows)[lambda d: d["model"] != "tisasrec"]   # a group mean needs both its models
     assert margin_claim(no_tisasrec)["verdict"] == "pending"
+    waiting = pd.DataFrame(rows).assign(status="computed")
+    waiting.loc[(waiting["model"] == "lstm") & (waiting["seed"] == 5), ["status", "ao"]] = ["pending", float("nan")]
+    counted = margin_claim(waiting)
+    assert "2 of 48 runs pending" in counted["holds in"], counted  # runs, not (seed, group) margins
 
 
 # --- TracIn and Rev.Adv selectors ---------------------------------------------------------------------

@@ -192,7 +192,9 @@ def test_a_render_below_the_paper_profile_says_its_comparison_tests_nothing():
         "the first 2,000 rows, not all")
     assert below_paper_settings("no/such-page", {"MAX_EPOCHS": 2}) == ""
     facts = page_facts(None, grid=ExactGrid(max_epochs=2), page="cure4rec/table-02-eu-utility")
-    assert "below this page's paper settings (up to 2 epochs, not 500)" in facts["page_scale"]
+    assert "below this page's paper profile (up to 2 epochs, not 500)" in facts["page_scale"]
+    assert facts["page_scale"].endswith("whose verdicts say nothing about the paper")  # no paper numbers given
+    assert below_paper_settings("sru/table-dataset-statistics", {"MAX_SESSIONS": 300}) == ""  # trains nothing
     assert "below" not in page_facts(None, grid=ExactGrid(max_epochs=2))["page_scale"]  # no page, no profile
 
 
@@ -207,4 +209,4 @@ def test_a_parameter_left_out_of_a_hand_run_keeps_the_smoke_setting(path):
     defaults: dict = {}
     exec("".join(cell["source"]), {}, defaults)
     smoke = yaml.safe_load((REPO / "notebooks" / "params" / path.parent.name / f"{path.stem}.smoke.yml").read_text())
-    assert {k: v for k, v in smoke.items() if defaults.get(k, v) != v} == {}
+    assert {k: v for k, v in smoke.items() if k not in defaults or defaults[k] != v} == {}

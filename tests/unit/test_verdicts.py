@@ -493,6 +493,13 @@ def test_cure4rec_exact_claim_frames_have_stable_unique_ids():
     for shift, verdict in ((-0.05, "reproduced"), (0.05, "not reproduced")):
         scif = retrain.assign(method="scif", a_igf=retrain["a_igf"] + shift)
         assert fairness_claims(runs, scif).set_index("id").loc["eu_a_igf_above_scif", "verdict"] == verdict
+    # SCIF's runs without a record are counted, not dropped: half its runs pending, the claim partly at best
+    scif = retrain.assign(method="scif", a_igf=retrain["a_igf"] - 0.05)
+    kept = scif[scif["model"] == scif["model"].iloc[0]].copy()
+    kept.attrs["pending"] = scif[scif["model"] != scif["model"].iloc[0]][
+        ["dataset", "model", "selection", "seed"]].to_dict("records")
+    claim = fairness_claims(runs, kept).set_index("id").loc["eu_a_igf_above_scif"]
+    assert claim["verdict"] == "partly reproduced" and "runs pending" in claim["holds in"], claim
     timed = runs.assign(created=pd.Timestamp("2026-01-01", tz="UTC"))
     times = time_claims(timed).set_index("id")
     assert times.loc["eu_faster_than_retrain", "verdict"] == "reproduced"

@@ -564,10 +564,17 @@ def ao_band_claim(runs: pd.DataFrame, cells: list[str], low: float = 0.75, high:
     [``low``, ``high``] "in most cases" (band test over seeds per cell; reproduced when most cells are
     significantly inside, :func:`~recunlearn.report.claims.most_cells_verdict`). Other perturbations
     are not part of it: the paper's own Table 3 puts CASPER and the model-based baselines lower."""
-    from .claims import band_claim
+    from .claims import band_claim, split_waiting
 
+    def cell_keys(frame: pd.DataFrame) -> set:
+        return set(map(tuple, frame[cells].to_numpy())) if cells else ({()} if len(frame) else set())
+
+    random_runs = runs[runs["selector"] == "random"]
+    done, waiting = split_waiting(random_runs)
+    tested = done.dropna(subset=["ao"]) if "ao" in done else done.iloc[0:0]
+    pending_cells = len(cell_keys(waiting) - cell_keys(tested))  # cells with no computed run yet
     return band_claim(id, f"Random perturbation leaves \"RBO\" (AO) between {low} and {high} in most cases",
-                      runs[runs["selector"] == "random"], "ao", cells, low=low, high=high, most=True)
+                      random_runs, "ao", cells, low=low, high=high, most=True, pending_cells=pending_cells)
 
 
 def most_stable_claim(runs: pd.DataFrame, model: str = "latentcross", selector: str = "random",
@@ -803,7 +810,7 @@ def margin_claim(runs: pd.DataFrame, cells: list[str] = ("perturbation",), metri
     a seed's group mean needs every model of the group). Not each of JODIE and LatentCross above each
     of LSTM and TiSASRec: the paper's own Table 3(a) margins (JODIE 0.042 below TiSASRec's 0.067) fail
     that reading."""
-    from .claims import ordering_claim, split_waiting, with_waiting_rows
+    from .claims import count_runs, ordering_claim, split_waiting, with_waiting
 
     done, waiting = split_waiting(runs)
     like = done[done["replacement"] == "random"]
@@ -818,15 +825,16 @@ def margin_claim(runs: pd.DataFrame, cells: list[str] = ("perturbation",), metri
     margins = margins.assign(group=margins["model"].map(group_of)).dropna(subset=["group"])
     by_group = margins.groupby(list(cells) + ["seed", "group"])["margin"].agg(["mean", "count"]).reset_index()
     by_group = by_group[by_group["count"] == by_group["group"].map(size)].rename(columns={"mean": "margin"})
-    left = waiting[waiting["selector"].isin(["casper", "random"]) & (waiting["replacement"] == "random")] \
-        if len(waiting) else waiting  # CASPER's and Random's runs without a record: margins still to come
-    left = left.assign(group=left["model"].map(group_of)).dropna(subset=["group"]) if len(left) else left
-    by_group = with_waiting_rows(by_group[list(cells) + ["seed", "group", "margin"]], left,
-                                 list(cells) + ["seed", "group"])
-    return ordering_claim(id, "CASPER is more effective on JODIE and LatentCross (no cascade cap): larger AO drop "
-                          "below Random than on LSTM and TiSASRec, averaged over each pair of models", by_group,
-                          "group", [(UNBOUNDED_GROUP, BOUNDED_GROUP)], "margin", list(cells),
-                          note="margin = AO(Random) − AO(CASPER), same seed; each group's mean over its two models.")
+    def compared(frame: pd.DataFrame) -> pd.DataFrame:  # CASPER's and Random's runs of the four models
+        return frame[frame["selector"].isin(["casper", "random"]) & (frame["replacement"] == "random")
+                     & frame["model"].isin(list(group_of))] if len(frame) else frame
+
+    row = ordering_claim(id, "CASPER is more effective on JODIE and LatentCross (no cascade cap): larger AO drop "
+                         "below Random than on LSTM and TiSASRec, averaged over each pair of models",
+                         by_group[list(cells) + ["seed", "group", "margin"]], "group",
+                         [(UNBOUNDED_GROUP, BOUNDED_GROUP)], "margin", list(cells),
+                         note="margin = AO(Random) − AO(CASPER), same seed; each group's mean over its two models.")
+    return with_waiting(row, count_runs(compared(waiting)), count_runs(compared(done)))
 
 
 def table3_claims(runs: pd.DataFrame) -> pd.DataFrame:

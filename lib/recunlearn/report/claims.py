@@ -231,18 +231,19 @@ def cells_verdict(outcomes: Iterable[str | None]) -> str:
     return combine(_CELL[o] for o in outcomes if o is not None)
 
 
-def most_cells_verdict(outcomes: Iterable[str | None]) -> str:
-    """Verdict of a claim made "in most cases" from its cells' outcomes (as :func:`cells_verdict`):
-    ``reproduced`` when more than half of the cells hold, ``not reproduced`` when half of them or
-    more fail (most cannot hold then), ``inconclusive`` when none holds and fewer than half fail,
-    ``partly reproduced`` otherwise; ``pending`` with no testable cell."""
+def most_cells_verdict(outcomes: Iterable[str | None], pending_cells: int = 0) -> str:
+    """Verdict of a claim made "in most cases" from its cells' outcomes (as :func:`cells_verdict`) and
+    the number of its cells still without a computed run: ``reproduced`` when more than half of all
+    cells hold, ``not reproduced`` when half of them or more fail (most cannot hold then, whatever the
+    pending cells show), ``inconclusive`` when none holds and fewer than half fail, ``partly
+    reproduced`` otherwise; ``pending`` with no testable cell."""
     outcomes = [o for o in outcomes if o is not None]
     if not outcomes:
         return PENDING
-    holds, fails = outcomes.count("holds"), outcomes.count("fails")
-    if 2 * holds > len(outcomes):
+    holds, fails, cells = outcomes.count("holds"), outcomes.count("fails"), len(outcomes) + pending_cells
+    if 2 * holds > cells:
         return REPRODUCED
-    if 2 * fails >= len(outcomes):
+    if 2 * fails >= cells:
         return NOT_REPRODUCED
     return PARTLY if holds else INCONCLUSIVE
 
@@ -710,7 +711,8 @@ def ordering_claim(id: str, claim: str, runs: pd.DataFrame, factor: str, links: 
     combine by :func:`cells_verdict` -- for claims the paper makes with a test per setting.
 
     ``exceptions`` (pooled): cells whose means may disagree while the claim still reads ``reproduced``,
-    for a claim the paper makes "in all but one setting".
+    for a claim the paper makes "in all but one setting"; allowed only among more than twice as many
+    cells (all but one of two cells is no "all but one").
 
     ``margin``: a link claims a difference larger than ``margin`` ("well below": a > b + margin);
     the tests and the cell means use ``sign * (a - b) - margin``.
@@ -728,6 +730,8 @@ def ordering_claim(id: str, claim: str, runs: pd.DataFrame, factor: str, links: 
     named in ``test``). ``p_value`` is the largest claimed-direction p over the links (and cells) with
     two pairs or more: a single pair is no test and shows no p.
     An inconclusive claim with a single pair (no test can pass) says so in ``holds in``."""
+    if exceptions and per_cell:
+        raise ValueError("exceptions apply to a pooled ordering claim, not per_cell")
     sign = 1.0 if higher else -1.0
     relation = (">" if higher else "<") + (f" (by more than {margin:g})" if margin else "")
     diffs = {link: paired_differences(runs, factor, *link, metric, cells, pair_on, max_apart) for link in links}
@@ -757,8 +761,9 @@ def ordering_claim(id: str, claim: str, runs: pd.DataFrame, factor: str, links: 
         if means:
             cell_hold.append(all(m > 0 for m in means))
     holds_in = holds_in_text(sum(cell_hold), len(cell_hold), "cells in the claimed direction by mean")
-    if exceptions and not per_cell:
-        holds_in += f" ({exceptions} against allowed)"
+    allowed = exceptions if len(cell_hold) > 2 * exceptions else 0
+    if allowed:
+        holds_in += f" ({allowed} against allowed)"
     parts, p_values, tests, tested = [], [], set(), 0  # tested: the paired tests behind max(p_values)
     if per_cell:
         def in_cell(d, key):
@@ -827,7 +832,7 @@ def ordering_claim(id: str, claim: str, runs: pd.DataFrame, factor: str, links: 
         if "fails" in link_outcomes:
             verdict = NOT_REPRODUCED
         elif all(o == "holds" for o in link_outcomes):
-            verdict = REPRODUCED if cell_hold.count(False) <= exceptions else PARTLY
+            verdict = REPRODUCED if cell_hold.count(False) <= allowed else PARTLY
         elif "holds" in link_outcomes:
             verdict = PARTLY
         else:
@@ -976,12 +981,14 @@ def _order(means: pd.Series) -> str:
 
 @counts_waiting()
 def band_claim(id: str, claim: str, runs: pd.DataFrame, metric: str, cells: list[str], low: float = -np.inf,
-               high: float = np.inf, alpha: float = ALPHA, note: str = "", most: bool = False) -> dict:
+               high: float = np.inf, alpha: float = ALPHA, note: str = "", most: bool = False,
+               pending_cells: int = 0) -> dict:
     """A claim that ``metric`` (seed-level values) lies in ``[low, high]`` in every cell: per cell
     :func:`band_p`; holds when significantly inside (p < ``alpha``), fails when significantly
     outside, noise otherwise (after Holm's correction over the cells unless every cell holds, see
     :func:`corrected_outcomes`; a cell of one run cannot be tested and is noise); cells combine by
-    :func:`cells_verdict`, or with ``most`` (a claim made "in most cases") by :func:`most_cells_verdict`.
+    :func:`cells_verdict`, or with ``most`` (a claim made "in most cases") by :func:`most_cells_verdict`,
+    counting the ``pending_cells`` that have no computed run yet.
     ``holds in`` counts the cells significantly inside (``"cells significant"``); the evidence gives
     every cell's mean."""
     parts, p_values, p_outside, single = [], [], [], 0
@@ -997,7 +1004,7 @@ def band_claim(id: str, claim: str, runs: pd.DataFrame, metric: str, cells: list
         p_outside.append(p_out)
     outcomes, raw = corrected_outcomes(p_values, p_outside, alpha)
     outcomes, raw = outcomes + ["noise"] * single, raw + ["noise"] * single  # outside the corrected family
-    verdict = most_cells_verdict(outcomes) if most else cells_verdict(outcomes)
+    verdict = most_cells_verdict(outcomes, pending_cells) if most else cells_verdict(outcomes)
     evidence = (note + " " if note else "") + (f"{display_name(metric)} {band_text(low, high)}; " + "; ".join(parts)
                                                if parts else "no computed cell yet")
     holds_in = significant_text(outcomes, raw, "cells")

@@ -246,6 +246,22 @@ def utility_claims(runs: pd.DataFrame, metric: str = "ndcg_untruncated") -> pd.D
     ])
 
 
+def eu_and_scif(fair: pd.DataFrame, scif: pd.DataFrame | None) -> pd.DataFrame:
+    """The exact methods' rows of ``fair`` and SCIF's rows of ``scif`` (rows of
+    :func:`recunlearn.experiments.cure4rec_scif.collect`), with a ``status`` column: SCIF's runs without a
+    record (its ``attrs["pending"]`` configs) are rows ``pending``, for a claim to count them."""
+    keep = ["dataset", "model", "method", "selection", *(["ratio"] if "ratio" in fair else []), "seed", "a_igf",
+            "record"]
+    eu = fair[fair["method"].isin(EU_METHODS)].reindex(columns=keep + [STATUS])
+    eu[STATUS] = eu[STATUS].fillna(COMPUTED)
+    computed = scif[scif["method"] == "scif"] if scif is not None and len(scif) else pd.DataFrame(columns=keep)
+    waiting = pd.DataFrame((scif.attrs.get("pending") if scif is not None else None) or [])
+    waiting = waiting.reindex(columns=keep).assign(method="scif", record=[f"scif-pending-{i}" for i in
+                                                                       range(len(waiting))])
+    parts = [eu, computed.reindex(columns=keep).assign(**{STATUS: COMPUTED}), waiting.assign(**{STATUS: "pending"})]
+    return pd.concat([p for p in parts if len(p)], ignore_index=True) if any(len(p) for p in parts) else eu
+
+
 def fairness_claims(runs: pd.DataFrame, scif: pd.DataFrame | None = None) -> pd.DataFrame:
     """CURE4Rec §5.4 on seed-level runs, cells = (dataset, model, selection), pairs = seeds:
 
@@ -260,14 +276,11 @@ def fairness_claims(runs: pd.DataFrame, scif: pd.DataFrame | None = None) -> pd.
     - ``receraser_ultrare_shardgf_above_sisa``: RecEraser and UltraRE have larger shardGF than SISA."""
     fair = with_retrain_gap(runs)
     cell = ["dataset", "model", "selection"]
-    scif_rows = (scif[scif["method"] == "scif"] if scif is not None and len(scif) else pd.DataFrame())
-    keep = [c for c in ["dataset", "model", "method", "selection", "seed", "a_igf", "record", STATUS] if c in fair]
-    against_scif = pd.concat([fair[fair["method"].isin(EU_METHODS)][keep],
-                              scif_rows.reindex(columns=keep).assign(**({STATUS: COMPUTED} if STATUS in fair else {}))],
-                             ignore_index=True)
+    against_scif = eu_and_scif(fair, scif)
     return claims_frame([
         ordering_claim("eu_a_igf_above_scif", "EU methods favour active users more than SCIF (A-IGF above SCIF's)",
-                       against_scif, "method", [(m, "scif") for m in EU_METHODS], "a_igf", cell),
+                       against_scif, "method", [(m, "scif") for m in EU_METHODS], "a_igf",
+                       cell + (["ratio"] if "ratio" in fair else [])),
         {**ordering_claim("eu_a_igf_above_retrain", "EU methods worsen A-IGF towards active users (A-IGF above "
                           "Retrain's)", fair, "method", [(m, "retrain") for m in EU_METHODS], "a_igf", cell),
          "kind": OTHER_READING},

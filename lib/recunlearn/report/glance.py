@@ -127,16 +127,20 @@ def datasets_not_run(grid, comparison: pd.DataFrame | None = None) -> list[str]:
     return [d for d in paper_datasets(grid) if d not in computed and d not in listed]
 
 
-SCALE_PARAMETERS = {"max_epochs": "epochs", "epochs": "epochs", "max_rows": "rows", "max_sessions": "sessions"}
+SCALE_PARAMETERS = {"max_epochs": "epochs", "epochs": "epochs", "mio_epochs": "oracle epochs",
+                    "aggregator_epochs": "aggregator epochs", "max_rows": "rows", "max_sessions": "sessions"}
 """The training-scale settings compared with a page's paper profile (:func:`below_paper_settings`)."""
+EPOCHS = ("max_epochs", "epochs")
+"""Settings that say a page trains; without one, a prefix of the data is only an extra view beside the
+whole files (the SRU statistics page), not a reduced scale."""
 
 
 def below_paper_settings(page: str, grid) -> str:
     """Where ``grid`` trains below the paper profile of ``page`` (``<paper>/<notebook>``, its
-    ``notebooks/params/<page>.paper.yml``): fewer epochs, or a prefix of the data where the profile
-    reads more of it, as ``"up to 2 epochs, not 500"``; empty when it does not, or the page has no
-    paper profile. A render below the paper profile checks the pipeline: its numbers are not the
-    paper's setting, so its comparison with the paper's numbers tests nothing."""
+    ``notebooks/params/<page>.paper.yml``, which for a page of reduced scale is itself below the
+    paper's setting): fewer epochs, or a prefix of the data where the profile reads more of it, as
+    ``"up to 2 epochs, not 500"``; empty when it does not, when the page has no paper profile, or for a
+    prefix on a page that trains nothing. A render below its paper profile checks the pipeline."""
     import yaml
 
     from .. import paths
@@ -146,13 +150,15 @@ def below_paper_settings(page: str, grid) -> str:
         return ""
     paper = {str(k).lower(): v for k, v in (yaml.safe_load(path.read_text()) or {}).items()}
     ours, below = _settings(grid), []
+    trains = any(name in ours for name in EPOCHS)
     for name, unit in SCALE_PARAMETERS.items():
         if name not in paper or name not in ours:
             continue
         mine, theirs = ours[name], paper[name]
-        if unit == "epochs" and mine is not None and theirs is not None and mine < theirs:
-            below.append(f"up to {mine} epochs, not {theirs}")
-        elif unit != "epochs" and mine is not None and (theirs is None or mine < theirs):
+        if unit.endswith("epochs"):
+            if mine is not None and theirs is not None and mine < theirs:
+                below.append(f"up to {mine} {unit}, not {theirs}")
+        elif trains and mine is not None and (theirs is None or mine < theirs):
             below.append(f"the first {mine:,} {unit}, not " + (f"{theirs:,}" if theirs is not None else "all"))
     return "; ".join(below)
 
@@ -414,8 +420,10 @@ def page_facts(claims: pd.DataFrame | None, comparison: pd.DataFrame | None = No
     scale = _with_recorded(scale_text(grid), recorded_text(grid, runs)) if grid is not None else "not stated"
     below = below_paper_settings(page, grid) if page else ""
     if below:
-        scale += (f" — below this page's paper settings ({below}): a check of the pipeline, whose comparison "
-                  "with the paper's numbers tests nothing")
+        compared = comparison is not None and len(comparison) and comparison["paper"].notna().any()
+        scale += (f" — below this page's paper profile ({below}): a check of the pipeline, "
+                  + ("whose comparison with the paper's numbers tests nothing" if compared
+                     else "whose verdicts say nothing about the paper"))
     return {"page_verdict": verdict, "page_summary": summary, "page_scale": scale,
             "page_pending": pending_text(grid, runs),
             "page_coverage": coverage_text(grid, runs, comparison),

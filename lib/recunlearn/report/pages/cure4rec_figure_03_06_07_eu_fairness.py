@@ -27,8 +27,8 @@ def build(collected: ExactCollected | None = None, scif_runs: pd.DataFrame | Non
     grid, collected, command = collect_exact(PAGE, params, collected)
     if scif_runs is None:
         scif_runs = collect(ScifGrid(datasets=grid.datasets, models=grid.models, selections=grid.selections,
-                                     seeds=grid.seeds, max_epochs=grid.max_epochs, device=grid.device,
-                                     compute_missing=False)).runs
+                                     ratios=grid.ratios, seeds=grid.seeds, validation=grid.validation,
+                                     max_epochs=grid.max_epochs, device=grid.device, compute_missing=False)).runs
     runs, pending, total = collected.runs, collected.pending, len(grid.runs())
     fair = with_retrain_gap(runs)
     return Page(
