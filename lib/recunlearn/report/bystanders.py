@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from .claims import (INCONCLUSIVE, PARTLY, REPRODUCED, SELF_CHECK, band_claim, claims_frame, ordering_claim,
+from .claims import (INCONCLUSIVE, PARTLY, REPRODUCED, SELF_CHECK, as_kind, band_claim, claims_frame, ordering_claim,
                      paired_differences, rank_agreement_claim, split_waiting, trend_claim)
 from .compare import mean_std_table
 from .names import MISSING_TEXT, display_name
@@ -248,7 +248,7 @@ def oracle_power_claim(runs: pd.DataFrame) -> dict:
                      f"{MIO_WITHIN} above chance", learn, "learn_mio_auc", ["dataset", "model"],
                      low=MIO_CHANCE + MIO_WITHIN,
                      note="The oracle's AUC on the model trained with the users still in it (Table 1's Learn).")
-    return {**row, "kind": SELF_CHECK}
+    return as_kind(row, SELF_CHECK)
 
 
 def tradeoff_claims(runs: pd.DataFrame) -> pd.DataFrame:

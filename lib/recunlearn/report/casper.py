@@ -564,17 +564,10 @@ def ao_band_claim(runs: pd.DataFrame, cells: list[str], low: float = 0.75, high:
     [``low``, ``high``] "in most cases" (band test over seeds per cell; reproduced when most cells are
     significantly inside, :func:`~recunlearn.report.claims.most_cells_verdict`). Other perturbations
     are not part of it: the paper's own Table 3 puts CASPER and the model-based baselines lower."""
-    from .claims import band_claim, split_waiting
+    from .claims import band_claim
 
-    def cell_keys(frame: pd.DataFrame) -> set:
-        return set(map(tuple, frame[cells].to_numpy())) if cells else ({()} if len(frame) else set())
-
-    random_runs = runs[runs["selector"] == "random"]
-    done, waiting = split_waiting(random_runs)
-    tested = done.dropna(subset=["ao"]) if "ao" in done else done.iloc[0:0]
-    pending_cells = len(cell_keys(waiting) - cell_keys(tested))  # cells with no computed run yet
     return band_claim(id, f"Random perturbation leaves \"RBO\" (AO) between {low} and {high} in most cases",
-                      random_runs, "ao", cells, low=low, high=high, most=True, pending_cells=pending_cells)
+                      runs[runs["selector"] == "random"], "ao", cells, low=low, high=high, most=True)
 
 
 def most_stable_claim(runs: pd.DataFrame, model: str = "latentcross", selector: str = "random",
@@ -643,7 +636,7 @@ def chapter_claims(runs: pd.DataFrame, next_item_tolerance: float = 0.01) -> pd.
       (per model and perturbing selector);
     - ``next_item_barely_moves``: |MRR of M' − MRR of M| < ``next_item_tolerance`` (per model and
       perturbing selector)."""
-    from .claims import OTHER_READING, SELF_CHECK, check_claim, claims_frame
+    from .claims import OTHER_READING, SELF_CHECK, as_kind, check_claim, claims_frame
 
     done = runs[runs["perturbation"] == "loo"]  # with the runs without a record: each claim counts its own
     means = _computed(done).groupby(["model", "selector"], as_index=False).mean(numeric_only=True)
@@ -660,9 +653,9 @@ def chapter_claims(runs: pd.DataFrame, next_item_tolerance: float = 0.01) -> pd.
         lowest_ao_claim(done[done["model"] == "latentcross"], "earliest", ["random", "latest"], ["model"],
                         "earliest_destabilises_most", "On LatentCross, earliest-interaction perturbations destabilise "
                         "most (AO below Random and Latest-Random)"),
-        {**lowest_ao_claim(done, "earliest", ["random", "latest"], ["model"], "earliest_destabilises_most_every_model",
-                           "On every model, earliest-interaction perturbations destabilise most (the paper tests "
-                           "LatentCross only)"), "kind": OTHER_READING},
+        as_kind(lowest_ao_claim(done, "earliest", ["random", "latest"], ["model"],
+                                "earliest_destabilises_most_every_model", "On every model, earliest-interaction "
+                                "perturbations destabilise most (the paper tests LatentCross only)"), OTHER_READING),
         lowest_ao_claim(done, "casper", present_baselines(done) or list(RANDOM_BASELINES), ["model"],
                         "casper_destabilises_most", "CASPER destabilises more than every baseline run, in all but one "
                         "model (AO below each)", exceptions=1),
@@ -808,8 +801,8 @@ def margin_claim(runs: pd.DataFrame, cells: list[str] = ("perturbation",), metri
     item), averaged over JODIE and LatentCross, is larger than averaged over LSTM and TiSASRec, paired by
     seed within each cell (a pooled one-sided test of :func:`~recunlearn.report.claims.ordering_claim`;
     a seed's group mean needs every model of the group). Not each of JODIE and LatentCross above each
-    of LSTM and TiSASRec: the paper's own Table 3(a) margins (JODIE 0.042 below TiSASRec's 0.067) fail
-    that reading."""
+    of LSTM and TiSASRec: the paper's own Table 3(a) margins (:func:`paper_margins`; JODIE's is below
+    TiSASRec's) fail that reading."""
     from .claims import count_runs, ordering_claim, split_waiting, with_waiting
 
     done, waiting = split_waiting(runs)
@@ -825,6 +818,7 @@ def margin_claim(runs: pd.DataFrame, cells: list[str] = ("perturbation",), metri
     margins = margins.assign(group=margins["model"].map(group_of)).dropna(subset=["group"])
     by_group = margins.groupby(list(cells) + ["seed", "group"])["margin"].agg(["mean", "count"]).reset_index()
     by_group = by_group[by_group["count"] == by_group["group"].map(size)].rename(columns={"mean": "margin"})
+
     def compared(frame: pd.DataFrame) -> pd.DataFrame:  # CASPER's and Random's runs of the four models
         return frame[frame["selector"].isin(["casper", "random"]) & (frame["replacement"] == "random")
                      & frame["model"].isin(list(group_of))] if len(frame) else frame
@@ -835,6 +829,14 @@ def margin_claim(runs: pd.DataFrame, cells: list[str] = ("perturbation",), metri
                          [(UNBOUNDED_GROUP, BOUNDED_GROUP)], "margin", list(cells),
                          note="margin = AO(Random) − AO(CASPER), same seed; each group's mean over its two models.")
     return with_waiting(row, count_runs(compared(waiting)), count_runs(compared(done)))
+
+
+def paper_margins(paper: pd.DataFrame, perturbation: str = "loo") -> pd.Series:
+    """CASPER's margin in the paper's Table 3 (rows of ``paper_table("casper-table-03")``), per model:
+    the Random row's AO minus CASPER's (random replacement item), for ``perturbation``."""
+    rows = paper[(paper["perturbation"] == perturbation) & (paper["replacement"] == "random")
+                 & (paper["metric"] == "ao")].set_index(["selector", "model"])["value"]
+    return (rows["random"] - rows["casper"]).rename("margin")
 
 
 def table3_claims(runs: pd.DataFrame) -> pd.DataFrame:

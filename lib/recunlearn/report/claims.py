@@ -198,7 +198,8 @@ def _whole_frame(frame: pd.DataFrame, arguments: dict) -> pd.DataFrame:
 
 def counts_waiting(scope: Callable[[pd.DataFrame, dict], pd.DataFrame] = _whole_frame):
     """Decorate a claim builder ``(id, claim, runs, ...)``: it is given the computed rows of ``runs``
-    only, and its row counts the waiting rows within ``scope(rows, arguments)`` (:func:`with_waiting`)."""
+    only (and, where it has a ``waiting`` parameter, the others there), and its row counts the waiting
+    rows within ``scope(rows, arguments)`` (:func:`with_waiting`)."""
     def decorate(builder):
         signature = inspect.signature(builder)
 
@@ -208,6 +209,8 @@ def counts_waiting(scope: Callable[[pd.DataFrame, dict], pd.DataFrame] = _whole_
             bound.apply_defaults()
             done, waiting = split_waiting(bound.arguments["runs"])
             bound.arguments["runs"] = done
+            if "waiting" in signature.parameters:
+                bound.arguments["waiting"] = waiting
             row = builder(*bound.args, **bound.kwargs)
             if waiting.empty:
                 return row
@@ -259,11 +262,20 @@ def with_columns(runs: pd.DataFrame, columns: Iterable[str]) -> pd.DataFrame:
     return runs.reindex(columns=list(dict.fromkeys([*runs.columns, *columns])))
 
 
-def with_kind(claims: pd.DataFrame, kind: str, ids: Iterable[str]) -> pd.DataFrame:
-    """``claims`` (a claims frame) with the claims ``ids`` of ``kind`` (:data:`CLAIM_KINDS`)."""
+def _known_kind(kind: str) -> str:
     if kind not in CLAIM_KINDS:
         raise ValueError(f"claim kind {kind!r} is not one of {CLAIM_KINDS}")
-    return claims.assign(kind=claims["kind"].where(~claims["id"].isin(list(ids)), kind))
+    return kind
+
+
+def with_kind(claims: pd.DataFrame, kind: str, ids: Iterable[str]) -> pd.DataFrame:
+    """``claims`` (a claims frame) with the claims ``ids`` of ``kind`` (:data:`CLAIM_KINDS`)."""
+    return claims.assign(kind=claims["kind"].where(~claims["id"].isin(list(ids)), _known_kind(kind)))
+
+
+def as_kind(row: dict, kind: str) -> dict:
+    """One claim row (of a claim builder) of ``kind`` (:data:`CLAIM_KINDS`): :func:`with_kind` for a row."""
+    return {**row, "kind": _known_kind(kind)}
 
 
 def cannot_reach(what: str, alpha: float, smallest: str = "") -> str:
@@ -982,13 +994,14 @@ def _order(means: pd.Series) -> str:
 @counts_waiting()
 def band_claim(id: str, claim: str, runs: pd.DataFrame, metric: str, cells: list[str], low: float = -np.inf,
                high: float = np.inf, alpha: float = ALPHA, note: str = "", most: bool = False,
-               pending_cells: int = 0) -> dict:
+               waiting: pd.DataFrame | None = None) -> dict:
     """A claim that ``metric`` (seed-level values) lies in ``[low, high]`` in every cell: per cell
     :func:`band_p`; holds when significantly inside (p < ``alpha``), fails when significantly
     outside, noise otherwise (after Holm's correction over the cells unless every cell holds, see
     :func:`corrected_outcomes`; a cell of one run cannot be tested and is noise); cells combine by
     :func:`cells_verdict`, or with ``most`` (a claim made "in most cases") by :func:`most_cells_verdict`,
-    counting the ``pending_cells`` that have no computed run yet.
+    counting the cells of the runs without a record (``waiting``, given by :func:`counts_waiting`) that
+    have no computed run yet.
     ``holds in`` counts the cells significantly inside (``"cells significant"``); the evidence gives
     every cell's mean."""
     parts, p_values, p_outside, single = [], [], [], 0
@@ -1004,7 +1017,9 @@ def band_claim(id: str, claim: str, runs: pd.DataFrame, metric: str, cells: list
         p_outside.append(p_out)
     outcomes, raw = corrected_outcomes(p_values, p_outside, alpha)
     outcomes, raw = outcomes + ["noise"] * single, raw + ["noise"] * single  # outside the corrected family
-    verdict = most_cells_verdict(outcomes, pending_cells) if most else cells_verdict(outcomes)
+    tested = {key for key, _ in _groups(with_columns(runs, [metric]).dropna(subset=[metric]), cells)}
+    untested = {key for key, _ in _groups(waiting, cells)} - tested if waiting is not None and len(waiting) else set()
+    verdict = most_cells_verdict(outcomes, len(untested)) if most else cells_verdict(outcomes)
     evidence = (note + " " if note else "") + (f"{display_name(metric)} {band_text(low, high)}; " + "; ".join(parts)
                                                if parts else "no computed cell yet")
     holds_in = significant_text(outcomes, raw, "cells")

@@ -8,9 +8,9 @@ from __future__ import annotations
 import pandas as pd
 
 from ..experiments.cure4rec_exact import UnlearnConfig
-from .claims import (COMPUTED, INCONCLUSIVE, OTHER_READING, PAIR_WINDOW, PENDING, STATUS, claim_row, claims_frame,
-                     ordering_claim, split_waiting, timed_together, trend_claim, with_sessions, with_times,
-                     with_waiting_rows)
+from .claims import (COMPUTED, INCONCLUSIVE, OTHER_READING, PAIR_WINDOW, PENDING, STATUS, as_kind, claim_row,
+                     claims_frame, ordering_claim, split_waiting, timed_together, trend_claim, with_sessions,
+                     with_times, with_waiting_rows)
 from .compare import compare, printed_resolution, summarize_runs
 from .names import display_name, paper_sorted
 
@@ -281,9 +281,9 @@ def fairness_claims(runs: pd.DataFrame, scif: pd.DataFrame | None = None) -> pd.
         ordering_claim("eu_a_igf_above_scif", "EU methods favour active users more than SCIF (A-IGF above SCIF's)",
                        against_scif, "method", [(m, "scif") for m in EU_METHODS], "a_igf",
                        cell + (["ratio"] if "ratio" in fair else [])),
-        {**ordering_claim("eu_a_igf_above_retrain", "EU methods worsen A-IGF towards active users (A-IGF above "
-                          "Retrain's)", fair, "method", [(m, "retrain") for m in EU_METHODS], "a_igf", cell),
-         "kind": OTHER_READING},
+        as_kind(ordering_claim("eu_a_igf_above_retrain", "EU methods worsen A-IGF towards active users (A-IGF "
+                               "above Retrain's)", fair, "method", [(m, "retrain") for m in EU_METHODS], "a_igf",
+                               cell), OTHER_READING),
         ordering_claim("receraser_ultrare_a_igf_further_than_sisa",
                        "RecEraser and UltraRE move A-IGF further from Retrain than SISA", fair, "method",
                        [("receraser", "sisa"), ("ultrare", "sisa")], "a_igf_gap_abs", cell),

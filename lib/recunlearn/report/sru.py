@@ -47,9 +47,9 @@ import pandas as pd
 from ..experiments.config import ConfigError, option
 from ..experiments.sru import OWN_PARTITION, PARTITIONS, SruGrid
 from ..unlearning.sru import HIT_KS, N_NEGATIVES
-from .claims import (COMPUTED, OTHER_READING, OWN_EXPECTATION, STATUS, band_claim, claim_row, claims_frame,
-                     count_runs, ordering_claim, split_waiting, trend_claim, with_columns, with_kind, with_waiting,
-                     with_waiting_rows)
+from .claims import (COMPUTED, OTHER_READING, OWN_EXPECTATION, STATUS, as_kind, band_claim, claim_row,
+                     claims_frame, count_runs, ordering_claim, split_waiting, trend_claim, with_columns, with_kind,
+                     with_waiting, with_waiting_rows)
 from .compare import format_mean_std, mean_std_table
 from .grids import as_base
 from .names import MISSING_TEXT, display_frame, display_name, sort_paper_order
@@ -291,10 +291,10 @@ def accuracy_claims(runs: pd.DataFrame) -> list[dict]:
     share = share[share["method"] == "sru"].rename(columns={"share": "sru_share_of_retrain"})
     share = with_waiting_rows(share, waiting[waiting["method"] == "sru"], CELLS + ["method", "seed"])
     return [
-        {**ordering_claim("sru_accuracy_above_baselines",
-                          "SRU recommends more accurately (NDCG@10) than SISA and than RecEraser-style aggregation",
-                          main, "method", [("sru", "sisa"), ("sru", "receraser")], "ndcg@10", CELLS),
-         "kind": OWN_EXPECTATION},
+        as_kind(ordering_claim("sru_accuracy_above_baselines",
+                               "SRU recommends more accurately (NDCG@10) than SISA and than RecEraser-style "
+                               "aggregation", main, "method", [("sru", "sisa"), ("sru", "receraser")], "ndcg@10",
+                               CELLS), OWN_EXPECTATION),
         band_claim("sru_accuracy_near_retrain", f"SRU recommends accurately: at least {NEAR_RETRAIN:.0%} of "
                    f"Retrain's NDCG@10 (our reading of the abstract's \"accurate recommendation performance\")",
                    share, "sru_share_of_retrain", CELLS, low=NEAR_RETRAIN),
@@ -371,7 +371,7 @@ def efficiency_reading_claim(runs: pd.DataFrame) -> dict:
                      note="Per SRU run: the CPU seconds of every shard it retrained, their centroids and the "
                           "aggregator (estimated from their wall seconds with the run's CPU-to-wall ratio) over a "
                           "full retrain's CPU seconds.")
-    return {**row, "kind": OTHER_READING}
+    return as_kind(row, OTHER_READING)
 
 
 def extra_deletion_points(runs: pd.DataFrame) -> pd.DataFrame:
@@ -441,8 +441,8 @@ def more_extra_deletion_claim(runs: pd.DataFrame) -> dict:
     if not links:
         return claim_row("sru_more_extra_deletion_lowers_hit", claim, PENDING,
                          "needs runs at two or more numbers of extra items", kind=OWN_EXPECTATION)
-    return {**ordering_claim("sru_more_extra_deletion_lowers_hit", claim, labelled, "extra_items", links, "hit@10",
-                             CELLS + ["extra_deletion"], higher=False), "kind": OWN_EXPECTATION}
+    return as_kind(ordering_claim("sru_more_extra_deletion_lowers_hit", claim, labelled, "extra_items", links,
+                                  "hit@10", CELLS + ["extra_deletion"], higher=False), OWN_EXPECTATION)
 
 
 def sru_claims(runs: pd.DataFrame) -> pd.DataFrame:

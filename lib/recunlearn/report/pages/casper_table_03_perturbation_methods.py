@@ -8,9 +8,9 @@ JODIE and LatentCross trained under it, and JODIE's and LatentCross's test pass 
 from __future__ import annotations
 
 from ...data.sequences import load_stream
-from ...experiments.casper import Collected, renumbering_table
-from ..casper import (ProtocolGrid, best_method_claims, casper_vs_baselines, label_pending, method_label, rls_bars,
-                      summarize_rls, table3_claims, table3_view, unchanged_runs_text)
+from ...experiments.casper import MODELS, Collected, renumbering_table
+from ..casper import (ProtocolGrid, best_method_claims, casper_vs_baselines, label_pending, method_label, paper_margins,
+                      rls_bars, summarize_rls, table3_claims, table3_view, unchanged_runs_text)
 from ..casper_variants import at_defaults
 from ..compare import compare, verdict
 from ..names import display_name, sort_paper_order
@@ -59,6 +59,8 @@ def build(collected: Collected | None = None, **params) -> Page:
         "ids_earliest": f"{floor.loc[('earliest', 'loo', 'random'), 'renumbered_items']:,.0f}",
         "n_items": f"{load_stream(grid.datasets[0]).n_items:,}",
         "n_baselines_tested": count_text(len(tests), len(tests), "{total}", "no"),
+        "paper_loo_margins": ", ".join(f"{display_name(model)} {margin:.3f}" for model, margin in
+                                       paper_margins(paper).reindex(list(MODELS)).dropna().items()),
     }
     ordered = sort_paper_order(summary, ["perturbation", "selector", "replacement"])  # the figure follows the table
     several = ordered["perturbation"].nunique() > 1  # name the perturbation only when there are several
