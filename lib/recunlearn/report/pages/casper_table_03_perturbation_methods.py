@@ -14,7 +14,7 @@ from ..casper import (ProtocolGrid, best_method_claims, casper_vs_baselines, lab
 from ..casper_variants import at_defaults
 from ..compare import compare, verdict
 from ..names import display_name, sort_paper_order
-from ..paper import paper_table
+from ..paper import paper_range, paper_table
 from . import Page, cells_notice, computed_cells, count_text, runs_notice
 from .casper_runs import collect_page, printed, status_counts, variant_sections
 
@@ -61,6 +61,9 @@ def build(collected: Collected | None = None, **params) -> Page:
         "n_baselines_tested": count_text(len(tests), len(tests), "{total}", "no"),
         "paper_loo_margins": ", ".join(f"{display_name(model)} {margin:.3f}" for model, margin in
                                        paper_margins(paper).reindex(list(MODELS)).dropna().items()),
+        "paper_lstm_range": paper_range(paper, 3, model="lstm"),
+        "paper_unbounded_casper_replace_range": paper_range(paper, 2, selector="casper", perturbation="replace",
+                                                            model=["jodie", "latentcross"]),
     }
     ordered = sort_paper_order(summary, ["perturbation", "selector", "replacement"])  # the figure follows the table
     several = ordered["perturbation"].nunique() > 1  # name the perturbation only when there are several

@@ -8,7 +8,7 @@ from ...experiments.cure4rec import Collected, LearnGrid, collect, pending_reaso
 from ..compare import paper_layout, paper_vs_ours_table, verdict, within_text
 from ..cure4rec import compare_learn
 from ..names import display_frame, display_name
-from ..paper import paper_table
+from ..paper import paper_table, paper_values
 from ..plots import paper_vs_ours_bars
 from . import Page, computed_cells, validated
 from .cure4rec_runs import (NO_RUN, cells_notice, comparison_command, pending_command, runs_notice,
@@ -32,11 +32,12 @@ def build(collected: Collected | None = None, **params) -> Page:
     collected = collect(grid) if collected is None else collected
     runs, pending, total = collected.runs, collected.pending, len(grid.runs())
     command = pending_command(PAGE, grid.device, pending, grid.runs())
-    comparison = compare_learn(runs, paper_table("cure4rec-learn"), validations=grid.validations)
+    paper = paper_table("cure4rec-learn")
+    comparison = compare_learn(runs, paper, validations=grid.validations)
     computed = computed_cells(comparison)
     paper_cells = comparison[comparison["paper"].notna()]
 
-    values = {}
+    values = paper_values(paper, ["dataset", "model", "metric"])  # the paper's Learn rows, quoted in the notes
     for validation in VALIDATION_RULES:
         part = paper_cells[paper_cells["validation"] == validation]
         values[f"verdict_{validation}"] = verdict(part)

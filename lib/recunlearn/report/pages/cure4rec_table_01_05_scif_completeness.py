@@ -10,10 +10,11 @@ from ...experiments.cure4rec import Collected, pending_reason
 from ...experiments.cure4rec_scif import (ScifGrid, collect, collect_damping_sweep, collect_exact_mio,
                                           damping_sweep_configs, exact_mio_configs)
 from ..compare import paper_layout, paper_vs_ours_table, within_text
-from ..cure4rec_scif import compare_scif, damping_sweep_table, exact_mio_table, retrain_mio_agreement, scif_claims
+from ..cure4rec_scif import (MIO_GAP_BAND, compare_scif, damping_sweep_table, exact_mio_table, paper_gap_text,
+                             retrain_mio_agreement, scif_claims)
 from ..glance import with_page_runs
 from ..names import by_dataset, display_name
-from ..paper import paper_table
+from ..paper import paper_range, paper_table
 from ..plots import damping_sweep, method_bars
 from . import Notice, Page, computed_cells, distinct_pending, distinct_runs, validated
 from .cure4rec_runs import (NO_RUN, cells_notice, comparison_command, fixed, pending_command, printed,
@@ -51,6 +52,14 @@ def mio_values(runs: pd.DataFrame, paper: pd.DataFrame, learn_paper: pd.DataFram
         spec = "+.3f" if name == "mio_gap" else ".4f"  # the NDCG loss can be a few ten-thousandths
         values[name], values[f"paper_{name}"] = by_dataset(means["ours"], spec), by_dataset(means["paper"], spec)
     return values
+
+
+def paper_quotes(paper: pd.DataFrame, learn_paper: pd.DataFrame) -> dict:
+    """The paper's numbers the page's prose quotes: its Learn MIO accuracy range
+    (``paper_learn_mio_range``) and its own SCIF − Retrain gaps cell by cell (``paper_mio_gap_cells``)
+    against our band for "about 4 %" (``mio_gap_band``)."""
+    return {"paper_learn_mio_range": paper_range(learn_paper, 2, metric="mio_accuracy").replace("-", "–"),
+            "paper_mio_gap_cells": paper_gap_text(paper), "mio_gap_band": "{:.2f}-{:.2f}".format(*MIO_GAP_BAND)}
 
 
 def _difference(runs: pd.DataFrame, metric: str, first: str, second: str) -> pd.Series:
@@ -136,7 +145,7 @@ def build(collected: Collected | None = None, exact_mio: Collected | None = None
 
     sweep_dataset = display_name(sweep_grid.datasets[0]) if sweep_grid is not None else "not run"
     values = {"sweep_dataset": sweep_dataset, "within_tol": within_text(comparison),
-              **mio_values(runs, paper, learn_paper),
+              **mio_values(runs, paper, learn_paper), **paper_quotes(paper, learn_paper),
               **exact_values(mio_runs, runs)}
     checks = [NO_RUN] if runs.empty else [
         printed(runs.groupby(KEYS)[["ndcg_untruncated", "hr_cure4rec", "a_igf"]].mean().round(2)),
