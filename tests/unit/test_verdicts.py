@@ -863,3 +863,68 @@ def test_with_kind_marks_the_named_claims_and_refuses_an_unknown_kind():
     assert with_kind(claims, "other reading", ["b"])["kind"].tolist() == ["paper", "other reading"]
     with pytest.raises(ValueError, match="claim kind"):
         with_kind(claims, "ours", ["a"])
+
+
+def test_a_per_cell_claim_of_two_links_can_fail_when_its_seeds_can_pass():
+    # 7 seeds, 4 cells, both links reversed everywhere: a reversal must reach 0.05/(4·2); 7 signed-rank pairs
+    # cannot (1/128 > 1/160), so the links are tested by t-tests, which can
+    rng = np.random.default_rng(0)
+    runs = pd.DataFrame([{"cell": c, "method": m, "seed": s, "y": v + rng.normal(scale=0.01)}
+                         for c in range(4) for m, v in {"a": 0.1, "b": 0.2, "c": 0.3}.items() for s in range(7)])
+    claimed = ordering_claim("x", "a > b > c", runs, "method", [("a", "b"), ("b", "c")], "y", ["cell"], per_cell=True)
+    opposite = ordering_claim("x", "c > b > a", runs, "method", [("c", "b"), ("b", "a")], "y", ["cell"], per_cell=True)
+    assert opposite["verdict"] == "reproduced"
+    assert claimed["verdict"] == "not reproduced" and "paired t" in claimed["evidence"]
+
+
+def test_differences_within_rounding_are_ties_not_evidence():
+    base = np.array([0.3, 0.5, 0.2, 0.4, 0.6])
+    runs = pd.DataFrame([{"cell": "c", "method": m, "seed": s, "y": v + (1e-16 if m == "a" else 0.0)}
+                         for m in ("a", "b") for s, v in enumerate(base)])
+    row = ordering_claim("x", "a > b", runs, "method", [("a", "b")], "y", ["cell"])
+    assert row["verdict"] == "inconclusive" and row["holds in"].startswith("0 of 1 cells in the claimed direction")
+    assert signed_rank_p([1e-16] * 5) == (1.0, 1.0) and paired_p([1e-9] * 5)[:2] == (1.0, 1.0)
+    assert band_p([0.01, 0.01 + 1e-9, 0.01 - 1e-9], 0.0)[0] == 0.125   # float-sized jitter is no spread
+    assert band_p([0.5] * 3, 0.5 - 1e-9)[0] == 1.0                       # on the bound up to rounding: no side
+
+
+def test_a_run_with_a_record_but_no_value_is_counted_not_dropped():
+    runs = _seed_runs()
+    runs.loc[(runs["method"] == "a") & (runs["seed"] == 5), "metric"] = np.nan
+    row = ordering_claim("a_above_b", "a above b", runs, "method", [("a", "b")], "metric", ["cell"])
+    assert row["verdict"] == "partly reproduced" and row["holds in"].endswith("; 1 of 12 runs without a value")
+    band = band_claim("in_band", "in band", runs, "metric", ["method"], low=-1.0, high=1.0)
+    assert band["verdict"] == "partly reproduced" and band["holds in"].endswith("1 of 12 runs without a value")
+    clean = band_claim("in_band", "in band", _seed_runs(), "metric", ["method"], low=-1.0, high=1.0)
+    assert clean["verdict"] == "reproduced" and "without a value" not in clean["holds in"]
+
+
+def test_a_trend_cell_that_no_order_can_decide_stays_outside_holms_family_and_the_others_say_their_level():
+    falls = np.array([0.4, 0.3, 0.2, 0.1])
+    runs = pd.DataFrame([{"cell": c, "n": n, "hit": y} for c, ys in {"a": falls, "b": falls, "c": falls[::-1]}.items()
+                         for n, y in zip([0, 1, 2, 3], ys)]
+                        + [{"cell": "d", "n": n, "hit": y} for n, y in zip([0, 1, 2], [0.3, 0.2, 0.1])])
+    row = trend_claim("t", "falls", runs, "n", "hit", -1, ["cell"])
+    assert "d: ρ = -1.00 over 3 runs" in row["evidence"] and "cannot reach p < 0.05" in row["evidence"]
+    # three cells of 4 points (smallest p 1/24 = 0.0417) in Holm's family: the first must reach 0.05/3
+    assert row["evidence"].count("cannot reach p < 0.0167, the level Holm's correction over 3 cells asks") == 3
+    assert row["p_tests"] == 3 and row["verdict"] == "inconclusive"
+
+
+def test_an_exact_check_with_runs_still_waiting_reads_partly_reproduced():
+    means = pd.DataFrame({"model": ["gru"], "ao": [1.0]})
+    done = check_claim("control_exact", "AO = 1", means, ["model"], lambda g: bool((g["ao"] == 1).all()))
+    waiting = check_claim("control_exact", "AO = 1", means, ["model"], lambda g: bool((g["ao"] == 1).all()),
+                          waiting=1, computed=1)
+    assert done["verdict"] == "reproduced"
+    assert waiting["verdict"] == "partly reproduced" and waiting["holds in"].endswith("1 of 2 runs pending")
+
+
+def test_two_runs_in_one_place_of_a_pair_are_an_error_not_an_average():
+    from recunlearn.report.claims import paired_differences
+
+    runs = pd.DataFrame([{"variant": v, "method": m, "seed": s, "y": 0.1 * s + (0.05 if m == "a" else 0)}
+                         for v in ("x", "y") for m in ("a", "b") for s in range(3)])
+    with pytest.raises(ValueError, match="missing from the cells"):
+        paired_differences(runs, "method", "a", "b", "y", [])
+    assert len(paired_differences(runs, "method", "a", "b", "y", ["variant"])) == 6

@@ -80,6 +80,9 @@ from .verdicts import (ALPHA, CLAIM_KINDS, CLAIM_OUTCOME, INCONCLUSIVE, KIND_PRE
 
 CLAIM_COLUMNS = ["id", "claim", "verdict", "holds in", "p_value", "p_tests", "test", "evidence", "kind", "note"]
 N_PERMUTATIONS = 9999
+NEGLIGIBLE = 1e-6
+"""Differences no larger than this (and values whose spread is no larger, relative to their size) are
+rounding, not evidence: a paired difference within it is a tie, and values within it have no spread."""
 SESSION_GAP = pd.Timedelta(minutes=10)
 """Two records written further apart than this (with none in between) belong to different sessions."""
 PAIR_WINDOW = pd.Timedelta(minutes=30)
@@ -192,6 +195,18 @@ def with_waiting(row: dict, waiting: int, computed: int) -> dict:
             "holds in": f"{row['holds in']}; {pending}" if row["holds in"] else pending}
 
 
+def with_valueless(row: dict, valueless: int, computed: int) -> dict:
+    """Claim ``row``, tested on ``computed`` runs while ``valueless`` more have a record but no value of the
+    claim's measure (NaN: a diverged or undefined measurement): like runs still pending, they keep the
+    claim from ``reproduced`` (:func:`with_waiting`), and ``"k of m runs without a value"`` is added to
+    ``holds in``, so that a run cannot leave a claim's sample unnoticed."""
+    if not valueless or base_verdict(row["verdict"]) == PENDING:
+        return row
+    text = f"{valueless} of {valueless + computed} runs without a value"
+    return {**row, "verdict": combine([CLAIM_OUTCOME[base_verdict(row["verdict"])], "pending"]),
+            "holds in": f"{row['holds in']}; {text}" if row["holds in"] else text}
+
+
 def _whole_frame(frame: pd.DataFrame, arguments: dict) -> pd.DataFrame:
     return frame
 
@@ -199,7 +214,8 @@ def _whole_frame(frame: pd.DataFrame, arguments: dict) -> pd.DataFrame:
 def counts_waiting(scope: Callable[[pd.DataFrame, dict], pd.DataFrame] = _whole_frame):
     """Decorate a claim builder ``(id, claim, runs, ...)``: it is given the computed rows of ``runs``
     only (and, where it has a ``waiting`` parameter, the others there), and its row counts the waiting
-    rows within ``scope(rows, arguments)`` (:func:`with_waiting`)."""
+    rows within ``scope(rows, arguments)`` (:func:`with_waiting`) and the computed ones there without a
+    value of its ``metric`` (:func:`with_valueless`)."""
     def decorate(builder):
         signature = inspect.signature(builder)
 
@@ -212,6 +228,11 @@ def counts_waiting(scope: Callable[[pd.DataFrame, dict], pd.DataFrame] = _whole_
             if "waiting" in signature.parameters:
                 bound.arguments["waiting"] = waiting
             row = builder(*bound.args, **bound.kwargs)
+            metric = bound.arguments.get("metric")
+            if isinstance(metric, str) and metric in done and done[metric].isna().any():
+                in_scope = scope(done, bound.arguments)
+                missing = in_scope[metric].isna()
+                row = with_valueless(row, count_runs(in_scope[missing]), count_runs(in_scope[~missing]))
             if waiting.empty:
                 return row
             return with_waiting(row, count_runs(scope(waiting, bound.arguments)),
@@ -366,31 +387,32 @@ def glue_page(claims: pd.DataFrame | None, comparison: pd.DataFrame | None = Non
 
 def check_claim(id: str, claim: str, means: pd.DataFrame, cells: list[str],
                 test: Callable[[pd.DataFrame], bool | None], evidence: str = "exact check (no noise)",
-                kind: str = PAPER_CLAIM) -> dict:
+                kind: str = PAPER_CLAIM, waiting: int = 0, computed: int = 0) -> dict:
     """A deterministic claim: apply ``test`` to the rows of every cell (groups of ``cells``); None
     means not testable. Holds everywhere -> ``reproduced``; nowhere -> ``not reproduced``; in some
     cells -> ``partly reproduced``; no testable cell -> ``pending``. For claims about values with
     no noise (exact equalities, counts); noisy claims use the tests below. ``kind``: a paper claim
-    or a :data:`SELF_CHECK` of our implementation."""
+    or a :data:`SELF_CHECK` of our implementation. ``waiting`` runs of its scope without a record yet,
+    beside ``computed`` ones, keep it from ``reproduced`` (:func:`with_waiting`)."""
     results = [test(group) for _, group in means.groupby(cells)] if cells else [test(means)]
     tested = [bool(r) for r in results if r is not None]
     holds = sum(tested)
     verdict = cells_verdict("holds" if t else "fails" for t in tested)
-    return claim_row(id, claim, verdict, holds_in_text(holds, len(tested), "cells"), test="exact", evidence=evidence,
-                     kind=kind)
+    return with_waiting(claim_row(id, claim, verdict, holds_in_text(holds, len(tested), "cells"), test="exact",
+                                  evidence=evidence, kind=kind), waiting, computed)
 
 
 # --- tests ------------------------------------------------------------------------------------------
 
 def signed_rank_p(differences) -> tuple[float, float]:
     """One-sided p-values of the Wilcoxon signed-rank test of paired ``differences``: (p that they
-    are shifted above 0, p that they are shifted below 0). Zero differences are dropped; with none
-    left both are 1. Exact null distribution for up to 50 pairs without ties, normal
+    are shifted above 0, p that they are shifted below 0). Zero differences (within :data:`NEGLIGIBLE`:
+    rounding) are dropped; with none left both are 1. Exact null distribution for up to 50 pairs without ties, normal
     approximation otherwise (scipy's ``method="auto"``)."""
     from scipy.stats import wilcoxon
 
     d = np.asarray(differences, dtype=float)
-    d = d[np.isfinite(d) & (d != 0)]
+    d = d[np.isfinite(d) & (np.abs(d) > NEGLIGIBLE)]
     if len(d) == 0:
         return 1.0, 1.0
     up = float(wilcoxon(d, alternative="greater").pvalue)
@@ -416,7 +438,7 @@ def paired_p(differences, alpha: float = ALPHA) -> tuple[float, float, str]:
     signed-rank test could never call significant either way; one pair: (1, 1))."""
     d = np.asarray(differences, dtype=float)
     d = d[np.isfinite(d)]
-    if signed_rank_reaches(int(np.count_nonzero(d)), alpha):
+    if signed_rank_reaches(int(np.count_nonzero(np.abs(d) > NEGLIGIBLE)), alpha):
         return (*signed_rank_p(d), SIGNED_RANK)
     return (*band_p(d, 0.0, np.inf), PAIRED_T)
 
@@ -539,9 +561,9 @@ def band_p(values, low: float = -np.inf, high: float = np.inf) -> tuple[float, f
     """Whether the mean of ``values`` (seed-level) lies inside ``[low, high]``: ``(p_inside,
     p_outside)``. ``p_inside`` is the larger of the one-sided t-test p-values of mean > low and
     mean < high (two one-sided tests); ``p_outside`` the smaller of those of mean < low and mean >
-    high. Fewer than two values: (1, 1). Values without spread (equal up to rounding: the t statistic
-    is infinite) get the exact p of the sign-flip test instead: 0.5**n on the side the values lie, 1
-    on the other. Equal values carry no estimate of the noise, which the t-test needs, so they are
+    high. Fewer than two values: (1, 1). Values without spread (equal up to rounding, a spread within
+    :data:`NEGLIGIBLE` of their size: the t statistic is infinite) get the exact p of the sign-flip test
+    instead: 0.5**n on the side the values lie (beyond rounding), 1 on the other. Equal values carry no estimate of the noise, which the t-test needs, so they are
     judged as n signs alone; values with any spread keep the t-test, whose p can be far smaller (the
     discontinuity is deliberate: a measured spread, however small, is evidence a sign count is not)."""
     from scipy.stats import t as student
@@ -551,20 +573,21 @@ def band_p(values, low: float = -np.inf, high: float = np.inf) -> tuple[float, f
     if len(v) < 2:
         return 1.0, 1.0
     mean = v.mean()
-    sd = 0.0 if np.ptp(v) <= 1e-12 * max(1.0, abs(mean)) else v.std(ddof=1)  # equal values: rounding is no spread
+    scale = max(1.0, abs(mean))
+    sd = 0.0 if np.ptp(v) <= NEGLIGIBLE * scale else v.std(ddof=1)  # equal values: rounding is no spread
 
     def above(bound):  # p of "mean > bound"
         if np.isinf(bound):
             return 0.0 if bound < 0 else 1.0
         if sd == 0:
-            return 0.5 ** len(v) if mean > bound else 1.0
+            return 0.5 ** len(v) if mean > bound + NEGLIGIBLE * scale else 1.0
         return float(student.sf((mean - bound) / (sd / np.sqrt(len(v))), len(v) - 1))
 
     def below(bound):  # p of "mean < bound"
         if np.isinf(bound):
             return 0.0 if bound > 0 else 1.0
         if sd == 0:
-            return 0.5 ** len(v) if mean < bound else 1.0
+            return 0.5 ** len(v) if mean < bound - NEGLIGIBLE * scale else 1.0
         return float(student.cdf((mean - bound) / (sd / np.sqrt(len(v))), len(v) - 1))
 
     return max(above(low), below(high)), min(below(low), above(high))
@@ -649,7 +672,8 @@ def paired_differences(runs: pd.DataFrame, factor: str, a, b, metric: str, cells
                        pair_on: Iterable[str] = ("seed",), max_apart: pd.Timedelta | None = None,
                        waiting: bool = False) -> pd.DataFrame:
     """``cells + pair_on + [diff]``: ``metric`` of ``factor == a`` minus that of ``factor == b``,
-    for every (cell, pair) where both exist (e.g. the same seed of the same dataset and model).
+    for every (cell, pair) where both exist (e.g. the same seed of the same dataset and model). Two runs
+    of one factor value in one (cell, pair) are an error: averaging them would merge settings unnoticed.
 
     ``max_apart`` (times): a pair counts only when both runs' records were written at most that far
     apart (``created`` column, see :func:`record_times`); runs of unknown time never pair. The
@@ -672,6 +696,11 @@ def paired_differences(runs: pd.DataFrame, factor: str, a, b, metric: str, cells
     part = runs[runs[factor].isin([a, b])]
     if part.empty:
         return empty
+    repeated = part[part.duplicated(index + [factor], keep=False)]
+    if len(repeated):  # two runs in one place of a pair: a setting missing from ``cells`` would be averaged away
+        raise ValueError(f"{len(repeated)} runs share their {index + [factor]} with another: a column that tells "
+                         f"them apart is missing from the cells or pair_on given; the first: "
+                         f"{repeated[index + [factor]].iloc[0].to_dict()}")
     table = part.pivot_table(index=index, columns=factor, values=metric, aggfunc="mean")
     if a not in table or b not in table:
         return empty
@@ -719,8 +748,9 @@ def ordering_claim(id: str, claim: str, runs: pd.DataFrame, factor: str, links: 
 
     ``per_cell``: the test is run in each cell (a cell's p is its links' largest, so it holds when
     every link is significant there; it fails when one link is significant the other way, with
-    Bonferroni's correction over the links) and the cells, decided by :func:`corrected_outcomes`,
-    combine by :func:`cells_verdict` -- for claims the paper makes with a test per setting.
+    Bonferroni's correction over the links, each link's test chosen so that it can reach that level)
+    and the cells, decided by :func:`corrected_outcomes`, combine by :func:`cells_verdict` -- for
+    claims the paper makes with a test per setting.
 
     ``exceptions`` (pooled): cells whose means may disagree while the claim still reads ``reproduced``,
     for a claim the paper makes "in all but one setting"; allowed only among more than twice as many
@@ -771,7 +801,7 @@ def ordering_claim(id: str, claim: str, runs: pd.DataFrame, factor: str, links: 
             if len(part):
                 means.append(part["diff"].mean())
         if means:
-            cell_hold.append(all(m > 0 for m in means))
+            cell_hold.append(all(m > NEGLIGIBLE for m in means))  # a tie is not the claimed direction
     holds_in = holds_in_text(sum(cell_hold), len(cell_hold), "cells in the claimed direction by mean")
     allowed = exceptions if len(cell_hold) > 2 * exceptions else 0
     if allowed:
@@ -786,7 +816,9 @@ def ordering_claim(id: str, claim: str, runs: pd.DataFrame, factor: str, links: 
             return any(sizes) and all(testable(n) for n in sizes if n)
 
         family = sum(cell_testable(key) for key in keys)
-        level = alpha / max(family, 1)  # what a cell must reach under Holm's correction: the test must be able to
+        # what a link must reach: Holm's level over the cells, and for a reversal, which fails the cell, that level
+        # shared by the links (Bonferroni below); the test is chosen so that it can reach both
+        level = alpha / max(family, 1) / len(links)
         cell_up, cell_down, largest_cell, untested = [], [], 0, 0
         for key in keys:
             ups, downs, shown = [], [], []
@@ -882,10 +914,11 @@ def trend_claim(id: str, claim: str, runs: pd.DataFrame, x: str, metric: str, si
     cells unless every cell holds (:func:`corrected_outcomes`); cells combine by :func:`cells_verdict`.
     ``usable(group) -> (points, note)`` may restrict a cell's points first (timing: one session,
     interleaved levels); a cell left with fewer than 3 levels is noise, and the note says why. A cell
-    whose points could not reach ``alpha`` even perfectly ordered (:func:`smallest_spearman_p`) says
-    so in the evidence: its claim cannot be decided with these runs.
+    whose points could not reach ``alpha`` even perfectly ordered (:func:`smallest_spearman_p`) is
+    noise too, outside the corrected family, and says so in the evidence: it cannot be decided with
+    these runs; one that could not reach Holm's first level (``alpha`` over the cells tested) says that.
     ``p_value`` is the largest claimed-direction p over the cells."""
-    parts, p_values, p_opposites, untested = [], [], [], 0
+    parts, p_values, p_opposites, untested, tested = [], [], [], 0, []
     for key, group in _groups(with_columns(runs, [metric]).dropna(subset=[metric]), cells):
         if group[x].nunique() < 2:
             continue
@@ -897,13 +930,21 @@ def trend_claim(id: str, claim: str, runs: pd.DataFrame, x: str, metric: str, si
             continue
         rho, up, down = spearman_permutation(points[x], points[metric], n_permutations, seed)
         p_claimed, p_opposite = (up, down) if sign > 0 else (down, up)
+        floor = smallest_spearman_p(points[x], n_permutations)
+        text = f"{label}: ρ = {rho:+.2f} over {len(points)} runs, {format_p(p_claimed)}" + (f" ({why})" if why else "")
+        if floor >= alpha:  # no order of these points can pass or fail: outside the corrected family, like one pair
+            untested += 1
+            parts.append(text + f" ({len(points)} runs at these levels cannot reach p < {alpha:g}: the smallest p is "
+                                f"{floor:.3g})")
+            continue
+        tested.append(floor)
+        parts.append((text, floor))  # its Holm note is known once every cell is
         p_values.append(p_claimed)
         p_opposites.append(p_opposite)
-        floor = smallest_spearman_p(points[x], n_permutations)
-        parts.append(f"{label}: ρ = {rho:+.2f} over {len(points)} runs, {format_p(p_claimed)}"
-                     + (f" ({why})" if why else "")
-                     + (f" ({len(points)} runs at these levels cannot reach p < {alpha:g}: the smallest p is "
-                        f"{floor:.3g})" if floor >= alpha else ""))
+    holm_level = alpha / max(len(tested), 1)  # what the first cell must reach when not every cell holds
+    parts = [part if isinstance(part, str) else part[0] + (
+        f" (cannot reach p < {holm_level:.3g}, the level Holm's correction over {len(tested)} cells asks when not every "
+        f"cell holds: the smallest p is {part[1]:.3g})" if part[1] >= holm_level else "") for part in parts]
     outcomes, raw = corrected_outcomes(p_values, p_opposites, alpha)
     outcomes, raw = outcomes + ["noise"] * untested, raw + ["noise"] * untested  # outside the corrected family
     verdict = cells_verdict(outcomes)
