@@ -407,8 +407,8 @@ def check_claim(id: str, claim: str, means: pd.DataFrame, cells: list[str],
 def signed_rank_p(differences) -> tuple[float, float]:
     """One-sided p-values of the Wilcoxon signed-rank test of paired ``differences``: (p that they
     are shifted above 0, p that they are shifted below 0). Zero differences (within :data:`NEGLIGIBLE`:
-    rounding) are dropped; with none left both are 1. Exact null distribution for up to 50 pairs without ties, normal
-    approximation otherwise (scipy's ``method="auto"``)."""
+    rounding) are dropped; with none left both are 1. Exact null distribution for up to 50 pairs
+    without ties, normal approximation otherwise (scipy's ``method="auto"``)."""
     from scipy.stats import wilcoxon
 
     d = np.asarray(differences, dtype=float)
@@ -563,8 +563,8 @@ def band_p(values, low: float = -np.inf, high: float = np.inf) -> tuple[float, f
     mean < high (two one-sided tests); ``p_outside`` the smaller of those of mean < low and mean >
     high. Fewer than two values: (1, 1). Values without spread (equal up to rounding, a spread within
     :data:`NEGLIGIBLE` of their size: the t statistic is infinite) get the exact p of the sign-flip test
-    instead: 0.5**n on the side the values lie (beyond rounding), 1 on the other. Equal values carry no estimate of the noise, which the t-test needs, so they are
-    judged as n signs alone; values with any spread keep the t-test, whose p can be far smaller (the
+    instead: 0.5**n on the side the values lie (beyond rounding), 1 on the other. Equal values carry
+    no estimate of the noise, which the t-test needs, so they are judged as n signs alone; values with any spread keep the t-test, whose p can be far smaller (the
     discontinuity is deliberate: a measured spread, however small, is evidence a sign count is not)."""
     from scipy.stats import t as student
 
