@@ -343,7 +343,8 @@ def paper_gap_text(paper: pd.DataFrame) -> str:
     low, high = MIO_GAP_BAND
     inside = int(gaps.between(low, high).sum())
     held = "all inside the band" if inside == len(gaps) else f"{inside} of them inside the band"
-    return f"its own {len(gaps)} cells lie between {gaps.min():.3f} and {gaps.max():.3f} (mean {gaps.mean():.3f}), {held}"
+    return (f"its own {len(gaps)} cells lie between {gaps.min():.3f} and {gaps.max():.3f} "
+            f"(mean {gaps.mean():.3f}), {held}")
 
 
 def scif_claims(runs: pd.DataFrame, records_dir=None) -> pd.DataFrame:
