@@ -928,3 +928,14 @@ def test_two_runs_in_one_place_of_a_pair_are_an_error_not_an_average():
     with pytest.raises(ValueError, match="missing from the cells"):
         paired_differences(runs, "method", "a", "b", "y", [])
     assert len(paired_differences(runs, "method", "a", "b", "y", ["variant"])) == 6
+
+
+def test_an_eu_run_left_out_by_the_timing_rule_is_counted_once_not_as_a_run_without_a_value():
+    from recunlearn.report.cure4rec import EU_METHODS, speedup_ordering
+
+    frame = pd.DataFrame([{"dataset": "ml-100k", "method": m, "seed": s, "speedup": (20.0 if m == "scif" else 2.0) + s}
+                          for m in ("scif", *EU_METHODS) for s in range(6)])
+    frame.loc[(frame["method"] == EU_METHODS[0]) & (frame["seed"] == 5), "speedup"] = np.nan
+    row = speedup_ordering("scif_faster_than_eu", "SCIF faster", frame, "speedup", ["dataset"])
+    assert row["verdict"] == "reproduced" and "without a value" not in row["holds in"]
+    assert "1 EU run without a Retrain recorded within 30 minutes, left out" in row["evidence"]

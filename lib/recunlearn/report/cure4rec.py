@@ -399,7 +399,8 @@ def speedup_ordering(id: str, claim: str, frame: pd.DataFrame, metric: str, cell
     runs = "EU run" if untimed == 1 else "EU runs"
     note = SPEEDUP_RULE + (f" {untimed} {runs} without a Retrain recorded within 30 minutes, left out."
                            if untimed else "")
-    row = ordering_claim(id, claim, frame, "method", [("scif", m) for m in EU_METHODS], metric, cells, note=note)
+    timed = frame[~(frame["method"].isin(EU_METHODS) & frame[metric].isna())] if len(frame) else frame  # counted above
+    row = ordering_claim(id, claim, timed, "method", [("scif", m) for m in EU_METHODS], metric, cells, note=note)
     if untimed and row["verdict"] == PENDING and (frame["method"] == "scif").any():
         row = claim_row(id, claim, INCONCLUSIVE, f"{untimed} {runs} without a Retrain timed beside them",
                         test=row["test"], evidence=note)
