@@ -84,3 +84,15 @@ def test_the_scif_page_quotes_the_papers_learn_range_and_gaps():
     assert paper_quotes(paper_table("cure4rec-table-01-05"), paper_table("cure4rec-learn")) == {
         "paper_learn_mio_range": "0.72–0.76", "mio_gap_band": "0.01-0.08",
         "paper_mio_gap_cells": "its own 18 cells lie between 0.012 and 0.083 (mean 0.035), 17 of them inside the band"}
+
+
+@pytest.mark.parametrize("notebook, keys", [
+    ("casper/table-03-perturbation-methods", ["paper_lstm_range", "paper_unbounded_casper_replace_range",
+                                             "paper_loo_margins"]),
+    ("cure4rec/table-01-05-scif-completeness", ["paper_learn_mio_range", "mio_gap_band", "paper_mio_gap_cells"]),
+    ("cure4rec/learn-baselines", ["paper_ml-100k_wmf_ndcg_untruncated", "paper_ml-100k_bpr_hr_cure4rec",
+                                  "paper_ml-100k_wmf_a_igf", "paper_ml-100k_bpr_a_igf"])])
+def test_the_quoted_ranges_and_values_are_glued_where_the_prose_quotes_them(notebook, keys):
+    # the guard above sees retyped numbers of three decimals or more; these quotes have fewer, or are ranges
+    prose = _prose()[f"notebooks/{notebook}.ipynb"]
+    assert [key for key in keys if f"{{glue:text}}`{key}`" not in prose] == []

@@ -878,18 +878,22 @@ def test_a_per_cell_claim_of_two_links_can_fail_when_its_seeds_can_pass():
 
 
 def test_differences_within_rounding_are_ties_not_evidence():
+    from recunlearn.report.claims import difference
+
     base = np.array([0.3, 0.5, 0.2, 0.4, 0.6])
     runs = pd.DataFrame([{"cell": "c", "method": m, "seed": s, "y": v + (1e-16 if m == "a" else 0.0)}
                          for m in ("a", "b") for s, v in enumerate(base)])
     row = ordering_claim("x", "a > b", runs, "method", [("a", "b")], "y", ["cell"])
     assert row["verdict"] == "inconclusive" and row["holds in"].startswith("0 of 1 cells in the claimed direction")
-    assert signed_rank_p([1e-16] * 5) == (1.0, 1.0) and paired_p([1e-9] * 5)[:2] == (1.0, 1.0)
-    assert band_p([0.01, 0.01 + 1e-9, 0.01 - 1e-9], 0.0)[0] == 0.125   # float-sized jitter is no spread
+    assert list(difference([0.3, 2e-5, 0.0], [0.3 - 1e-12, 1e-5, 0.0])) == [0.0, 1e-5, 0.0]  # relative to the size
+    small = runs.assign(y=lambda f: f["y"] * 1e-4 + (f["method"] == "a") * 1e-6)  # shardGF-sized, 1e-6 apart: real
+    assert ordering_claim("x", "a > b", small, "method", [("a", "b")], "y", ["cell"])["verdict"] == "reproduced"
+    assert band_p([0.01, 0.01 + 1e-9, 0.01 - 1e-9], 0.0)[0] == 0.125   # a spread of a millionth of the mean is none
     assert band_p([0.5] * 3, 0.5 - 1e-9)[0] == 1.0                       # on the bound up to rounding: no side
 
 
 def test_a_run_with_a_record_but_no_value_is_counted_not_dropped():
-    runs = _seed_runs()
+    runs = _seed_runs().assign(record=lambda f: f["method"] + f["seed"].astype(str))
     runs.loc[(runs["method"] == "a") & (runs["seed"] == 5), "metric"] = np.nan
     row = ordering_claim("a_above_b", "a above b", runs, "method", [("a", "b")], "metric", ["cell"])
     assert row["verdict"] == "partly reproduced" and row["holds in"].endswith("; 1 of 12 runs without a value")
@@ -897,6 +901,15 @@ def test_a_run_with_a_record_but_no_value_is_counted_not_dropped():
     assert band["verdict"] == "partly reproduced" and band["holds in"].endswith("1 of 12 runs without a value")
     clean = band_claim("in_band", "in band", _seed_runs(), "metric", ["method"], low=-1.0, high=1.0)
     assert clean["verdict"] == "reproduced" and "without a value" not in clean["holds in"]
+    # rows without a record are derived values (means waiting for a reference), not runs: not counted
+    derived = runs.drop(columns="record")
+    assert "without a value" not in ordering_claim("a_above_b", "a above b", derived, "method", [("a", "b")],
+                                                   "metric", ["cell"])["holds in"]
+    # a run of several rows (one per group) with a value in some of them has a value: one group may be empty
+    grouped = pd.concat([runs.assign(group=g) for g in ("low", "high")], ignore_index=True)
+    grouped.loc[(grouped["record"] == "b0") & (grouped["group"] == "high"), "metric"] = np.nan
+    row = band_claim("in_band", "in band", grouped, "metric", ["method", "group"], low=-1.0, high=1.0)
+    assert row["holds in"].endswith("1 of 12 runs without a value")  # a5 only, of the 12 runs
 
 
 def test_a_trend_cell_that_no_order_can_decide_stays_outside_holms_family_and_the_others_say_their_level():
@@ -928,6 +941,8 @@ def test_two_runs_in_one_place_of_a_pair_are_an_error_not_an_average():
     with pytest.raises(ValueError, match="missing from the cells"):
         paired_differences(runs, "method", "a", "b", "y", [])
     assert len(paired_differences(runs, "method", "a", "b", "y", ["variant"])) == 6
+    unkeyed = runs.assign(variant=lambda f: f["variant"].where(f["variant"] == "x"))  # NaN keys never pair
+    assert len(paired_differences(unkeyed, "method", "a", "b", "y", ["variant"])) == 3
 
 
 def test_an_eu_run_left_out_by_the_timing_rule_is_counted_once_not_as_a_run_without_a_value():

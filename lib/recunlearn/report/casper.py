@@ -70,7 +70,7 @@ def wilcoxon_pairs(runs: pd.DataFrame, by: str, pairs: list[tuple[str, str]], gr
     """Paired two-sided tests over seeds between values of column ``by``, per ``group``
     (:func:`~recunlearn.report.claims.paired_two_sided`: the signed-rank test, a paired t-test where the
     seeds are too few for it to reach the level; ``test`` names it)."""
-    from .claims import paired_two_sided
+    from .claims import difference, paired_two_sided
 
     done = runs[runs["status"] == "computed"]
     rows = []
@@ -79,7 +79,7 @@ def wilcoxon_pairs(runs: pd.DataFrame, by: str, pairs: list[tuple[str, str]], gr
         for a, b in pairs:
             if a in table and b in table:
                 both = table[[a, b]].dropna()
-                p, test = paired_two_sided((both[a] - both[b]).to_numpy())
+                p, test = paired_two_sided(difference(both[a], both[b]))
                 rows.append({**dict(zip(group, key if isinstance(key, tuple) else (key,))), "a": a, "b": b,
                              "n": len(both), "mean_a": both[a].mean(), "mean_b": both[b].mean(), "p_value": p,
                              "test": test})

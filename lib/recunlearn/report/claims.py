@@ -81,8 +81,9 @@ from .verdicts import (ALPHA, CLAIM_KINDS, CLAIM_OUTCOME, INCONCLUSIVE, KIND_PRE
 CLAIM_COLUMNS = ["id", "claim", "verdict", "holds in", "p_value", "p_tests", "test", "evidence", "kind", "note"]
 N_PERMUTATIONS = 9999
 NEGLIGIBLE = 1e-6
-"""Differences no larger than this (and values whose spread is no larger, relative to their size) are
-rounding, not evidence: a paired difference within it is a tie, and values within it have no spread."""
+"""Rounding, relative to the size of the values: two values that differ by no more than this fraction of
+the larger are equal (their paired difference is a tie, :func:`difference`), and values whose spread is no
+more than this fraction of their mean have no spread (:func:`band_p`)."""
 SESSION_GAP = pd.Timedelta(minutes=10)
 """Two records written further apart than this (with none in between) belong to different sessions."""
 PAIR_WINDOW = pd.Timedelta(minutes=30)
@@ -214,8 +215,10 @@ def _whole_frame(frame: pd.DataFrame, arguments: dict) -> pd.DataFrame:
 def counts_waiting(scope: Callable[[pd.DataFrame, dict], pd.DataFrame] = _whole_frame):
     """Decorate a claim builder ``(id, claim, runs, ...)``: it is given the computed rows of ``runs``
     only (and, where it has a ``waiting`` parameter, the others there), and its row counts the waiting
-    rows within ``scope(rows, arguments)`` (:func:`with_waiting`) and the computed ones there without a
-    value of its ``metric`` (:func:`with_valueless`)."""
+    rows within ``scope(rows, arguments)`` (:func:`with_waiting`) and the computed runs there (rows with a
+    :data:`RUN`: rows derived from runs, e.g. means, are not runs) none of whose rows has a value of its
+    ``metric`` (:func:`with_valueless`; a run with a value in some rows, e.g. an MRR group left empty, has
+    one)."""
     def decorate(builder):
         signature = inspect.signature(builder)
 
@@ -229,10 +232,9 @@ def counts_waiting(scope: Callable[[pd.DataFrame, dict], pd.DataFrame] = _whole_
                 bound.arguments["waiting"] = waiting
             row = builder(*bound.args, **bound.kwargs)
             metric = bound.arguments.get("metric")
-            if isinstance(metric, str) and metric in done and done[metric].isna().any():
-                in_scope = scope(done, bound.arguments)
-                missing = in_scope[metric].isna()
-                row = with_valueless(row, count_runs(in_scope[missing]), count_runs(in_scope[~missing]))
+            if isinstance(metric, str) and RUN in done and metric in done and done[metric].isna().any():
+                has_value = scope(done, bound.arguments).groupby(RUN)[metric].apply(lambda v: v.notna().any())
+                row = with_valueless(row, int((~has_value).sum()), int(has_value.sum()))
             if waiting.empty:
                 return row
             return with_waiting(row, count_runs(scope(waiting, bound.arguments)),
@@ -406,13 +408,13 @@ def check_claim(id: str, claim: str, means: pd.DataFrame, cells: list[str],
 
 def signed_rank_p(differences) -> tuple[float, float]:
     """One-sided p-values of the Wilcoxon signed-rank test of paired ``differences``: (p that they
-    are shifted above 0, p that they are shifted below 0). Zero differences (within :data:`NEGLIGIBLE`:
-    rounding) are dropped; with none left both are 1. Exact null distribution for up to 50 pairs
+    are shifted above 0, p that they are shifted below 0). Zero differences (ties: see :func:`difference`)
+    are dropped; with none left both are 1. Exact null distribution for up to 50 pairs
     without ties, normal approximation otherwise (scipy's ``method="auto"``)."""
     from scipy.stats import wilcoxon
 
     d = np.asarray(differences, dtype=float)
-    d = d[np.isfinite(d) & (np.abs(d) > NEGLIGIBLE)]
+    d = d[np.isfinite(d) & (d != 0)]
     if len(d) == 0:
         return 1.0, 1.0
     up = float(wilcoxon(d, alternative="greater").pvalue)
@@ -430,6 +432,15 @@ def signed_rank_reaches(pairs: int, alpha: float = ALPHA) -> bool:
     return 0.5 ** pairs < alpha
 
 
+def difference(a, b):
+    """``a - b`` element-wise, with every difference within rounding of the two values (no more than
+    :data:`NEGLIGIBLE` of the larger in size) set to exactly 0: a tie, which the paired tests drop or
+    count as no difference. Values of any size keep their real differences (shardGF is about 1e-5)."""
+    a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
+    d = a - b
+    return np.where(np.abs(d) <= NEGLIGIBLE * np.maximum(np.abs(a), np.abs(b)), 0.0, d)
+
+
 def paired_p(differences, alpha: float = ALPHA) -> tuple[float, float, str]:
     """One-sided p-values of paired ``differences`` and the test that gave them: the Wilcoxon
     signed-rank test (:func:`signed_rank_p`) when its non-zero differences are enough for it to
@@ -438,7 +449,7 @@ def paired_p(differences, alpha: float = ALPHA) -> tuple[float, float, str]:
     signed-rank test could never call significant either way; one pair: (1, 1))."""
     d = np.asarray(differences, dtype=float)
     d = d[np.isfinite(d)]
-    if signed_rank_reaches(int(np.count_nonzero(np.abs(d) > NEGLIGIBLE)), alpha):
+    if signed_rank_reaches(int(np.count_nonzero(d)), alpha):
         return (*signed_rank_p(d), SIGNED_RANK)
     return (*band_p(d, 0.0, np.inf), PAIRED_T)
 
@@ -561,9 +572,9 @@ def band_p(values, low: float = -np.inf, high: float = np.inf) -> tuple[float, f
     """Whether the mean of ``values`` (seed-level) lies inside ``[low, high]``: ``(p_inside,
     p_outside)``. ``p_inside`` is the larger of the one-sided t-test p-values of mean > low and
     mean < high (two one-sided tests); ``p_outside`` the smaller of those of mean < low and mean >
-    high. Fewer than two values: (1, 1). Values without spread (equal up to rounding, a spread within
-    :data:`NEGLIGIBLE` of their size: the t statistic is infinite) get the exact p of the sign-flip test
-    instead: 0.5**n on the side the values lie (beyond rounding), 1 on the other. Equal values carry
+    high. Fewer than two values: (1, 1). Values without spread (equal up to rounding: a spread within
+    :data:`NEGLIGIBLE` of their size, judged as none, where the t statistic is infinite or rounding-sized
+    noise would make it huge) get the exact p of the sign-flip test instead: 0.5**n on the side the values lie (beyond rounding), 1 on the other. Equal values carry
     no estimate of the noise, which the t-test needs, so they are judged as n signs alone; values with any spread keep the t-test, whose p can be far smaller (the
     discontinuity is deliberate: a measured spread, however small, is evidence a sign count is not)."""
     from scipy.stats import t as student
@@ -573,21 +584,20 @@ def band_p(values, low: float = -np.inf, high: float = np.inf) -> tuple[float, f
     if len(v) < 2:
         return 1.0, 1.0
     mean = v.mean()
-    scale = max(1.0, abs(mean))
-    sd = 0.0 if np.ptp(v) <= NEGLIGIBLE * scale else v.std(ddof=1)  # equal values: rounding is no spread
+    sd = 0.0 if np.ptp(v) <= NEGLIGIBLE * abs(mean) else v.std(ddof=1)  # equal values: rounding is no spread
 
     def above(bound):  # p of "mean > bound"
         if np.isinf(bound):
             return 0.0 if bound < 0 else 1.0
         if sd == 0:
-            return 0.5 ** len(v) if mean > bound + NEGLIGIBLE * scale else 1.0
+            return 0.5 ** len(v) if mean > bound + NEGLIGIBLE * max(abs(mean), abs(bound)) else 1.0
         return float(student.sf((mean - bound) / (sd / np.sqrt(len(v))), len(v) - 1))
 
     def below(bound):  # p of "mean < bound"
         if np.isinf(bound):
             return 0.0 if bound > 0 else 1.0
         if sd == 0:
-            return 0.5 ** len(v) if mean < bound - NEGLIGIBLE * scale else 1.0
+            return 0.5 ** len(v) if mean < bound - NEGLIGIBLE * max(abs(mean), abs(bound)) else 1.0
         return float(student.cdf((mean - bound) / (sd / np.sqrt(len(v))), len(v) - 1))
 
     return max(above(low), below(high)), min(below(low), above(high))
@@ -696,7 +706,8 @@ def paired_differences(runs: pd.DataFrame, factor: str, a, b, metric: str, cells
     part = runs[runs[factor].isin([a, b])]
     if part.empty:
         return empty
-    repeated = part[part.duplicated(index + [factor], keep=False)]
+    keyed = part.dropna(subset=index + [factor])  # rows without a key never pair (pivot_table drops them)
+    repeated = keyed[keyed.duplicated(index + [factor], keep=False)]
     if len(repeated):  # two runs in one place of a pair: a setting missing from ``cells`` would be averaged away
         raise ValueError(f"{len(repeated)} runs share their {index + [factor]} with another: a column that tells "
                          f"them apart is missing from the cells or pair_on given; the first: "
@@ -704,7 +715,8 @@ def paired_differences(runs: pd.DataFrame, factor: str, a, b, metric: str, cells
     table = part.pivot_table(index=index, columns=factor, values=metric, aggfunc="mean")
     if a not in table or b not in table:
         return empty
-    diff = (table[a] - table[b]).dropna().rename("diff")
+    both = table[[a, b]].dropna()
+    diff = pd.Series(difference(both[a], both[b]), index=both.index, name="diff")  # rounding is a tie
     left_out = 0
     if max_apart is not None:
         times = record_times(part, [])
@@ -801,7 +813,7 @@ def ordering_claim(id: str, claim: str, runs: pd.DataFrame, factor: str, links: 
             if len(part):
                 means.append(part["diff"].mean())
         if means:
-            cell_hold.append(all(m > NEGLIGIBLE for m in means))  # a tie is not the claimed direction
+            cell_hold.append(all(m > 0 for m in means))  # a tie (difference 0) is not the claimed direction
     holds_in = holds_in_text(sum(cell_hold), len(cell_hold), "cells in the claimed direction by mean")
     allowed = exceptions if len(cell_hold) > 2 * exceptions else 0
     if allowed:
@@ -817,7 +829,8 @@ def ordering_claim(id: str, claim: str, runs: pd.DataFrame, factor: str, links: 
 
         family = sum(cell_testable(key) for key in keys)
         # what a link must reach: Holm's level over the cells, and for a reversal, which fails the cell, that level
-        # shared by the links (Bonferroni below); the test is chosen so that it can reach both
+        # shared by the cell's links (Bonferroni below, over the links with pairs there, at most all of them); the
+        # test is chosen so that it can reach it with every link present
         level = alpha / max(family, 1) / len(links)
         cell_up, cell_down, largest_cell, untested = [], [], 0, 0
         for key in keys:
