@@ -954,3 +954,12 @@ def test_an_eu_run_left_out_by_the_timing_rule_is_counted_once_not_as_a_run_with
     row = speedup_ordering("scif_faster_than_eu", "SCIF faster", frame, "speedup", ["dataset"])
     assert row["verdict"] == "reproduced" and "without a value" not in row["holds in"]
     assert "1 EU run without a Retrain recorded within 30 minutes, left out" in row["evidence"]
+
+
+def test_a_rank_agreement_counts_runs_without_a_value_of_either_measure():
+    from recunlearn.report.claims import rank_agreement_claim
+
+    runs = _ranked_units([[0, 1, 2, 3]] * 3).assign(record=lambda f: [f"r{i}" for i in range(len(f))])
+    runs.loc[0, "x"] = np.nan  # a run with a utility but no disturbance
+    row = rank_agreement_claim("r", "same order", runs, "unit", "x", "y", ["cell"], sign=-1)
+    assert row["holds in"].endswith(f"1 of {len(runs)} runs without a value")

@@ -217,8 +217,8 @@ def counts_waiting(scope: Callable[[pd.DataFrame, dict], pd.DataFrame] = _whole_
     only (and, where it has a ``waiting`` parameter, the others there), and its row counts the waiting
     rows within ``scope(rows, arguments)`` (:func:`with_waiting`) and the computed runs there (rows with a
     :data:`RUN`: rows derived from runs, e.g. means, are not runs) none of whose rows has a value of its
-    ``metric`` (:func:`with_valueless`; a run with a value in some rows, e.g. an MRR group left empty, has
-    one)."""
+    ``metric`` (or of its measure ``x``, where that is a column: a rank agreement's) (:func:`with_valueless`;
+    a run with a value in some rows, e.g. an MRR group left empty, has one)."""
     def decorate(builder):
         signature = inspect.signature(builder)
 
@@ -231,9 +231,11 @@ def counts_waiting(scope: Callable[[pd.DataFrame, dict], pd.DataFrame] = _whole_
             if "waiting" in signature.parameters:
                 bound.arguments["waiting"] = waiting
             row = builder(*bound.args, **bound.kwargs)
-            metric = bound.arguments.get("metric")
-            if isinstance(metric, str) and RUN in done and metric in done and done[metric].isna().any():
-                has_value = scope(done, bound.arguments).groupby(RUN)[metric].apply(lambda v: v.notna().any())
+            measured = [bound.arguments[name] for name in ("x", "metric")  # a rank agreement measures both
+                        if isinstance(bound.arguments.get(name), str) and bound.arguments[name] in done]
+            if RUN in done and measured and done[measured].isna().to_numpy().any():
+                in_scope = scope(done, bound.arguments)
+                has_value = in_scope[measured].notna().groupby(in_scope[RUN]).any().all(axis=1)
                 row = with_valueless(row, int((~has_value).sum()), int(has_value.sum()))
             if waiting.empty:
                 return row
