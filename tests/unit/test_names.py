@@ -227,3 +227,10 @@ def test_a_table_wider_than_the_text_column_is_marked_wide():
     two_lines = BookTable(pd.DataFrame({"LSTM": ["0.7866 ± 0.0282\n(paper 0.7799)"]}))
     assert text_width(two_lines, index=False) == len("0.7866 ± 0.0282") + 2
     assert "<td>0.7866 ± 0.0282<br>(paper 0.7799)</td>" in two_lines._repr_html_()
+
+
+def test_span_text_is_the_smallest_and_largest_value_or_says_there_is_none():
+    from recunlearn.report.names import span_text
+
+    assert span_text(pd.Series([0.5183, 0.4912, np.nan]), 3) == "0.491-0.518"
+    assert span_text([], 3) == "pending" and span_text([np.nan], 2, empty="none") == "none"

@@ -576,9 +576,11 @@ def band_p(values, low: float = -np.inf, high: float = np.inf) -> tuple[float, f
     mean < high (two one-sided tests); ``p_outside`` the smaller of those of mean < low and mean >
     high. Fewer than two values: (1, 1). Values without spread (equal up to rounding: a spread within
     :data:`NEGLIGIBLE` of their size, judged as none, where the t statistic is infinite or rounding-sized
-    noise would make it huge) get the exact p of the sign-flip test instead: 0.5**n on the side the values lie (beyond rounding), 1 on the other. Equal values carry
-    no estimate of the noise, which the t-test needs, so they are judged as n signs alone; values with any spread keep the t-test, whose p can be far smaller (the
-    discontinuity is deliberate: a measured spread, however small, is evidence a sign count is not)."""
+    noise would make it huge) get the exact p of the sign-flip test instead: 0.5**n on the side the
+    values lie (beyond rounding), 1 on the other. Equal values carry no estimate of the noise, which the
+    t-test needs, so they are judged as n signs alone; values with any spread keep the t-test, whose p
+    can be far smaller (the discontinuity is deliberate: a measured spread, however small, is evidence
+    a sign count is not)."""
     from scipy.stats import t as student
 
     v = np.asarray(values, dtype=float)
@@ -958,8 +960,8 @@ def trend_claim(id: str, claim: str, runs: pd.DataFrame, x: str, metric: str, si
         p_opposites.append(p_opposite)
     holm_level = alpha / max(len(tested), 1)  # what the first cell must reach when not every cell holds
     parts = [part if isinstance(part, str) else part[0] + (
-        f" (cannot reach p < {holm_level:.3g}, the level Holm's correction over {len(tested)} cells asks when not every "
-        f"cell holds: the smallest p is {part[1]:.3g})" if part[1] >= holm_level else "") for part in parts]
+        f" (cannot reach p < {holm_level:.3g}, the level Holm's correction over {len(tested)} cells asks when not "
+        f"every cell holds: the smallest p is {part[1]:.3g})" if part[1] >= holm_level else "") for part in parts]
     outcomes, raw = corrected_outcomes(p_values, p_opposites, alpha)
     outcomes, raw = outcomes + ["noise"] * untested, raw + ["noise"] * untested  # outside the corrected family
     verdict = cells_verdict(outcomes)

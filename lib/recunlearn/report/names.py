@@ -159,6 +159,13 @@ def sort_paper_order(frame: pd.DataFrame, keys: list[str] | None = None) -> pd.D
         else frame.sort_index(level=keys, key=level_rank, sort_remaining=False, kind="stable")
 
 
+def span_text(values, decimals: int, empty: str = "pending") -> str:
+    """``"0.491-0.518"``: the smallest and largest of ``values`` (missing ones ignored) at ``decimals``
+    decimals; ``empty`` when there is none."""
+    values = pd.Series(values, dtype=float).dropna()
+    return f"{values.min():.{decimals}f}-{values.max():.{decimals}f}" if len(values) else empty
+
+
 def clean_zero(value: float) -> float:
     """``-0.0`` -> ``0.0`` (and any value that rounds to zero at ``digits`` stays unsigned when printed)."""
     return 0.0 if value == 0 else value

@@ -7,6 +7,7 @@ import math
 import pandas as pd
 
 from ..paths import REPO_ROOT
+from .names import span_text
 
 PAPER_DIR = REPO_ROOT / "notebooks" / "paper"
 
@@ -39,7 +40,7 @@ def paper_range(table: pd.DataFrame, decimals: int, **where) -> str:
         rows = rows[rows[column].isin(wanted if isinstance(wanted, (list, tuple)) else [wanted])]
     if rows.empty:
         raise ValueError(f"no transcribed row has {where}")
-    return f"{rows['value'].min():.{decimals}f}-{rows['value'].max():.{decimals}f}"
+    return span_text(rows["value"], decimals)
 
 
 def paper_values(table: pd.DataFrame, keys: list[str], prefix: str = "paper") -> dict[str, str]:

@@ -12,7 +12,7 @@ from ..casper import (ReducedScaleGrid, casper_k_sweep, group_table, k_figure, l
                       reduced_scale_claims, rls_bars, summarize_rls, table3_view)
 from ..casper_variants import at_defaults
 from ..compare import compare, mean_std_table
-from ..names import display_names
+from ..names import display_names, span_text
 from ..paper import paper_table
 from . import Page, cells_notice, computed_cells, runs_notice
 from .casper_runs import collect_page, printed, status_counts, variant_sections
@@ -43,8 +43,8 @@ def build(collected: Collected | None = None, **params) -> Page:
     perturbed_ao = summary[(summary["metric"] == "ao") & (summary["selector"] != "none")]["mean"]
     paper_ao = comparison[(comparison["metric"] == "ao") & comparison["paper"].notna()]["paper"]
     rows = f"the first {grid.max_rows:,} rows" if grid.max_rows else "all rows"
-    values = {"ao_range": f"{perturbed_ao.min():.3f}-{perturbed_ao.max():.3f}" if len(perturbed_ao) else "not run",
-              "paper_ao_range": f"{paper_ao.min():.4f}-{paper_ao.max():.4f}" if len(paper_ao) else "none",
+    values = {"ao_range": span_text(perturbed_ao, 3, empty="not run"),
+              "paper_ao_range": span_text(paper_ao, 4, empty="none"),
               "k_max": str(max(grid.casper_ks)),
               "scale": f"{rows} of {', '.join(display_names(grid.datasets))}, {grid.epochs} epochs, seeds "
                        f"{', '.join(map(str, grid.seeds))}, models {', '.join(display_names(grid.models))}, "

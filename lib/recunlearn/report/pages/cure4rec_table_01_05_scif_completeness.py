@@ -11,9 +11,9 @@ from ...experiments.cure4rec_scif import (ScifGrid, collect, collect_damping_swe
                                           damping_sweep_configs, exact_mio_configs)
 from ..compare import paper_layout, paper_vs_ours_table, within_text
 from ..cure4rec_scif import (MIO_GAP_BAND, compare_scif, damping_sweep_table, exact_mio_table, paper_gap_text,
-                             retrain_mio_agreement, scif_claims)
+                             paper_mio_gaps, retrain_mio_agreement, scif_claims)
 from ..glance import with_page_runs
-from ..names import by_dataset, display_name
+from ..names import by_dataset, display_name, span_text
 from ..paper import paper_range, paper_table
 from ..plots import damping_sweep, method_bars
 from . import Notice, Page, computed_cells, distinct_pending, distinct_runs, validated
@@ -30,11 +30,6 @@ CLOSE_TO_CHANCE = 0.05
 """An exact method's MIO accuracy within this of 0.5 is consistent with complete unlearning."""
 
 
-def range_text(values: pd.Series) -> str:
-    """``"0.491-0.518"`` (three decimals), or ``pending`` without values."""
-    return f"{values.min():.3f}-{values.max():.3f}" if len(values) else "pending"
-
-
 def mio_values(runs: pd.DataFrame, paper: pd.DataFrame, learn_paper: pd.DataFrame) -> dict:
     """The glued gaps of the page, per dataset over the cells (dataset, model, selection) that both the
     paper and our runs have: SCIF − Retrain MIO accuracy (ours ``mio_gap``, the paper's
@@ -42,8 +37,7 @@ def mio_values(runs: pd.DataFrame, paper: pd.DataFrame, learn_paper: pd.DataFram
     theirs = paper.pivot_table(index=CELL, columns=["metric", "method"], values="value")
     learn = learn_paper[learn_paper["metric"] == "ndcg_untruncated"].set_index(["dataset", "model"])["value"]
     learn_per_cell = pd.Series(learn.reindex(theirs.index.droplevel("selection")).to_numpy(), index=theirs.index)
-    papers = {"mio_gap": theirs[("mio_accuracy", "scif")] - theirs[("mio_accuracy", "retrain")],
-              "ndcg_drop": learn_per_cell - theirs[("ndcg_untruncated", "scif")]}
+    papers = {"mio_gap": paper_mio_gaps(paper), "ndcg_drop": learn_per_cell - theirs[("ndcg_untruncated", "scif")]}
     values = {}
     for name, ours in [("mio_gap", _difference(runs, "mio_accuracy", "scif", "retrain")),
                        ("ndcg_drop", _difference(runs, "ndcg_untruncated", "learn", "scif"))]:
@@ -91,8 +85,8 @@ def exact_values(exact_mio: pd.DataFrame, runs: pd.DataFrame) -> dict:
         verdict = "every exact cell is within 0.05 of 0.5, consistent with complete unlearning"
     else:
         verdict = "not every exact cell is within 0.05 of 0.5: see the table"
-    return {"exact_mio_range": range_text(exact_means), "exact_mio_maxdev": fixed(distance.max(), 3),
-            "scif_mio_range": range_text(scif_means), "exact_verdict": verdict,
+    return {"exact_mio_range": span_text(exact_means, 3), "exact_mio_maxdev": fixed(distance.max(), 3),
+            "scif_mio_range": span_text(scif_means, 3), "exact_verdict": verdict,
             "retrain_mio_agreement": retrain_mio_agreement(exact_mio, runs)}
 
 
