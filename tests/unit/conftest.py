@@ -43,10 +43,13 @@ def _private_cache(tmp_path_factory):
 
 @pytest.fixture(autouse=True)
 def _offline_and_private_records(monkeypatch, tmp_path_factory, _private_cache):
-    """No downloads; records and derived-data caches in temporary directories, never the home cache."""
+    """No downloads; records and derived-data caches in temporary directories, never the home cache;
+    none of the developer's stored models, page, ledger or thread count (the tests that use one set it)."""
     monkeypatch.setenv("RECUNLEARN_OFFLINE", "1")
     monkeypatch.setenv("RECUNLEARN_RECORDS", str(tmp_path_factory.mktemp("records")))
     monkeypatch.setenv("RECUNLEARN_CACHE", str(_private_cache))
+    for name in ("RECUNLEARN_MODELS", "RECUNLEARN_PAGE", "RECUNLEARN_LEDGER", "RECUNLEARN_THREADS"):
+        monkeypatch.delenv(name, raising=False)
 
 
 def available(dataset: str, role: str) -> bool:

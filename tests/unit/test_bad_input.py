@@ -287,8 +287,8 @@ def test_papermill_reads_every_parameter_of_every_notebook():
 
 
 def test_a_parameters_comment_gives_the_value_the_paper_profile_renders_with():
-    """A reader re-running a page reads ``NAME = smoke value  # paper profile: VALUE`` in its
-    parameters cell: VALUE (where it starts with a Python literal) must be what the page's paper
+    """A reader re-running a page reads ``NAME = smoke value  # paper profile: VALUE`` (``full profile``
+    in the book's own chapter, whose profile file is named ``paper`` too) in its parameters cell: VALUE (where it starts with a Python literal) must be what the page's paper
     profile sets, or the notebook's own value where the profile does not set it; a file the cell
     names must exist."""
     import ast
@@ -314,7 +314,7 @@ def test_a_parameters_comment_gives_the_value_the_paper_profile_renders_with():
         exec(cell.source, {}, namespace)
         profile_file = paths.REPO_ROOT / "notebooks" / "params" / path.parent.name / f"{path.stem}.paper.yml"
         profile = {**namespace, **yaml.safe_load(profile_file.read_text())}
-        for name, comment in re.findall(r"^([A-Z_]\w*)\s*=.*#.*?paper profile:\s*(.*)$", cell.source, flags=re.M):
+        for name, comment in re.findall(r"^([A-Z_]\w*)\s*=.*#.*?(?:paper|full) profile:\s*(.*)$", cell.source, flags=re.M):
             stated = leading_literal(comment)
             if stated is not_a_literal:
                 continue  # words, e.g. "1..8, CASPER deleting k interactions"
@@ -323,7 +323,7 @@ def test_a_parameters_comment_gives_the_value_the_paper_profile_renders_with():
                 wrong.append((path.name, name, stated, profile[name]))
         wrong += [(path.name, named) for named in re.findall(r"grids/[\w.-]+", cell.source)
                   if not (paths.REPO_ROOT / named).is_file()]
-    assert checked > 40
+    assert checked > 50
     assert wrong == []
 
 

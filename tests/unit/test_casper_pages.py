@@ -64,6 +64,41 @@ def test_a_wrong_parameter_fails_before_any_compute(stem, bad, message, monkeypa
         build(**params(stem, **bad))
 
 
+ONE_VALUE = {"figure-02-random-loo": ("DATASETS",), "figure-04-perturbation-position": ("DATASETS",),
+             "figure-05-06-latentcross-datasets": ("MODELS",), "figure-07-mrr-groups": ("MODELS", "DATASETS"),
+             "figure-08-perturbation-count-and-runtime": ("MODELS", "DATASETS"),
+             "table-03-perturbation-methods": ("DATASETS",), "claims-reduced-scale-cpu": ("DATASETS",)}
+"""The list parameters a page draws one value of: its titles name that value and its tables do not key by it."""
+TWO_VALUES = {"MODELS": ["lstm", "latentcross"], "DATASETS": ["foursquare", "wikipedia"]}
+
+
+@pytest.mark.parametrize("stem, name", [(stem, name) for stem, names in ONE_VALUE.items() for name in names])
+def test_a_page_drawing_one_model_or_dataset_refuses_several_before_any_compute(stem, name, monkeypatch):
+    """Several values would be averaged under one title: refused, naming the parameter and its choices."""
+    from recunlearn.report.pages import casper_runs
+
+    monkeypatch.setattr(casper_runs, "collect", lambda *a, **k: pytest.fail("runs collected before the check"))
+    noun = name.lower().removesuffix("s")
+    with pytest.raises(ConfigError, match=rf"parameter {name} = \[.*\]: .* drawn for one {noun} at a time; "
+                                          r"give a list of one of \['"):
+        builder(stem)(**params(stem, **{name: TWO_VALUES[name]}))
+
+
+@pytest.mark.parametrize("stem, figure, title", [
+    ("figure-07-mrr-groups", "figure", "LSTM, Wikipedia, one deletion"),
+    ("figure-05-06-latentcross-datasets", "figure_5", "LSTM, LOO"),
+    ("figure-05-06-latentcross-datasets", "figure_6", "LSTM, CASPER LOO"),
+    ("figure-02-random-loo", "figure_2a", "Wikipedia: M vs M'"),
+])
+def test_figure_titles_name_the_model_and_dataset_drawn(stem, figure, title, monkeypatch):
+    from matplotlib.figure import Figure
+
+    figures = [f for f in shown(fake_page(stem, MODELS=["lstm"], DATASETS=["wikipedia"]), figure, monkeypatch)
+               if isinstance(f, Figure)]
+    titles = [ax.get_title() for f in figures for ax in f.axes] + [f.get_suptitle() for f in figures]
+    assert any(text.startswith(title) for text in titles), titles
+
+
 def test_table_2_parameters_are_checked():
     with pytest.raises(ConfigError, match=r"DATASETS = .*'movielens' is not allowed; allowed: \['wikipedia'"):
         builder("table-02-dataset-statistics")(DATASETS=["movielens"])
@@ -367,6 +402,46 @@ def test_table_2_with_given_counts(monkeypatch):
     table = shown(page, "comparison", monkeypatch)[0]
     assert table.loc["Foursquare", ("ours", "interactions")] == 192602
     assert table.loc["Foursquare", ("paper", "items")] == 5597
+
+
+def test_statistics_verdicts_every_branch():
+    """Exact counts reproduce; users equal, one item more (the padding index) and the raw interaction
+    count is partly reproduced; other users, or one item fewer, is not; no paper row is pending."""
+    from recunlearn.report.casper import statistics_verdicts
+
+    ours = pd.DataFrame({"dataset": ["a", "b", "c", "d", "e", "f"], "users": [10, 10, 10, 10, 10, 10],
+                         "items": [20, 20, 20, 20, 20, 20], "interactions": [300, 300, 300, 300, 300, 300],
+                         "raw_interactions": [310, 310, 310, 310, 310, 310]})
+    paper = pd.DataFrame({"dataset": ["a", "b", "c", "d", "f"], "users": [10, 10, 10, 11, 10],
+                          "items": [20, 21, 20, 20, 19], "interactions": [300, 310, 301, 300, 300]})
+    assert statistics_verdicts(ours, paper) == {"a": "reproduced", "b": "partly reproduced", "c": "partly reproduced",
+                                                "d": "not reproduced", "e": "pending", "f": "not reproduced"}
+
+
+def _position_runs(ao: dict[str, float], seeds: int = 10) -> pd.DataFrame:
+    rng = np.random.default_rng(2)
+    return pd.DataFrame([{"model": m, "perturbation": p, "selector": s, "seed": k, "status": "computed",
+                          "ao": v + 0.001 * k + rng.normal(scale=0.002)}
+                         for m in ("lstm", "latentcross") for p in ("loo", "replacement")
+                         for s, v in ao.items() for k in range(seeds)])
+
+
+def test_position_claims_pass_and_fail():
+    """Figure 4(a): Earliest-Random lowest in every setting and Random below Latest-Random, then the
+    opposite order, then the earliest perturbation lowest in all settings but one."""
+    from recunlearn.report.casper import position_claims
+
+    paper = {"earliest": 0.80, "random": 0.85, "latest": 0.88}
+    verdicts = position_claims(_position_runs(paper)).set_index("id")["verdict"]
+    assert verdicts["earliest_lowest_ao"] == "reproduced" and verdicts["random_below_latest"] == "reproduced"
+    opposite = {"earliest": 0.88, "random": 0.85, "latest": 0.80}
+    verdicts = position_claims(_position_runs(opposite)).set_index("id")["verdict"]
+    assert verdicts["earliest_lowest_ao"] == "not reproduced" and verdicts["random_below_latest"] == "not reproduced"
+    runs = _position_runs(paper)
+    one = (runs["model"] == "lstm") & (runs["perturbation"] == "loo") & (runs["selector"] == "earliest")
+    runs.loc[one, "ao"] += 0.2
+    claim = position_claims(runs).set_index("id").loc["earliest_lowest_ao"]
+    assert claim["verdict"] == "partly reproduced" and claim["holds in"].startswith("3 of 4"), claim["holds in"]
 
 
 # --- Figure 8(b): the growth exponent of CASPER's run time -----------------------------------------

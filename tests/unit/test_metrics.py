@@ -263,6 +263,12 @@ def test_active_user_mask_other_fraction():
     assert np.flatnonzero(mask).tolist() == list(range(90, 100))
 
 
+def test_a_igf_is_undefined_without_both_groups():
+    values = np.array([0.1, 0.2, 0.3])
+    assert math.isnan(a_igf(values, np.ones(3, dtype=bool)))    # no inactive user
+    assert math.isnan(a_igf(values, np.zeros(3, dtype=bool)))   # no active user
+
+
 def test_a_igf_known_value():
     values = np.array([1.0, 0.5, 0.2, 0.1, 0.3])
     active = np.array([True, False, False, True, False])

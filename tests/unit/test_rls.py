@@ -50,6 +50,24 @@ def test_random_permutations_average_near_half():
     assert abs(ao - rls.ao_of_random_permutations(1001)) < 0.01
 
 
+@pytest.mark.parametrize("n", [2, 3, 4])
+def test_expected_ao_of_random_permutations_is_exact_over_every_pair(n):
+    """The closed form (n+1)/(2n) against the mean AO over all n!**2 pairs of permutations."""
+    import itertools
+
+    perms = np.array(list(itertools.permutations(range(n))))
+    a, b = np.repeat(perms, len(perms), axis=0), np.tile(perms, (len(perms), 1))
+    assert rls.rls_metrics(a, b)["ao"].mean() == pytest.approx(rls.ao_of_random_permutations(n), abs=1e-12)
+
+
+def test_jaccard_of_lists_shorter_than_k_uses_their_length():
+    """Lists of 4 compared at k = 10: the top-4 sets, {0, 1, 2, 3} and {0, 1, 2, 9}: 3 / 5."""
+    a = np.array([[0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11]])
+    b = np.array([[9, 2, 1, 0, 3, 4, 5, 6, 7, 8, 10, 11]])
+    assert rls.rls_metrics(a, b, k=10, lengths=[4])["jaccard"][0] == pytest.approx(3 / 5)
+    assert rls.rls_metrics(a, b, k=10)["jaccard"][0] == pytest.approx(1.0)   # the full top 10 sets are equal
+
+
 def test_jaccard_is_set_overlap_of_top_k():
     a, b = pairs(30, 20, 2, swaps=5)
     jac = rls.rls_metrics(a, b)["jaccard"]

@@ -963,3 +963,94 @@ def test_a_rank_agreement_counts_runs_without_a_value_of_either_measure():
     runs.loc[0, "x"] = np.nan  # a run with a utility but no disturbance
     row = rank_agreement_claim("r", "same order", runs, "unit", "x", "y", ["cell"], sign=-1)
     assert row["holds in"].endswith(f"1 of {len(runs)} runs without a value")
+
+
+# --- known answers of the CURE4Rec fairness and time claims, in both directions -------------------------
+
+def test_retrain_gap_is_the_distance_from_retrains_mean_in_the_same_setting():
+    from recunlearn.report.cure4rec import with_retrain_gap
+
+    rows = [("wmf", 5.0, "retrain", 0, 0.01), ("wmf", 5.0, "retrain", 1, 0.03),    # Retrain's mean: 0.02
+            ("wmf", 5.0, "sisa", 0, 0.05), ("wmf", 5.0, "receraser", 0, -0.01),
+            ("bpr", 5.0, "retrain", 0, 0.10), ("bpr", 5.0, "sisa", 0, 0.10),      # another model
+            ("wmf", 10.0, "retrain", 0, 0.50), ("wmf", 10.0, "sisa", 0, 0.40)]    # another ratio
+    runs = pd.DataFrame(rows, columns=["model", "ratio", "method", "seed", "a_igf"]).assign(
+        dataset="ml-100k", selection="core")
+    out = with_retrain_gap(runs).set_index(["model", "ratio", "method", "seed"])
+    assert out.loc[("wmf", 5.0, "sisa", 0), "a_igf_gap"] == pytest.approx(0.03)
+    assert out.loc[("wmf", 5.0, "receraser", 0), "a_igf_gap"] == pytest.approx(-0.03)
+    assert out.loc[("wmf", 5.0, "receraser", 0), "a_igf_gap_abs"] == pytest.approx(0.03)
+    assert out.loc[("bpr", 5.0, "sisa", 0), "a_igf_gap"] == pytest.approx(0.0)
+    assert out.loc[("wmf", 10.0, "sisa", 0), "a_igf_gap"] == pytest.approx(-0.10)
+    assert out.xs("retrain", level="method")["a_igf_gap"].isna().all()   # the reference has no gap
+    other = runs.assign(selection="edge", a_igf=runs["a_igf"] + 1.0)     # another unlearning set: its own Retrain
+    both = with_retrain_gap(pd.concat([runs, other])).set_index(["selection", "model", "ratio", "method", "seed"])
+    assert both.loc[("edge", "wmf", 5.0, "sisa", 0), "a_igf_gap"] == pytest.approx(0.03)
+
+
+def test_fairness_claims_against_sisa_pass_and_fail():
+    """RecEraser and UltraRE 0.02 from Retrain's A-IGF and shardGF above SISA's: both claims hold;
+    with SISA's and theirs swapped, both fail."""
+    from recunlearn.report.cure4rec import fairness_claims
+
+    runs = _exact_runs(seeds=6)
+    verdicts = fairness_claims(runs).set_index("id")["verdict"]
+    assert verdicts["receraser_ultrare_a_igf_further_than_sisa"] == "reproduced"
+    assert verdicts["receraser_ultrare_shardgf_above_sisa"] == "reproduced"
+    swapped = runs.copy()
+    clustered, sisa = swapped["method"].isin(["receraser", "ultrare"]), swapped["method"] == "sisa"
+    swapped.loc[clustered, "a_igf"] -= 0.02      # now at Retrain's level
+    swapped.loc[sisa, "a_igf"] += 0.02           # now 0.02 from it
+    swapped.loc[clustered, "shard_gf"], swapped.loc[sisa, "shard_gf"] = 0.002, 0.005
+    verdicts = fairness_claims(swapped).set_index("id")["verdict"]
+    assert verdicts["receraser_ultrare_a_igf_further_than_sisa"] == "not reproduced"
+    assert verdicts["receraser_ultrare_shardgf_above_sisa"] == "not reproduced"
+
+
+def _timed_runs(seconds: dict[str, float], core: float = 0.5, seeds: int = 6) -> pd.DataFrame:
+    """Exact-method runs recorded one minute apart, unlearning in ``seconds[method]`` (× ``core`` on the
+    core set) with a little seed noise."""
+    rng = np.random.default_rng(1)
+    rows, minute = [], 0
+    for model in ("wmf", "bpr"):
+        for selection in ("core", "random", "edge"):
+            for seed in range(seeds):
+                for method, value in seconds.items():
+                    minute += 1
+                    rows.append({"dataset": "ml-100k", "model": model, "method": method, "selection": selection,
+                                 "ratio": 5.0, "n_shards": 10, "seed": seed,
+                                 "created": pd.Timestamp("2026-01-01", tz="UTC") + pd.Timedelta(seconds=minute),
+                                 "unlearn_seconds": value * (core if selection == "core" and method != "retrain"
+                                                             else 1.0) * (1 + rng.normal(scale=0.01))})
+    return pd.DataFrame(rows)
+
+
+def test_time_claims_between_exact_methods_pass_and_fail():
+    from recunlearn.report.cure4rec import time_claims
+
+    paper = {"retrain": 10.0, "sisa": 1.0, "ultrare": 1.5, "receraser": 2.0}
+    verdicts = time_claims(_timed_runs(paper)).set_index("id")["verdict"]
+    for claim in ("sisa_faster_than_receraser_ultrare", "ultrare_faster_than_receraser", "eu_faster_than_retrain",
+                  "eu_faster_on_core"):
+        assert verdicts[claim] == "reproduced", claim
+    reversed_ = time_claims(_timed_runs({**paper, "sisa": 2.5, "ultrare": 3.0}, core=2.0)).set_index("id")["verdict"]
+    for claim in ("sisa_faster_than_receraser_ultrare", "ultrare_faster_than_receraser", "eu_faster_on_core"):
+        assert reversed_[claim] == "not reproduced", claim
+    assert reversed_["eu_faster_than_retrain"] == "reproduced"
+
+
+def test_one_weakly_reversed_link_of_several_is_not_a_failure_of_the_cell():
+    """A per-cell ordering fails a cell on one reversed link only at the Bonferroni level over its links:
+    one-sided signed-rank p = 2/64 for a reversal of b > c, doubled over the two links, is above 0.05."""
+    d = [-0.02, -0.03, -0.04, -0.05, -0.06, 0.01]
+    rows = [r for s, x in enumerate(d) for r in (
+        {"cell": "x", "method": "a", "seed": s, "y": 1.5 + 0.1 * s},
+        {"cell": "x", "method": "b", "seed": s, "y": 1.0 + 0.1 * s},
+        {"cell": "x", "method": "c", "seed": s, "y": 1.0 + 0.1 * s - x})]
+    row = ordering_claim("t", "a > b > c", pd.DataFrame(rows), "method", [("a", "b"), ("b", "c")], "y", ["cell"],
+                         per_cell=True)
+    assert row["verdict"] == "inconclusive", row
+    strong = [r if r["method"] != "c" else {**r, "y": r["y"] + 1.0} for r in rows]   # every seed reversed
+    row = ordering_claim("t", "a > b > c", pd.DataFrame(strong), "method", [("a", "b"), ("b", "c")], "y", ["cell"],
+                         per_cell=True)
+    assert row["verdict"] == "not reproduced", row

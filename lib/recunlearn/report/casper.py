@@ -57,7 +57,11 @@ def compare_statistics(ours: pd.DataFrame, paper: pd.DataFrame) -> pd.DataFrame:
     return compare(ours_long, paper_long, ["dataset"], tol=0.0, pending_label="not available")
 
 
-def summarize_rls(runs: pd.DataFrame, keys: list[str], metrics=("ao", "rbo_min", "jaccard")) -> pd.DataFrame:
+RLS = ["ao", "rbo_min", "jaccard"]
+"""The rank-list measures a CASPER page shows: AO (the paper's "RBO"), RBO(0.9) and Jaccard@10."""
+
+
+def summarize_rls(runs: pd.DataFrame, keys: list[str], metrics=tuple(RLS)) -> pd.DataFrame:
     """Mean / std / n over seeds of the computed runs (long format)."""
     done = runs[runs["status"] == "computed"]
     if done.empty:
@@ -558,7 +562,11 @@ def unchanged_runs_text(runs: pd.DataFrame) -> str:
             f"draw it is")
 
 
-def ao_band_claim(runs: pd.DataFrame, cells: list[str], low: float = 0.75, high: float = 0.95,
+AO_BAND = (0.75, 0.95)
+"""The paper's §5 band for the "RBO" (AO) a random perturbation leaves "in most cases"."""
+
+
+def ao_band_claim(runs: pd.DataFrame, cells: list[str], low: float = AO_BAND[0], high: float = AO_BAND[1],
                   id: str = "ao_between_075_095") -> dict:
     """The paper's §5 finding on random perturbations: "RBO" (AO) of the Random baseline's runs lies in
     [``low``, ``high``] "in most cases" (band test over seeds per cell; reproduced when most cells are

@@ -55,6 +55,21 @@ def validated(cls: type[Config], params: Mapping[str, Any]) -> Config:
     return cls.from_params(params)
 
 
+def require_one(grid: Config, names: tuple[str, ...], what: str) -> Config:
+    """``grid`` when each of its list parameters ``names`` (e.g. ``("models", "datasets")``) holds one
+    value: a page that draws one model or dataset (its titles name it, its tables do not key by it)
+    would otherwise average several under one label. Raises :class:`ConfigError` naming the parameter,
+    ``what`` the page draws and the values allowed, before any compute."""
+    for name in names:
+        values = getattr(grid, name)
+        if len(values) != 1:
+            field = next(f for f in dataclasses.fields(grid) if f.name == name)
+            raise ConfigError(f"parameter {name.upper()} = {list(values)!r}: {what} is drawn for one "
+                              f"{name.removesuffix('s')} at a time; give a list of one of "
+                              f"{list(field.metadata['choices'])}")
+    return grid
+
+
 # --- what is pending --------------------------------------------------------------------------------
 
 @dataclasses.dataclass(frozen=True)

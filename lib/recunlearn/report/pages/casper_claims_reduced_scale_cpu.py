@@ -8,18 +8,17 @@ LatentCross's LSTM cell (the paper describes a GRU) does."""
 from __future__ import annotations
 
 from ...experiments.casper import Collected
-from ..casper import (ReducedScaleGrid, casper_k_sweep, group_table, k_figure, label_pending, one_interaction,
-                      reduced_scale_claims, rls_bars, summarize_rls, table3_view)
+from ..casper import (RLS, ReducedScaleGrid, casper_k_sweep, group_table, k_figure, label_pending,
+                      one_interaction, reduced_scale_claims, rls_bars, summarize_rls, table3_view)
 from ..casper_variants import at_defaults
 from ..compare import compare, mean_std_table
-from ..names import display_names, span_text
+from ..names import display_name, display_names, span_text
 from ..paper import paper_table
 from . import Page, cells_notice, computed_cells, runs_notice
 from .casper_runs import collect_page, printed, status_counts, variant_sections
 
 PAGE = "casper/claims-reduced-scale-cpu"
 KEYS = ["dataset", "model", "selector", "perturbation", "replacement"]
-RLS = ["ao", "rbo_min", "jaccard"]
 
 
 def build(collected: Collected | None = None, **params) -> Page:
@@ -27,7 +26,8 @@ def build(collected: Collected | None = None, **params) -> Page:
     paper's Table 3 (for orientation, not for a verdict), CASPER's sweep over k, the claims and the
     glued values; the runs of the protocol variants (item numberings, test passes, LSTM embeddings,
     LatentCross cells) are read only by their sections."""
-    grid, collected, command = collect_page(PAGE, ReducedScaleGrid, params, collected)
+    grid, collected, command = collect_page(PAGE, ReducedScaleGrid, params, collected, one=("datasets",),
+                                            what="this page")
     every_run = collected.runs
     runs = at_defaults(every_run)
     single, sweep = one_interaction(runs), casper_k_sweep(runs)
@@ -53,6 +53,7 @@ def build(collected: Collected | None = None, **params) -> Page:
     checks = [printed(computed[["model", "selector", "perturbation", "replacement", "k", "seed", "ao", "rbo_min",
                                 "jaccard", "mrr_original", "mrr_perturbed"]].round(2))]
     rows_title = f"first {grid.max_rows:,} rows" if grid.max_rows else "all rows"
+    dataset = display_name(grid.datasets[0])
     done_sweep = sweep[sweep["status"] == "computed"]
     sweep_summary = summarize_rls(sweep, ["model", "k"], ["ao"])
     notices = {"table_3a": cells_notice("Our AO beside Table 3", comparison[comparison["metric"] == "ao"], command),
@@ -61,7 +62,7 @@ def build(collected: Collected | None = None, **params) -> Page:
                "groups": runs_notice("Jaccard@10 by MRR group", single, command),
                "k_sweep": runs_notice("CASPER's sweep over k", sweep, command),
                "k_figure": runs_notice("The sweep's figure", sweep, command)}
-    variants = variant_sections(PAGE, grid, collected, paper, f"Foursquare, {rows_title}, {grid.epochs} epochs")
+    variants = variant_sections(PAGE, grid, collected, paper, f"{dataset}, {rows_title}, {grid.epochs} epochs")
     deletion = summary[(summary["metric"].isin(RLS)) & (summary["perturbation"] == "loo")]
     return Page(
         PAGE, grid, every_run, collected.pending, None, claims,
@@ -71,9 +72,9 @@ def build(collected: Collected | None = None, **params) -> Page:
                                       "jaccard").round(3),
                 "k_sweep": mean_std_table(done_sweep, ["model", "k"], RLS), **variants.tables},
         figures={"figure": lambda: rls_bars(deletion, x="selector", hue="model", metrics=RLS,
-                                            title=f"Foursquare, {rows_title}, {grid.epochs} epochs: "
+                                            title=f"{dataset}, {rows_title}, {grid.epochs} epochs: "
                                                   "M vs M' after one deletion"),
-                 "k_figure": lambda: k_figure(sweep_summary, ["ao"], f"Foursquare, {rows_title}, {grid.epochs} "
+                 "k_figure": lambda: k_figure(sweep_summary, ["ao"], f"{dataset}, {rows_title}, {grid.epochs} "
                                               "epochs: CASPER deletes k interactions", by="model"),
                  **variants.figures},
         values={**values, **variants.values},

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 from ...experiments.casper import CasperGrid, Collected
-from ..casper import (format_value, group_table, label_pending, mrr_group_claim, rls_bars, summarize_rls, summary_value,
-                      unchanged_runs_text)
+from ..casper import (RLS, format_value, group_table, label_pending, mrr_group_claim, rls_bars, summarize_rls,
+                      summary_value, unchanged_runs_text)
 from ..claims import claims_frame
 from ..compare import compare, paper_vs_ours_table, verdict
+from ..names import display_name
 from ..paper import paper_table
 from . import Page, cells_notice, computed_cells, runs_notice
 from .casper_runs import collect_page, printed, status_counts
@@ -15,13 +16,13 @@ PAGE = "casper/figure-02-random-loo"
 GLUED_MODELS = ("lstm", "tisasrec", "latentcross")
 GLUED_SELECTORS = ("none", "random", "casper")
 GLUED_METRICS = ("ao", "rbo_min", "jaccard", "mrr_original", "mrr_perturbed")
-RLS = ["ao", "rbo_min", "jaccard"]
 
 
 def build(collected: Collected | None = None, **params) -> Page:
     """The Figure 2 page at notebook parameters ``params``: its runs, the comparison of random LOO with
     Table 3(a)'s Random row, the low-MRR claim of Figure 2(b) and the values its text glues."""
-    grid, collected, command = collect_page(PAGE, CasperGrid, params, collected)
+    grid, collected, command = collect_page(PAGE, CasperGrid, params, collected, one=("datasets",),
+                                            what="Figure 2")
     runs = collected.runs
     summary = summarize_rls(runs, ["dataset", "model", "selector"], RLS + ["mrr_original", "mrr_perturbed",
                                                                          "recall10_original", "recall10_perturbed"])
@@ -52,7 +53,8 @@ def build(collected: Collected | None = None, **params) -> Page:
                 "comparison": paper_vs_ours_table(cells, ["dataset", "model"], ["ao"]) if len(cells) else cells,
                 "figure_2b": group_table(runs, ["model", "selector"], "jaccard")},
         figures={"figure_2a": lambda: rls_bars(shown, x="model", hue="selector", metrics=RLS,
-                                               title="Foursquare: M vs M' after one perturbed interaction")},
+                                               title=f"{display_name(grid.datasets[0])}: M vs M' after one "
+                                                     "perturbed interaction")},
         values=values,
         notices={
             "comparison": cells_notice("Figure 2(a) against Table 3(a)'s Random row", comparison, command),

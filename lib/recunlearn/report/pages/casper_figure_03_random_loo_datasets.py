@@ -3,14 +3,14 @@
 from __future__ import annotations
 
 from ...experiments.casper import CasperGrid, Collected
-from ..casper import ao_band_claim, most_stable_claim, next_item_claim, rls_bars, summarize_rls, unchanged_runs_text
+from ..casper import (AO_BAND, RLS, ao_band_claim, most_stable_claim, next_item_claim, rls_bars, summarize_rls,
+                      unchanged_runs_text)
 from ..claims import claims_frame
 from ..names import display_name
 from . import Page, count_text, runs_notice
 from .casper_runs import collect_page, printed, status_counts
 
 PAGE = "casper/figure-03-random-loo-datasets"
-RLS = ["ao", "rbo_min", "jaccard"]
 
 
 def build(collected: Collected | None = None, **params) -> Page:
@@ -24,7 +24,7 @@ def build(collected: Collected | None = None, **params) -> Page:
     next_item = summary[(summary["selector"] == "random") & summary["metric"].str.startswith(("mrr", "recall"))]
 
     n = len(random_ao)
-    in_band = int(random_ao["mean"].between(0.75, 0.95).sum())
+    in_band = int(random_ao["mean"].between(*AO_BAND).sum())
     best = random_ao.loc[random_ao.groupby("dataset")["mean"].idxmax()] if n else random_ao
     lc_best = int((best["model"] == "latentcross").sum())
     gap = (summary[summary["metric"] == "mrr_perturbed"]["mean"].to_numpy()

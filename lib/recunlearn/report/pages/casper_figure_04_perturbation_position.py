@@ -3,15 +3,14 @@
 from __future__ import annotations
 
 from ...experiments.casper import CasperGrid, Collected, renumbering_table
-from ..casper import (figure_4b_claims, figure_4b_example, idag_figure, position_claims, rls_bars, summarize_rls,
-                      toy_scores, wilcoxon_pairs)
+from ..casper import (RLS, figure_4b_claims, figure_4b_example, idag_figure, position_claims, rls_bars,
+                      summarize_rls, toy_scores, wilcoxon_pairs)
 from ..claims import joined_claims
 from ..names import display_name
 from . import Page, Notice, runs_notice
 from .casper_runs import collect_page, printed, status_counts
 
 PAGE = "casper/figure-04-perturbation-position"
-RLS = ["ao", "rbo_min", "jaccard"]
 PAIRS = [("earliest", "random"), ("earliest", "latest"), ("random", "latest")]
 
 
@@ -22,7 +21,8 @@ TOY_COLUMNS = {"node": "Node", "user": "User", "item": "Item", "t": "Time", "roo
 def build(collected: Collected | None = None, **params) -> Page:
     """The Figure 4 page at notebook parameters ``params``: the toy IDAG and its exact cascade scores,
     the Earliest / Random / Latest runs with their Wilcoxon tests, the claims and the glued values."""
-    grid, collected, command = collect_page(PAGE, CasperGrid, params, collected)
+    grid, collected, command = collect_page(PAGE, CasperGrid, params, collected, one=("datasets",),
+                                            what="Figure 4")
     runs = collected.runs
     toy, graph, root_scores = figure_4b_example()
     summary = summarize_rls(runs, ["model", "perturbation", "selector"], RLS)

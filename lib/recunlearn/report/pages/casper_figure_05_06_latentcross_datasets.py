@@ -1,5 +1,5 @@
-"""CASPER Figures 5 and 6: LatentCross under every perturbation method across datasets (5), and
-stability by MRR group under CASPER deletion (6)."""
+"""CASPER Figures 5 and 6: one model (the paper: LatentCross) under every perturbation method across
+datasets (5), and stability by MRR group under CASPER deletion (6)."""
 
 from __future__ import annotations
 
@@ -18,7 +18,9 @@ PAGE = "casper/figure-05-06-latentcross-datasets"
 def build(collected: Collected | None = None, **params) -> Page:
     """The Figures 5-6 page at notebook parameters ``params``: its runs, the AO of every method per
     dataset, Jaccard@10 per MRR group under CASPER deletion, the claims and the glued values."""
-    grid, collected, command = collect_page(PAGE, CasperGrid, params, collected)
+    grid, collected, command = collect_page(PAGE, CasperGrid, params, collected, one=("models",),
+                                            what="Figures 5 and 6")
+    model = display_name(grid.models[0])
     runs = collected.runs
     summary = summarize_rls(runs, ["dataset", "perturbation", "selector"], ["ao", "rbo_min", "jaccard"])
     ao = summary[summary["metric"] == "ao"].pivot_table(index=["perturbation", "dataset"], columns="selector",
@@ -56,11 +58,11 @@ def build(collected: Collected | None = None, **params) -> Page:
             part = summary[summary["perturbation"] == pert]
             if len(part):
                 rls_bars(part, x="dataset", hue="selector", metrics=["ao", "jaccard"],
-                         title=f"LatentCross, {display_name(pert)}")
+                         title=f"{model}, {display_name(pert)}")
 
     def figure_6():
         groups.set_index("dataset")[["jaccard_high", "jaccard_mid", "jaccard_low"]].plot.bar(
-            rot=0, title="LatentCross, CASPER LOO: Jaccard@10 by MRR group", ylim=(0, 1.05))
+            rot=0, title=f"{model}, CASPER LOO: Jaccard@10 by MRR group", ylim=(0, 1.05))
 
     checks = [printed(done[["dataset", "perturbation", "selector", "seed", "ao", "jaccard", "jaccard_high",
                             "jaccard_mid", "jaccard_low"]].round(2)),

@@ -1,4 +1,5 @@
-"""CASPER Figure 7: who loses stability under each method. LatentCross on Foursquare, deletion (LOO):
+"""CASPER Figure 7: who loses stability under each method. One model on one dataset (the paper: LatentCross
+on Foursquare), deletion (LOO):
 Jaccard@10 between M's and M''s top-10 lists per MRR group of users (top 20 %, middle 60 %, bottom 20 %
 by the original model's per-user MRR; the perturbed user's test interactions excluded; group means over
 test interactions), for every perturbation method."""
@@ -14,7 +15,7 @@ from ..casper import (METHOD_LABELS, MRR_GROUPS, casper_lowest_per_group_claim, 
                       low_mrr_least_stable_claim)
 from ..claims import claims_frame
 from ..compare import format_mean_std
-from ..names import display_names
+from ..names import display_name, display_names
 from ..plots import legend_below, set_theme
 from . import Page, count_text, runs_notice
 from .casper_runs import collect_page, printed, status_counts
@@ -44,7 +45,9 @@ def group_means(runs: pd.DataFrame, metric: str = "jaccard") -> pd.DataFrame:
 def build(collected: Collected | None = None, **params) -> Page:
     """The Figure 7 page at notebook parameters ``params``: its runs, Jaccard@10 per MRR group for every
     method, the two claims and the glued values."""
-    grid, collected, command = collect_page(PAGE, CasperGrid, params, collected)
+    grid, collected, command = collect_page(PAGE, CasperGrid, params, collected, one=("models", "datasets"),
+                                            what="Figure 7")
+    scope = f"{display_name(grid.models[0])}, {display_name(grid.datasets[0])}"
     runs = collected.runs
     done = runs[(runs["status"] == "computed") & (runs["selector"] != "none")]
     table = group_means(done)
@@ -74,7 +77,7 @@ def build(collected: Collected | None = None, **params) -> Page:
                     hue_order=[METHOD_LABELS[s] for s in METHOD_LABELS if s in set(long["selector"])],
                     errorbar="sd", ax=ax)
         ax.set(xlabel="users by the original model's MRR", ylabel="Jaccard@10 (M vs M')",
-               title="LatentCross, Foursquare, one deletion: top-10 stability by MRR group")
+               title=f"{scope}, one deletion: top-10 stability by MRR group")
         low = long["jaccard"].min()
         ax.set_ylim(max(0.0, low - 0.05), 1.0)
         legend_below(fig, ax, title="Method")

@@ -6,14 +6,13 @@ from __future__ import annotations
 import pandas as pd
 
 from ...experiments.casper import Collected, Figure8Grid, run_scaling_table
-from ..casper import (figure_8_claims, format_value, growth_exponent, k_figure, linear_fit, scaling_figure,
-                      summarize_rls)
+from ..casper import (RLS, figure_8_claims, format_value, growth_exponent, k_figure, linear_fit,
+                      scaling_figure, summarize_rls)
 from ..names import display_name
 from . import Page, runs_notice
 from .casper_runs import collect_page, printed, status_counts
 
 PAGE = "casper/figure-08-perturbation-count-and-runtime"
-RLS = ["ao", "rbo_min", "jaccard"]
 
 
 def ao_by_k_text(ao: pd.DataFrame) -> str:
@@ -32,7 +31,8 @@ def build(collected: Collected | None = None, **params) -> Page:
     """The Figure 8 page at notebook parameters ``params``: the k-perturbation runs (a), the timing of
     CASPER on prefixes of a dataset with its least-squares line (b; computed here when its record is
     missing: seconds on any CPU), the claims and the glued values."""
-    grid, collected, command = collect_page(PAGE, Figure8Grid, params, collected)
+    grid, collected, command = collect_page(PAGE, Figure8Grid, params, collected, one=("models", "datasets"),
+                                            what="Figure 8(a)")
     runs = collected.runs
     scaling = run_scaling_table(grid.scaling_config())
     summary = summarize_rls(runs, ["model", "k"], RLS)
@@ -54,7 +54,8 @@ def build(collected: Collected | None = None, **params) -> Page:
         PAGE, grid, runs, collected.pending, None, claims,
         tables={"runs": status_counts(runs), "scaling": scaling.drop(columns="repeat_seconds", errors="ignore")},
         figures={"figure_8a": lambda: k_figure(summary, RLS,
-                                               "LatentCross, Foursquare: CASPER LOO with k perturbations"),
+                                               f"{display_name(grid.models[0])}, {display_name(grid.datasets[0])}: "
+                                               "CASPER LOO with k perturbations"),
                  "figure_8b": lambda: scaling_figure(scaling, fit, f"CASPER run time on prefixes of "
                                                      f"{display_name(grid.scaling_dataset)} (all of it that exists)",
                                                      growth=growth)},

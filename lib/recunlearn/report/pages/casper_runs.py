@@ -13,16 +13,18 @@ from ...experiments.casper import CasperConfig, CasperGrid, Collected, collect
 from ...experiments.records import record_key
 from ..casper_variants import (Variant, variant_figure, variant_part, variant_table, variant_tests_view,
                                with_protocol_columns)
-from . import compute_command, plan_entries, runs_notice, validated
+from . import compute_command, plan_entries, require_one, runs_notice, validated
 from . import run_command as generic_run_command
 
 
 def collect_page(page: str, grid_cls: type[CasperGrid], params: Mapping[str, Any],
-                 collected: Collected | None = None) -> tuple[CasperGrid, Collected, str | None]:
+                 collected: Collected | None = None, one: tuple[str, ...] = (),
+                 what: str = "this page") -> tuple[CasperGrid, Collected, str | None]:
     """``(grid, collected runs, command computing the pending runs)`` of ``page`` at ``params``. The grid
-    is validated before any compute; ``collected`` (e.g. runs made up by a test) replaces
-    :func:`~recunlearn.experiments.casper.collect`."""
-    grid = validated(grid_cls, params)
+    is validated before any compute, each list parameter of ``one`` (``"models"``, ``"datasets"``) to a
+    single value where ``what`` (the page's figures) draws one (:func:`~recunlearn.report.pages.require_one`);
+    ``collected`` (e.g. runs made up by a test) replaces :func:`~recunlearn.experiments.casper.collect`."""
+    grid = require_one(validated(grid_cls, params), one, what)
     collected = with_protocol_columns(collect(grid) if collected is None else collected, grid.runs())
     return grid, collected, pending_command(page, grid, collected.pending)
 

@@ -28,7 +28,9 @@ def build(collected: Collected | None = None, **params) -> Page:
     tests of CASPER against every baseline, the renumbering artefact (untrained, and the numbering
     comparison's trained runs), the test-protocol comparison (the variants' runs are read only by their
     sections), the claims and the glued values."""
-    grid, collected, command = collect_page(PAGE, ProtocolGrid, params, collected)
+    grid, collected, command = collect_page(PAGE, ProtocolGrid, params, collected, one=("datasets",),
+                                            what="Table 3")
+    dataset = display_name(grid.datasets[0])
     every_run = collected.runs
     runs = at_defaults(every_run)
     summary = summarize_rls(runs, KEYS, ["ao", "rbo_min", "jaccard"])
@@ -78,7 +80,7 @@ def build(collected: Collected | None = None, **params) -> Page:
                "figure": runs_notice("The figure of Table 3", runs, command),
                "lowest": runs_notice("The lowest AO per column", runs, command),
                "paired_tests": runs_notice("The paired tests of CASPER against each baseline", runs, command)}
-    variants = variant_sections(PAGE, grid, collected, paper, "Foursquare")
+    variants = variant_sections(PAGE, grid, collected, paper, dataset)
     return Page(
         PAGE, grid, every_run, collected.pending, comparison[comparison["paper"].notna()], claims,
         tables={"runs": status_counts(every_run), "table_3": table3_view(in_grid if len(computed_cells(comparison))
@@ -86,7 +88,7 @@ def build(collected: Collected | None = None, **params) -> Page:
                 "table_3_rbo": table3_view(comparison, "rbo_min"), "renumbering": artifact.round(3),
                 "lowest": lowest, "paired_tests": tests, **variants.tables},
         figures={"figure": lambda: rls_bars(shown, x="method", hue="model", metrics=["ao", "jaccard"],
-                                            title="Foursquare: perturbation methods"),
+                                            title=f"{dataset}: perturbation methods"),
                  **variants.figures},
         values={**values, **variants.values},
         notices={**notices, **variants.notices},

@@ -19,7 +19,7 @@ from ...experiments.cure4rec_exact import ExactCollected
 from ..claims import OTHER_READING, joined_claims, with_kind
 from ..cure4rec import sweep_claims, with_retrain_gap
 from . import Page
-from .cure4rec_runs import TOGETHER, collect_sweep, parallel_reading, sweep_page, with_parallel_time
+from .cure4rec_runs import collect_sweep, sweep_page, with_time_readings
 
 PAGE = "cure4rec/figure-04-shard-number"
 METRICS = ["ndcg_untruncated", "unlearn_seconds", "a_igf_gap_abs", "shard_gf"]
@@ -37,16 +37,7 @@ def build(collected: ExactCollected | None = None, parallel: ExactCollected | No
     eu = sweep[sweep["method"] != "retrain"]
     claims = joined_claims(sweep_claims(eu, "n_shards", EXPECTED, "the number of shards"), with_kind(
         sweep_claims(eu, "n_shards", {"shard_gf": +1}, "the number of shards"), OTHER_READING, ["shard_gf_rises"]))
-    batched = page_runs.grid.timing == "batched"
-    claims.loc[claims["id"] == "unlearn_seconds_falls", "claim"] += (
-        " (the affected shards retrained together in one process)" if batched else " (the slowest affected shard)")
-    metrics = list(METRICS)
-    if page_runs.parallel is not None:
-        eu, read = parallel_reading(eu, page_runs.parallel.runs, "n_shards", "the number of shards")
-        claims = joined_claims(with_kind(claims, OTHER_READING, ["unlearn_seconds_falls"]) if batched else claims, read)
-        metrics = with_parallel_time(metrics, together=batched)
-        if batched:
-            eu = eu.rename(columns={"unlearn_seconds": TOGETHER})
+    eu, claims, (metrics,) = with_time_readings(page_runs, eu, claims, "n_shards", "the number of shards", METRICS)
     return sweep_page(PAGE, page_runs, claims, eu, "n_shards", metrics, metrics,
                       "utility, time, |A-IGF − Retrain|, shardGF against the number of shards",
                       checked=["ndcg_untruncated", "shard_gf"])

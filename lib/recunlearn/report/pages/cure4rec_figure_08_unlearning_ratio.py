@@ -10,10 +10,9 @@ reading is the paper's claim, and the batched one is shown beside it as another 
 from __future__ import annotations
 
 from ...experiments.cure4rec_exact import ExactCollected
-from ..claims import OTHER_READING, joined_claims, with_kind
 from ..cure4rec import sweep_claims, with_retrain_gap
 from . import Page
-from .cure4rec_runs import TOGETHER, collect_sweep, parallel_reading, sweep_page, with_parallel_time
+from .cure4rec_runs import collect_sweep, sweep_page, with_time_readings
 
 PAGE = "cure4rec/figure-08-unlearning-ratio"
 SHOWN = ["ndcg_untruncated", "unlearn_seconds", "a_igf", "abs_a_igf", "a_igf_gap_abs"]
@@ -30,14 +29,8 @@ def build(collected: ExactCollected | None = None, parallel: ExactCollected | No
     sweep = with_retrain_gap(page_runs.collected.runs)
     sweep = sweep.assign(abs_a_igf=sweep["a_igf"].abs())  # what the fairness claim is tested on, shown with it
     claims = sweep_claims(sweep, "ratio", EXPECTED, "the unlearning ratio")
-    shown, plotted = list(SHOWN), list(PLOTTED)
-    if page_runs.parallel is not None:
-        claims.loc[claims["id"] == "unlearn_seconds_falls", "claim"] += (
-            " (the affected shards retrained together in one process)")
-        sweep, read = parallel_reading(sweep, page_runs.parallel.runs, "ratio", "the unlearning ratio")
-        claims = joined_claims(with_kind(claims, OTHER_READING, ["unlearn_seconds_falls"]), read)
-        sweep = sweep.rename(columns={"unlearn_seconds": TOGETHER})
-        shown, plotted = with_parallel_time(shown, together=True), with_parallel_time(plotted, together=True)
+    sweep, claims, (shown, plotted) = with_time_readings(page_runs, sweep, claims, "ratio", "the unlearning ratio",
+                                                         SHOWN, PLOTTED)
     return sweep_page(PAGE, page_runs, claims, sweep, "ratio", shown, plotted,
                       "utility, time and A-IGF against the share of users unlearned (%)",
                       checked=["ndcg_untruncated", "a_igf"])

@@ -12,6 +12,7 @@ import pandas as pd
 from ...experiments.config import Config
 from ...experiments.cure4rec_exact import EXACT_KEYS, ExactCollected, ExactGrid, collect
 from ...experiments.records import record_key
+from ..claims import OTHER_READING, joined_claims, with_kind
 from ..cure4rec import sweep_claims
 from ..glance import CURE4REC_DATASETS, with_page_runs
 from ..names import display_name
@@ -122,6 +123,31 @@ def with_parallel_time(columns: list[str], together: bool) -> list[str]:
     out = [TOGETHER if together and c == "unlearn_seconds" else c for c in columns]
     out.insert(2, PARALLEL)
     return out
+
+
+TIMING_READS = {"batched": " (the affected shards retrained together in one process)",
+                "sequential": " (the slowest affected shard, trained in turn inside the K-shard model)",
+                "alone": " (the slowest affected shard, each a model of its own)"}
+"""How a sweep grid's ``timing`` measured its unlearning time, as its trend claim says it."""
+
+
+def with_time_readings(page_runs: SweepRuns, sweep: pd.DataFrame, claims: pd.DataFrame, x: str, label: str,
+                       *columns: list[str]) -> tuple[pd.DataFrame, pd.DataFrame, list[list[str]]]:
+    """A sweep page's unlearning-time readings: the grid's own trend claim (``unlearn_seconds_falls``)
+    says how its ``timing`` measured the time (:data:`TIMING_READS`); where the page has the parallel
+    reading (:func:`parallel_grid`), that reading is the paper's claim, the grid's own becomes another
+    reading, and each list of ``columns`` gets the :data:`PARALLEL` time (a batched time renamed
+    :data:`TOGETHER`, :func:`with_parallel_time`). Returns ``sweep``, ``claims`` and the lists."""
+    claims = claims.copy()
+    claims.loc[claims["id"] == "unlearn_seconds_falls", "claim"] += TIMING_READS[page_runs.grid.timing]
+    if page_runs.parallel is None:
+        return sweep, claims, [list(c) for c in columns]
+    sweep, read = parallel_reading(sweep, page_runs.parallel.runs, x, label)
+    claims = joined_claims(with_kind(claims, OTHER_READING, ["unlearn_seconds_falls"]), read)
+    together = page_runs.grid.timing == "batched"
+    if together:
+        sweep = sweep.rename(columns={"unlearn_seconds": TOGETHER})
+    return sweep, claims, [with_parallel_time(c, together) for c in columns]
 
 
 def sweep_page(page: str, page_runs: SweepRuns, claims: pd.DataFrame, sweep: pd.DataFrame, x: str,
