@@ -15,12 +15,12 @@ from page_checks import no_empty_count, shown
 from recunlearn.experiments.casper import CasperGrid, Collected
 from recunlearn.experiments.config import ConfigError
 from recunlearn.experiments.records import record_key
-from recunlearn.report.casper import (group_table, label_pending, mrr_group_claim, page_grid_class, summarize_rls,
+from recunlearn.report.casper import (group_table, label_pending, mrr_group_claim, summarize_rls,
                                      summary_value, table3_view, unchanged_runs_text)
 from recunlearn.report.pages.casper_figure_08_perturbation_count_and_runtime import ao_by_k_text
 from recunlearn.report.compare import compare, paper_vs_ours_table
 from recunlearn.report.names import display_name, labelled
-from recunlearn.report.pages import Notice, Page, notebook_parameters, published_claims, validated
+from recunlearn.report.pages import Notice, Page, notebook_parameters, page_grid, published_claims, validated
 from recunlearn.report.paper import paper_table
 
 RUN_PAGES = ["figure-02-random-loo", "figure-03-random-loo-datasets", "figure-05-06-latentcross-datasets",
@@ -35,7 +35,7 @@ def builder(stem: str):
 
 def fake_page(stem: str, pending: dict[str, str] | None = None, **changes) -> Page:
     values = params(stem, **changes)
-    grid = validated(page_grid_class(stem), values)
+    grid = validated(page_grid(f"casper/{stem}"), values)
     return builder(stem)(collected=fake_collected(grid, pending), **values)
 
 
@@ -82,6 +82,13 @@ def test_a_page_drawing_one_model_or_dataset_refuses_several_before_any_compute(
     with pytest.raises(ConfigError, match=rf"parameter {name} = \[.*\]: .* drawn for one {noun} at a time; "
                                           r"give a list of one of \['"):
         builder(stem)(**params(stem, **{name: TWO_VALUES[name]}))
+
+
+def test_pages_declare_the_list_parameters_they_draw_one_value_of():
+    from recunlearn.report.pages import page_one_value
+
+    for stem in RUN_PAGES + DATA_PAGES:
+        assert tuple(name.upper() for name in page_one_value(f"casper/{stem}")) == ONE_VALUE.get(stem, ()), stem
 
 
 @pytest.mark.parametrize("stem, figure, title", [
@@ -255,7 +262,7 @@ def test_claims_reduced_scale_table_matches_the_notebook_pipeline(monkeypatch):
 
 def test_the_reduced_scale_grid_adds_casper_deletion_sweep_to_the_one_interaction_runs():
     values = params("claims-reduced-scale-cpu", "paper")
-    grid = validated(page_grid_class("claims-reduced-scale-cpu"), values)
+    grid = validated(page_grid("casper/claims-reduced-scale-cpu"), values)
     runs = grid.runs()
     numbering = [c for c in runs if c.id_map != "fixed"]  # JODIE, LatentCross x 3 seeds x 5 settings x 2 numberings
     assert len(numbering) == 2 * 3 * 5 * 2 and {c.model for c in numbering} == {"jodie", "latentcross"}
@@ -271,7 +278,7 @@ def test_the_reduced_scale_grid_adds_casper_deletion_sweep_to_the_one_interactio
     assert {c.k for c in runs if c.selector != "casper" or c.perturbation != "loo"} == {1}
     assert sorted({c.k for c in runs if c.selector == "casper" and c.perturbation == "loo"}) == list(range(1, 9))
     with pytest.raises(ConfigError, match="CASPER_KS"):
-        validated(page_grid_class("claims-reduced-scale-cpu"), {**values, "CASPER_KS": [0]})
+        validated(page_grid("casper/claims-reduced-scale-cpu"), {**values, "CASPER_KS": [0]})
 
 
 @pytest.mark.parametrize("stem", DATA_PAGES)
@@ -523,7 +530,7 @@ def test_casper_vs_baselines_pairs_by_seed_and_gives_no_p_for_one_pair():
 def test_reduced_scale_grid_adds_casper_deletion_sweep():
     """The reduced-scale page reads its CasperGrid's runs and CASPER's deletion at every k of casper_ks
     (k = 1 listed once)."""
-    from recunlearn.report.casper import ProtocolGrid, ReducedScaleGrid, page_grid_class
+    from recunlearn.report.casper import ProtocolGrid, ReducedScaleGrid
     grid = ReducedScaleGrid(models=("lstm",), selectors=("none", "random", "casper"), perturbations=("loo", "replace"),
                             casper_ks=(1, 2, 4), seeds=(0,))
     plain = CasperGrid(models=("lstm",), selectors=("none", "random", "casper"), perturbations=("loo", "replace"),
@@ -532,9 +539,9 @@ def test_reduced_scale_grid_adds_casper_deletion_sweep():
     assert len(runs) == len(set(map(record_key, runs)))
     extra = [c for c in runs if record_key(c) not in {record_key(p) for p in plain.runs()}]
     assert sorted((c.selector, c.perturbation, c.k) for c in extra) == [("casper", "loo", 2), ("casper", "loo", 4)]
-    assert page_grid_class("claims-reduced-scale-cpu") is ReducedScaleGrid
-    assert page_grid_class("figure-02-random-loo") is CasperGrid
-    assert page_grid_class("table-03-perturbation-methods") is ProtocolGrid  # Table 3 trains the numberings too
+    assert page_grid("casper/claims-reduced-scale-cpu") is ReducedScaleGrid
+    assert page_grid("casper/figure-02-random-loo") is CasperGrid
+    assert page_grid("casper/table-03-perturbation-methods") is ProtocolGrid  # Table 3 trains the numberings too
 
 
 def test_figure_7_one_seed_decides_nothing_about_every_group(monkeypatch):

@@ -627,9 +627,9 @@ def page_configs(page: str, params: dict) -> list:
     paper, stem = page.split("/")
     params = {**params, **({"DEVICE": "cpu"} if "DEVICE" in params else {})}
     if paper == "sru":
-        from recunlearn.report.sru import page_grid_class
+        from recunlearn.report.pages import page_grid
 
-        return page_grid_class(stem).from_params(params).runs()
+        return page_grid(page).from_params(params).runs()
     if paper == "bystanders":
         from recunlearn.experiments.bystanders import BystanderGrid, CascadeGrid, TradeoffGrid
         from recunlearn.experiments.stability import StabilityGrid
@@ -640,9 +640,9 @@ def page_configs(page: str, params: dict) -> list:
         grid = Figure8Grid.from_params(params)
         return grid.runs() + [grid.scaling_config()]
     if paper == "casper":
-        from recunlearn.report.casper import page_grid_class
+        from recunlearn.report.pages import page_grid
 
-        return page_grid_class(stem).from_params(params).runs()
+        return page_grid(page).from_params(params).runs()
     if stem == "learn-baselines":
         return LearnGrid.from_params(params).runs()
     if stem in ("table-01-05-scif-completeness", "figure-02-05-overview"):

@@ -30,6 +30,29 @@ def test_parameters_table_lists_upper_snake_names_in_order_with_readable_values(
                                      ["EXACT_MIO_MODELS", "None"], ["COMPUTE_MISSING", "False"]]
 
 
+def test_parameters_table_of_a_page_lists_every_parameter_it_accepts():
+    """The notebook's parameters first, then the others of the page's grid at their defaults, each with
+    what it accepts; the thousands separator inside a list is a thin space, not a comma."""
+    from recunlearn.experiments.cure4rec_exact import ExactGrid
+
+    table = parameters_table({"SHARD_COUNTS": [5, 10], "MAX_EPOCHS": 2, "pd": pd}, "cure4rec/figure-04-shard-number")
+    assert table["parameter"].tolist()[:2] == ["SHARD_COUNTS", "MAX_EPOCHS"]
+    assert sorted(table["parameter"]) == sorted(name.upper() for name in ExactGrid.parameter_names())
+    rows = table.set_index("parameter")
+    assert rows.loc["MAX_EPOCHS"].tolist() == ["2", "notebook", "a whole number ≥ 1"]
+    assert rows.loc["TIMING", "value used"] == "batched" and rows.loc["TIMING", "set by"] == "default"
+    assert rows.loc["TIMING", "allowed"].startswith("one of batched, sequential, alone (batched: ")
+    assert rows.loc["MODELS", "allowed"] == "any of wmf, bpr, lightgcn"
+    assert rows.loc["RATIOS", "allowed"] == "a list of numbers from 0 to 100 (percentages of users)"
+    casper = parameters_table({}, "casper/figure-08-perturbation-count-and-runtime").set_index("parameter")
+    assert casper.loc["MAX_ROWS", "allowed"] == "None or a whole number ≥ 1"
+    assert casper.loc["SCALING_SIZES", "value used"].startswith("10\u2009000, 20\u2009000")
+    assert casper.loc["MODELS", "allowed"] == "a list of one of lstm, tisasrec, jodie, latentcross"  # one drawn
+    assert casper.loc["SEEDS", "allowed"] == "a list of whole numbers ≥ 0"
+    scif = parameters_table({}, "cure4rec/table-01-05-scif-completeness").set_index("parameter")
+    assert scif.loc["EXACT_MIO_MODELS", "allowed"].startswith("None or any of wmf, bpr, lightgcn (")
+
+
 def test_scale_of_a_grid_and_of_recorded_parameters():
     grid = ExactGrid(models=("wmf", "lightgcn"), selections=("core", "random"), seeds=(0, 1, 2), methods=("sisa",))
     assert scale_text(grid) == "ML-100K; WMF, LightGCN; SISA; core, random users; 3 seeds; up to 500 epochs; CPU"
@@ -157,7 +180,7 @@ def test_study_notebooks_open_with_the_box_and_fold_their_code(path):
     box = glue_references({"cells": [notebook["cells"][1]]})
     assert {"page_verdict", "page_summary", "page_scale", "page_coverage", "page_pending"} <= box
     assert sorted(box & set(missing_glue(notebook))) == []
-    assert any("show_parameters(globals())" in "".join(c["source"]) for c in notebook["cells"])
+    assert any("show_parameters(globals()" in "".join(c["source"]) for c in notebook["cells"])
 
 
 @pytest.mark.parametrize("path", STUDY_NOTEBOOKS, ids=lambda p: f"{p.parent.name}/{p.stem}")

@@ -1,5 +1,5 @@
-"""Every study notebook is parameters -> one builder call -> show: its first code cell shows the
-parameters, its second builds the page with the builder module named after the chapter and the
+"""Every study notebook is parameters -> one builder call -> show: its first code cell shows every
+parameter of its page (:func:`recunlearn.report.pages.page_grid`), its second builds the page with the builder module named after the chapter and the
 notebook (``recunlearn.report.pages.<chapter>_<notebook stem with underscores>``), every other code
 cell only shows, checks, glances at or publishes the page (once), one cell is the nbval-checked
 ``page.check()``, and the page ends with its downloads."""
@@ -30,7 +30,8 @@ def test_a_notebook_is_parameters_build_show_publish(path):
     code = [c for c in notebook["cells"] if c["cell_type"] == "code"
             and not {"parameters", "injected-parameters"} & set(c["metadata"].get("tags", []))]
     sources = ["".join(c["source"]) for c in code]
-    assert sources[0] == "from recunlearn.report import show_parameters\n\nshow_parameters(globals())"
+    page = f"{path.parent.name}/{path.stem}"
+    assert sources[0] == f'from recunlearn.report import show_parameters\n\nshow_parameters(globals(), "{page}")'
     assert sources[1].startswith(f"from recunlearn.report.pages import notebook_parameters\n"
                                  f"from {builder_module(path)} import build\n\n"
                                  "page = build(**notebook_parameters(globals()))")

@@ -12,16 +12,18 @@ import yaml
 
 from recunlearn import paths
 from recunlearn.experiments.config import ConfigError
-from recunlearn.experiments.sru import RUN_KEYS, SruConfig
+from recunlearn.experiments.sru import RUN_KEYS, SruConfig, SruStatisticsParams
 from recunlearn.report.names import display_name
-from recunlearn.report.pages import EMPTY_COUNT, Notice
-from recunlearn.report.sru import (HIT_RANDOM, PAGE_GRIDS, ablation_claims, effectiveness_table, efficiency_claim,
+from recunlearn.report.pages import EMPTY_COUNT, Notice, page_grid
+from recunlearn.report.sru import (HIT_RANDOM, ablation_claims, effectiveness_table, efficiency_claim,
                                    efficiency_table, extra_deletion_claim, extra_deletion_points, more_extra_deletion_claim,
-                                   overview_table,
-                                   page_grid_class, partition_table, share_of_retrain, shard_count_table, sru_claims,
+                                   overview_table, partition_table, share_of_retrain, shard_count_table, sru_claims,
                                    unlearning_share_of_full_training)
 
 PARAMS = paths.REPO_ROOT / "notebooks" / "params" / "sru"
+RUN_PAGES = ["ablations", "claims-abstract", "recommendation-accuracy", "unlearning-effectiveness",
+             "unlearning-efficiency"]
+"""The SRU pages with runs (all but the dataset statistics)."""
 CREATED = pd.Timestamp("2026-12-01", tz="UTC")
 NDCG = {"retrain": 0.10, "sisa": 0.07, "receraser": 0.08, "sru": 0.095}
 SECONDS = {"retrain": 100.0, "sisa": 10.0, "receraser": 20.0, "sru": 20.0}
@@ -262,18 +264,19 @@ def test_more_shards_faster_reads_each_runs_cpu_share_not_its_clock():
 
 
 def test_page_grids_list_every_run_they_read_once():
-    grid = page_grid_class().from_params({"METHODS": ["retrain", "sru"], "EXTRA_DELETIONS": ["none", "ned"],
+    grid = page_grid("sru/claims-abstract").from_params({"METHODS": ["retrain", "sru"], "EXTRA_DELETIONS": ["none", "ned"],
                                           "N_EXTRAS": [0, 2], "SEEDS": [0, 1], "EXTRA_SEEDS": [0]})
     kinds = sorted((c.method, c.extra_deletion, c.n_extra, c.seed) for c in grid.runs())
     assert kinds == [("retrain", "none", 0, 0), ("retrain", "none", 0, 1), ("sru", "ned", 2, 0),
                      ("sru", "none", 0, 0), ("sru", "none", 0, 1)]
-    ablation = page_grid_class("ablations").from_params({"METHODS": ["sisa", "sru"], "PARTITIONS": ["random",
+    ablation = page_grid("sru/ablations").from_params({"METHODS": ["sisa", "sru"], "PARTITIONS": ["random",
                                                          "similarity"], "SHARD_COUNTS": [4, 8], "N_SHARDS": 8})
     kinds = [(c.method, c.shard_partition, c.n_shards) for c in ablation.runs()]
     assert kinds == [("sisa", "random", 8), ("sisa", "similarity", 8), ("sru", "random", 8),
                      ("sru", "similarity", 8), ("sru", "similarity", 4)]
-    with pytest.raises(KeyError, match="table-dataset-statistics"):
-        page_grid_class("table-dataset-statistics")
+    assert page_grid("sru/table-dataset-statistics") is SruStatisticsParams   # no runs: counts only
+    with pytest.raises(KeyError, match="sru/no-such-page"):
+        page_grid("sru/no-such-page")
 
 
 # --- builders -------------------------------------------------------------------------------------------------
@@ -288,7 +291,7 @@ def params(stem: str, profile: str = "smoke") -> dict:
 
 def page_runs(stem: str, computed: bool, profile: str = "smoke") -> pd.DataFrame:
     """Made-up runs of the page's grid: every run computed (metrics from :func:`run_row`), or none."""
-    grid = page_grid_class(stem).from_params(params(stem, profile))
+    grid = page_grid(f"sru/{stem}").from_params(params(stem, profile))
     rng = np.random.default_rng(0)
     rows = [{**run_row(c.method, c.seed, rng, c.extra_deletion, c.n_extra, c.partition, c.n_shards),
              "dataset": c.dataset, "model": c.model, "centroid": c.centroid, "truncation": c.truncation}
@@ -298,7 +301,7 @@ def page_runs(stem: str, computed: bool, profile: str = "smoke") -> pd.DataFrame
     return frame
 
 
-@pytest.mark.parametrize("stem", sorted(PAGE_GRIDS))
+@pytest.mark.parametrize("stem", RUN_PAGES)
 def test_builders_show_tables_of_computed_runs_and_state_every_claim(stem):
     page = builder(stem)(runs=page_runs(stem, True), **params(stem))
     assert page.name == f"sru/{stem}"
@@ -310,7 +313,7 @@ def test_builders_show_tables_of_computed_runs_and_state_every_claim(stem):
     assert not any(EMPTY_COUNT.search(t) for t in texts.values())
 
 
-@pytest.mark.parametrize("stem", sorted(PAGE_GRIDS))
+@pytest.mark.parametrize("stem", RUN_PAGES)
 def test_builders_without_records_show_one_notice_per_item_with_the_plan_command(stem):
     page = builder(stem)(runs=page_runs(stem, False, "paper"), **params(stem, "paper"))
     assert set(page.claims["verdict"]) == {"pending"}
@@ -336,7 +339,7 @@ def test_glued_shares_and_hits_are_given_per_dataset_never_pooled():
 
 def test_the_method_comparison_counts_only_its_own_runs_when_extra_deletions_are_pending():
     stem = "claims-abstract"
-    grid = page_grid_class(stem).from_params(params(stem, "paper"))
+    grid = page_grid(f"sru/{stem}").from_params(params(stem, "paper"))
     runs = page_runs(stem, True, "paper")
     extra = runs["extra_deletion"] != "none"
     computed = runs[~extra].copy()
@@ -359,7 +362,7 @@ def test_the_method_comparison_counts_only_its_own_runs_when_extra_deletions_are
 
 def test_the_overview_reads_the_ablation_at_its_scale_and_keeps_it_out_of_the_comparison():
     stem = "claims-abstract"
-    grid = page_grid_class(stem).from_params(params(stem, "paper"))
+    grid = page_grid(f"sru/{stem}").from_params(params(stem, "paper"))
     ablation = grid.ablation()
     assert ablation is not None and set(ablation.runs()) <= set(grid.runs())
     assert {c.n_shards for c in grid.runs() if c.method == "sru" and c.extra_deletion == "none"} == {2, 4, 8, 16}
@@ -370,12 +373,12 @@ def test_the_overview_reads_the_ablation_at_its_scale_and_keeps_it_out_of_the_co
     assert list(overview.columns) == ["Retrain", "SISA", "RecEraser", "SRU"]
     assert (overview.xs("runs", level=-1) == "3").all(axis=None)  # SRU at other K, swapped partitions: not in it
     no_ablation = {**params(stem, "paper"), "ABLATION_PARTITIONS": None, "ABLATION_SHARD_COUNTS": None}
-    assert page_grid_class(stem).from_params(no_ablation).ablation() is None
+    assert page_grid(f"sru/{stem}").from_params(no_ablation).ablation() is None
     with pytest.raises(ConfigError, match="ABLATION_PARTITIONS"):
-        page_grid_class(stem).from_params({**no_ablation, "ABLATION_PARTITIONS": ["shuffled"]})
+        page_grid(f"sru/{stem}").from_params({**no_ablation, "ABLATION_PARTITIONS": ["shuffled"]})
 
 
-@pytest.mark.parametrize("stem", sorted(PAGE_GRIDS))
+@pytest.mark.parametrize("stem", RUN_PAGES)
 def test_builders_refuse_unknown_and_bad_parameters_before_any_compute(stem):
     with pytest.raises(ConfigError, match="MODELZ"):
         builder(stem)(runs=page_runs(stem, False), **params(stem), MODELZ=["gru4rec"])
@@ -408,10 +411,10 @@ def test_statistics_page_checks_the_windows_and_the_split_accounting():
 
 
 def test_every_page_with_runs_has_both_profiles_and_a_notebook():
-    for stem in PAGE_GRIDS:
+    for stem in RUN_PAGES:
         assert (paths.REPO_ROOT / "notebooks" / "sru" / f"{stem}.ipynb").is_file(), stem
         for profile in ("smoke", "paper"):
-            page_grid_class(stem).from_params(params(stem, profile))  # valid parameters
+            page_grid(f"sru/{stem}").from_params(params(stem, profile))  # valid parameters
     assert SruConfig().partition == "own"
 
 
@@ -448,7 +451,7 @@ def test_code_choices_add_sru_runs_paired_with_the_comparisons():
     from recunlearn.report.sru_code_choices import CODE_CHOICES
 
     stem = "claims-abstract"
-    grid = page_grid_class(stem).from_params(params(stem, "paper"))
+    grid = page_grid(f"sru/{stem}").from_params(params(stem, "paper"))
     listed = grid.runs()
     added = [c for c in listed if c.centroid != "mean" or c.truncation != "suffix"]
     assert sorted((c.method, c.centroid, c.truncation, c.seed) for c in added) == sorted(
@@ -457,10 +460,10 @@ def test_code_choices_add_sru_runs_paired_with_the_comparisons():
         field = "centroid" if config.centroid != "mean" else "truncation"
         assert config.replace(**{field: CODE_CHOICES[field].ours}) in listed
     with pytest.raises(ConfigError, match="CODE_CHOICES.*CENTROIDS"):
-        page_grid_class(stem).from_params({**params(stem, "paper"), "CENTROIDS": ["mean", "scalar"]})
+        page_grid(f"sru/{stem}").from_params({**params(stem, "paper"), "CENTROIDS": ["mean", "scalar"]})
     with pytest.raises(ConfigError, match="CODE_CHOICES"):
-        page_grid_class(stem).from_params({**params(stem, "paper"), "CODE_CHOICES": ["partition"]})
-    assert not [c for c in page_grid_class(stem).from_params({**params(stem, "paper"), "CODE_CHOICES": None}).runs()
+        page_grid(f"sru/{stem}").from_params({**params(stem, "paper"), "CODE_CHOICES": ["partition"]})
+    assert not [c for c in page_grid(f"sru/{stem}").from_params({**params(stem, "paper"), "CODE_CHOICES": None}).runs()
                 if c.centroid != "mean" or c.truncation != "suffix"]
 
 
@@ -508,7 +511,7 @@ def test_without_code_choice_runs_their_section_is_pending_with_its_plan_entry()
     from recunlearn.report.sru_code_choices import retrain_text
 
     stem = "claims-abstract"
-    grid = page_grid_class(stem).from_params(params(stem, "paper"))
+    grid = page_grid(f"sru/{stem}").from_params(params(stem, "paper"))
     runs = page_runs(stem, True, "paper")
     mine = (runs["centroid"] != "mean") | (runs["truncation"] != "suffix")
     kept = runs[~mine].copy()

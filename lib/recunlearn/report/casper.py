@@ -978,17 +978,6 @@ class ReducedScaleGrid(ProtocolGrid):
         return list(dict.fromkeys(CasperGrid.runs(plain) + CasperGrid.runs(sweep) + self.variant_runs()))
 
 
-PAGE_GRIDS = {"claims-reduced-scale-cpu": ReducedScaleGrid, "table-03-perturbation-methods": ProtocolGrid,
-              "figure-08-perturbation-count-and-runtime": Figure8Grid}
-"""The grid class of each CASPER page whose runs are not one :class:`CasperGrid` (its notebook's parameters)."""
-
-
-def page_grid_class(stem: str) -> type[CasperGrid]:
-    """The grid class whose runs are those the CASPER page ``stem`` reads (:class:`CasperGrid` unless
-    :data:`PAGE_GRIDS` names another)."""
-    return PAGE_GRIDS.get(stem, CasperGrid)
-
-
 def one_interaction(runs: pd.DataFrame) -> pd.DataFrame:
     """The runs that perturb one interaction (k = 1): the rows Table 3 and the chapter's claims read."""
     return runs[runs["k"] == 1] if "k" in runs else runs

@@ -77,28 +77,91 @@ def _listed(value) -> list:
 
 # --- parameters -------------------------------------------------------------------------------------
 
-def format_parameter(value) -> str:
-    """A parameter value for a reader: lists joined by commas, whole numbers with thousands separators."""
+def format_parameter(value, in_list: bool = False) -> str:
+    """A parameter value for a reader: lists joined by commas, whole numbers with thousands separators
+    (thin spaces inside a list, so that the commas separate its items)."""
     if isinstance(value, (list, tuple)):
-        return ", ".join(format_parameter(v) for v in value) if value else "(empty)"
+        return ", ".join(format_parameter(v, in_list=True) for v in value) if value else "(empty)"
     if isinstance(value, bool) or value is None:
         return str(value)
     if isinstance(value, int):
-        return f"{value:,}"
+        return f"{value:,}".replace(",", "\u2009" if in_list else ",")
     return str(value)
 
 
-def parameters_table(namespace: Mapping[str, Any]) -> pd.DataFrame:
+def parameters_table(namespace: Mapping[str, Any], page: str | None = None) -> pd.DataFrame:
     """The notebook's parameters (its UPPER_SNAKE names: the values in effect after papermill's
-    injection) as a two-column frame ``parameter | value used``, in the order they were set."""
-    rows = [(name, format_parameter(value)) for name, value in namespace.items()
-            if PARAMETER_NAME.match(name) and isinstance(value, (str, int, float, bool, list, tuple, type(None)))]
-    return pd.DataFrame(rows, columns=["parameter", "value used"])
+    injection) as a frame ``parameter | value used``, in the order they were set. With ``page``
+    (``<chapter>/<notebook stem>``), every parameter the page accepts (its builder's ``GRID``): the
+    notebook's, then the others at their defaults, with ``set by`` (notebook or default) and
+    ``allowed`` (:func:`allowed_text`)."""
+    given = [(name, value) for name, value in namespace.items()
+             if PARAMETER_NAME.match(name) and isinstance(value, (str, int, float, bool, list, tuple, type(None)))]
+    if page is None:
+        return pd.DataFrame([(name, format_parameter(value)) for name, value in given],
+                            columns=["parameter", "value used"])
+    from .pages import page_grid, page_one_value
+
+    fields = {spec.name.upper(): spec for spec in dataclasses.fields(page_grid(page))}
+    hints, one = _hints(page_grid(page)), page_one_value(page)
+
+    def allowed(name: str) -> str:
+        spec = fields.get(name)
+        return "" if spec is None else allowed_text(spec, hints[spec.name], one_value=spec.name in one)
+
+    rows = [(name, format_parameter(value), "notebook", allowed(name)) for name, value in given]
+    rows += [(name, format_parameter(spec.default), "default", allowed(name))
+             for name, spec in fields.items() if name not in namespace]
+    return pd.DataFrame(rows, columns=["parameter", "value used", "set by", "allowed"])
 
 
-def show_parameters(namespace: Mapping[str, Any]):
-    """:func:`parameters_table` for display, without the row index."""
-    return parameters_table(namespace).style.hide(axis="index").set_properties(**{"text-align": "left"})
+def _hints(cls) -> dict:
+    import typing
+
+    return typing.get_type_hints(cls)
+
+
+def allowed_text(spec: dataclasses.Field, hint, one_value: bool = False) -> str:
+    """What a parameter accepts, for a reader: its choices, else its kind of value and bounds
+    (``a list of whole numbers ≥ 0``, ``None or a whole number ≥ 1``), then its meaning where the
+    library documents it. ``one_value``: a list the page draws one value of (``a list of one of``)."""
+    import typing
+
+    meta = spec.metadata
+    values = [a for a in typing.get_args(hint) if a is not type(None)]
+    optional = typing.get_origin(hint) is not None and not _is_list(hint) and len(values) < len(typing.get_args(hint))
+    inner = values[0] if optional else hint
+    if meta.get("choices"):
+        kind = ("a list of one of " if one_value else "any of " if _is_list(inner) else "one of ") + \
+            ", ".join(str(c) for c in meta["choices"] if c is not None)
+    else:
+        low, high = meta.get("min"), meta.get("max")
+        bounds = (f"from {low:g} to {high:g}" if low is not None and high is not None
+                  else f"≥ {low:g}" if low is not None else f"≤ {high:g}" if high is not None else "")
+        kind = " ".join(filter(None, [_kind(inner), bounds]))
+    kind = f"None or {kind}" if optional else kind
+    return f"{kind} ({meta['doc']})" if meta.get("doc") else kind
+
+
+def _is_list(hint) -> bool:
+    import typing
+
+    return typing.get_origin(hint) is tuple
+
+
+def _kind(hint) -> str:
+    """``a whole number``, ``a list of numbers``, ``True or False``, ``a text``."""
+    import typing
+
+    if _is_list(hint):
+        return "a list of " + _kind(typing.get_args(hint)[0]).removeprefix("a ") + "s"
+    return {bool: "True or False", int: "a whole number", float: "a number", str: "a text"}.get(hint, str(hint))
+
+
+def show_parameters(namespace: Mapping[str, Any], page: str | None = None):
+    """:func:`parameters_table` for display, without the row index (with ``page``, captioned)."""
+    styled = parameters_table(namespace, page).style.hide(axis="index").set_properties(**{"text-align": "left"})
+    return styled.set_caption("Every parameter of this page: papermill's -p NAME VALUE changes one") if page else styled
 
 
 # --- scale ------------------------------------------------------------------------------------------

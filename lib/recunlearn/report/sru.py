@@ -562,15 +562,3 @@ class SruOverviewGrid(SruPageGrid):
         ablation = self.ablation()
         choices = code_choice_runs(self, self.code_choices) if self.code_choices else []
         return list(dict.fromkeys(SruPageGrid.runs(self) + (ablation.runs() if ablation else []) + choices))
-
-
-PAGE_GRIDS = {"claims-abstract": SruOverviewGrid, "recommendation-accuracy": SruGrid, "unlearning-efficiency": SruGrid,
-              "unlearning-effectiveness": SruPageGrid, "ablations": SruAblationGrid}
-"""The grid class of each SRU page with runs (its notebook's parameters)."""
-
-
-def page_grid_class(stem: str = "claims-abstract") -> type[SruGrid]:
-    """The grid class whose runs are those the SRU page ``stem`` reads."""
-    if stem not in PAGE_GRIDS:
-        raise KeyError(f"no SRU page with runs named {stem!r}; known: {sorted(PAGE_GRIDS)}")
-    return PAGE_GRIDS[stem]

@@ -55,6 +55,34 @@ def validated(cls: type[Config], params: Mapping[str, Any]) -> Config:
     return cls.from_params(params)
 
 
+def builder_module(page: str) -> str:
+    """The module whose ``build`` renders ``page`` (``<chapter>/<notebook stem>``)."""
+    chapter, stem = page.split("/", 1)
+    return f"{__name__}.{chapter}_{stem.replace('-', '_')}"
+
+
+def _builder(page: str):
+    import importlib
+
+    try:
+        return importlib.import_module(builder_module(page))
+    except ModuleNotFoundError as error:
+        raise KeyError(f"no page {page!r} (no module {builder_module(page)})") from error
+
+
+def page_grid(page: str) -> type[Config]:
+    """The class of ``page``'s parameters: its builder's ``GRID`` (every parameter its notebook accepts,
+    validated before any compute; a grid's ``runs()`` are the runs the page reads). ``KeyError`` for
+    a page without a builder."""
+    return _builder(page).GRID
+
+
+def page_one_value(page: str) -> tuple[str, ...]:
+    """The list parameters ``page`` draws one value of (its builder's ``ONE_VALUE``, checked by
+    :func:`require_one`; none by default)."""
+    return tuple(getattr(_builder(page), "ONE_VALUE", ()))
+
+
 def require_one(grid: Config, names: tuple[str, ...], what: str) -> Config:
     """``grid`` when each of its list parameters ``names`` (e.g. ``("models", "datasets")``) holds one
     value: a page that draws one model or dataset (its titles name it, its tables do not key by it)

@@ -12,6 +12,7 @@ from . import Page
 from .bystanders_runs import question_page
 
 PAGE = "bystanders/q1-unlearning-moves-bystanders"
+GRID = BystanderGrid  # the parameters of this page (its notebook's), validated before any compute
 CHECKED = ["dataset", "model", "method", "selection", "control", "seed", "n_bystanders", "ao", "jaccard"]
 
 
@@ -28,6 +29,6 @@ def build(runs: pd.DataFrame | None = None, **params) -> Page:
     """The Question 1 page at notebook parameters ``params``: the table of before/after similarity of
     bystanders' lists, the figure, the utility kept against the disturbance, and the claims. ``runs``
     (made up by a test) replaces the collected runs."""
-    return question_page(PAGE, BystanderGrid, collect_bystanders, params, runs, what="The bystander runs",
+    return question_page(PAGE, GRID, collect_bystanders, params, runs, what="The bystander runs",
                          claims=bystander_claims, tables={"table": bystander_table},
                          figures={"figure": figure, "utility": utility_figure}, checked=CHECKED, digits=2)

@@ -12,6 +12,7 @@ from . import Page
 from .bystanders_runs import question_page
 
 PAGE = "bystanders/q2-who-is-unlearned"
+GRID = CascadeGrid  # the parameters of this page (its notebook's), validated before any compute
 CHECKED = ["dataset", "model", "selection", "selection_seed", "seed", "removed_rows", "cascade_share", "disturbance"]
 
 
@@ -19,7 +20,7 @@ def build(runs: pd.DataFrame | None = None, **params) -> Page:
     """The Question 2 page at notebook parameters ``params``: one row per unlearning set, the scatter of
     disturbance against the deletion cascade, and the claims. ``runs`` (made up by a test) replaces the
     collected runs."""
-    return question_page(PAGE, CascadeGrid, collect_cascades, params, runs, what="The runs of this question",
+    return question_page(PAGE, GRID, collect_cascades, params, runs, what="The runs of this question",
                          claims=cascade_claims, tables={"table": cascade_table}, figures={"figure": cascade_figure},
                          checked=CHECKED, values=set_count)
 

@@ -12,12 +12,13 @@ from . import Page
 from .bystanders_runs import question_page
 
 PAGE = "bystanders/q3-stability-after-unlearning"
+GRID = StabilityGrid  # the parameters of this page (its notebook's), validated before any compute
 CHECKED = ["dataset", "model", "method", "state", "selector", "seed", "n_shard_users", "ao", "ao_shard"]
 
 
 def build(runs: pd.DataFrame | None = None, **params) -> Page:
     """The Question 3 page at notebook parameters ``params``: the table and figure of AO under one
     left-out interaction, and the claims. ``runs`` (made up by a test) replaces the collected runs."""
-    return question_page(PAGE, StabilityGrid, collect_stability, params, runs, what="The runs of this question",
+    return question_page(PAGE, GRID, collect_stability, params, runs, what="The runs of this question",
                          claims=stability_claims, tables={"table": stability_table},
                          figures={"figure": stability_figure}, checked=CHECKED)

@@ -18,6 +18,8 @@ from . import Page, cells_notice, computed_cells, runs_notice
 from .casper_runs import collect_page, printed, status_counts, variant_sections
 
 PAGE = "casper/claims-reduced-scale-cpu"
+GRID = ReducedScaleGrid  # the parameters of this page (its notebook's), validated before any compute
+ONE_VALUE = ("datasets",)  # list parameters this page draws one value of (its titles name it)
 KEYS = ["dataset", "model", "selector", "perturbation", "replacement"]
 
 
@@ -26,7 +28,7 @@ def build(collected: Collected | None = None, **params) -> Page:
     paper's Table 3 (for orientation, not for a verdict), CASPER's sweep over k, the claims and the
     glued values; the runs of the protocol variants (item numberings, test passes, LSTM embeddings,
     LatentCross cells) are read only by their sections."""
-    grid, collected, command = collect_page(PAGE, ReducedScaleGrid, params, collected, one=("datasets",),
+    grid, collected, command = collect_page(PAGE, GRID, params, collected, one=ONE_VALUE,
                                             what="this page")
     every_run = collected.runs
     runs = at_defaults(every_run)

@@ -13,6 +13,8 @@ from . import Page, cells_notice, computed_cells, runs_notice
 from .casper_runs import collect_page, printed, status_counts
 
 PAGE = "casper/figure-02-random-loo"
+GRID = CasperGrid  # the parameters of this page (its notebook's), validated before any compute
+ONE_VALUE = ("datasets",)  # list parameters this page draws one value of (its titles name it)
 GLUED_MODELS = ("lstm", "tisasrec", "latentcross")
 GLUED_SELECTORS = ("none", "random", "casper")
 GLUED_METRICS = ("ao", "rbo_min", "jaccard", "mrr_original", "mrr_perturbed")
@@ -21,7 +23,7 @@ GLUED_METRICS = ("ao", "rbo_min", "jaccard", "mrr_original", "mrr_perturbed")
 def build(collected: Collected | None = None, **params) -> Page:
     """The Figure 2 page at notebook parameters ``params``: its runs, the comparison of random LOO with
     Table 3(a)'s Random row, the low-MRR claim of Figure 2(b) and the values its text glues."""
-    grid, collected, command = collect_page(PAGE, CasperGrid, params, collected, one=("datasets",),
+    grid, collected, command = collect_page(PAGE, GRID, params, collected, one=ONE_VALUE,
                                             what="Figure 2")
     runs = collected.runs
     summary = summarize_rls(runs, ["dataset", "model", "selector"], RLS + ["mrr_original", "mrr_perturbed",

@@ -11,12 +11,13 @@ from . import Page, count_text, runs_notice
 from .casper_runs import collect_page, printed, status_counts
 
 PAGE = "casper/figure-03-random-loo-datasets"
+GRID = CasperGrid  # the parameters of this page (its notebook's), validated before any compute
 
 
 def build(collected: Collected | None = None, **params) -> Page:
     """The Figure 3 page at notebook parameters ``params``: its runs, the AO and next-item tables, the
     claims (AO band, LatentCross most stable, next-item metrics barely move) and the glued values."""
-    grid, collected, command = collect_page(PAGE, CasperGrid, params, collected)
+    grid, collected, command = collect_page(PAGE, GRID, params, collected)
     runs = collected.runs
     summary = summarize_rls(runs, ["dataset", "model", "selector"],
                             RLS + ["mrr_original", "mrr_perturbed", "recall10_original", "recall10_perturbed"])

@@ -11,6 +11,8 @@ from . import Page, Notice, runs_notice
 from .casper_runs import collect_page, printed, status_counts
 
 PAGE = "casper/figure-04-perturbation-position"
+GRID = CasperGrid  # the parameters of this page (its notebook's), validated before any compute
+ONE_VALUE = ("datasets",)  # list parameters this page draws one value of (its titles name it)
 PAIRS = [("earliest", "random"), ("earliest", "latest"), ("random", "latest")]
 
 
@@ -21,7 +23,7 @@ TOY_COLUMNS = {"node": "Node", "user": "User", "item": "Item", "t": "Time", "roo
 def build(collected: Collected | None = None, **params) -> Page:
     """The Figure 4 page at notebook parameters ``params``: the toy IDAG and its exact cascade scores,
     the Earliest / Random / Latest runs with their Wilcoxon tests, the claims and the glued values."""
-    grid, collected, command = collect_page(PAGE, CasperGrid, params, collected, one=("datasets",),
+    grid, collected, command = collect_page(PAGE, GRID, params, collected, one=ONE_VALUE,
                                             what="Figure 4")
     runs = collected.runs
     toy, graph, root_scores = figure_4b_example()

@@ -13,12 +13,14 @@ from . import Page, count_text, runs_notice
 from .casper_runs import collect_page, printed, status_counts
 
 PAGE = "casper/figure-05-06-latentcross-datasets"
+GRID = CasperGrid  # the parameters of this page (its notebook's), validated before any compute
+ONE_VALUE = ("models",)  # list parameters this page draws one value of (its titles name it)
 
 
 def build(collected: Collected | None = None, **params) -> Page:
     """The Figures 5-6 page at notebook parameters ``params``: its runs, the AO of every method per
     dataset, Jaccard@10 per MRR group under CASPER deletion, the claims and the glued values."""
-    grid, collected, command = collect_page(PAGE, CasperGrid, params, collected, one=("models",),
+    grid, collected, command = collect_page(PAGE, GRID, params, collected, one=ONE_VALUE,
                                             what="Figures 5 and 6")
     model = display_name(grid.models[0])
     runs = collected.runs

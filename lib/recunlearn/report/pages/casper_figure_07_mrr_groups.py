@@ -21,6 +21,8 @@ from . import Page, count_text, runs_notice
 from .casper_runs import collect_page, printed, status_counts
 
 PAGE = "casper/figure-07-mrr-groups"
+GRID = CasperGrid  # the parameters of this page (its notebook's), validated before any compute
+ONE_VALUE = ("models", "datasets")  # list parameters this page draws one value of (its titles name it)
 GROUP_LABELS = {"high": "top 20 % MRR", "mid": "middle 60 %", "low": "bottom 20 % MRR"}
 
 
@@ -45,7 +47,7 @@ def group_means(runs: pd.DataFrame, metric: str = "jaccard") -> pd.DataFrame:
 def build(collected: Collected | None = None, **params) -> Page:
     """The Figure 7 page at notebook parameters ``params``: its runs, Jaccard@10 per MRR group for every
     method, the two claims and the glued values."""
-    grid, collected, command = collect_page(PAGE, CasperGrid, params, collected, one=("models", "datasets"),
+    grid, collected, command = collect_page(PAGE, GRID, params, collected, one=ONE_VALUE,
                                             what="Figure 7")
     scope = f"{display_name(grid.models[0])}, {display_name(grid.datasets[0])}"
     runs = collected.runs

@@ -13,6 +13,8 @@ from . import Page, runs_notice
 from .casper_runs import collect_page, printed, status_counts
 
 PAGE = "casper/figure-08-perturbation-count-and-runtime"
+GRID = Figure8Grid  # the parameters of this page (its notebook's), validated before any compute
+ONE_VALUE = ("models", "datasets")  # list parameters this page draws one value of (its titles name it)
 
 
 def ao_by_k_text(ao: pd.DataFrame) -> str:
@@ -31,7 +33,7 @@ def build(collected: Collected | None = None, **params) -> Page:
     """The Figure 8 page at notebook parameters ``params``: the k-perturbation runs (a), the timing of
     CASPER on prefixes of a dataset with its least-squares line (b; computed here when its record is
     missing: seconds on any CPU), the claims and the glued values."""
-    grid, collected, command = collect_page(PAGE, Figure8Grid, params, collected, one=("models", "datasets"),
+    grid, collected, command = collect_page(PAGE, GRID, params, collected, one=ONE_VALUE,
                                             what="Figure 8(a)")
     runs = collected.runs
     scaling = run_scaling_table(grid.scaling_config())

@@ -14,13 +14,14 @@ from . import Page, validated
 from .casper_runs import printed
 
 PAGE = "casper/table-02-dataset-statistics"
+GRID = StatisticsParams  # the parameters of this page (its notebook's), validated before any compute
 CHECKED = ["label", "raw_users", "raw_items", "raw_interactions", "users", "items", "interactions", "train", "test"]
 
 
 def build(ours: pd.DataFrame | None = None, **params) -> Page:
     """The Table 2 page at notebook parameters ``params``: our counts (``ours``, by default computed from
     the dataset files), the comparison with the paper, one verdict per dataset and the glued counts."""
-    grid = validated(StatisticsParams, params)
+    grid = validated(GRID, params)
     ours = dataset_statistics(grid.datasets) if ours is None else ours
     paper = paper_table("casper-table-02")
     paper = paper[paper["dataset"].isin(grid.datasets)]

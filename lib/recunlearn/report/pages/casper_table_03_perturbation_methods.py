@@ -19,6 +19,8 @@ from . import Page, cells_notice, computed_cells, count_text, runs_notice
 from .casper_runs import collect_page, printed, status_counts, variant_sections
 
 PAGE = "casper/table-03-perturbation-methods"
+GRID = ProtocolGrid  # the parameters of this page (its notebook's), validated before any compute
+ONE_VALUE = ("datasets",)  # list parameters this page draws one value of (its titles name it)
 KEYS = ["dataset", "model", "selector", "perturbation", "replacement"]
 
 
@@ -28,7 +30,7 @@ def build(collected: Collected | None = None, **params) -> Page:
     tests of CASPER against every baseline, the renumbering artefact (untrained, and the numbering
     comparison's trained runs), the test-protocol comparison (the variants' runs are read only by their
     sections), the claims and the glued values."""
-    grid, collected, command = collect_page(PAGE, ProtocolGrid, params, collected, one=("datasets",),
+    grid, collected, command = collect_page(PAGE, GRID, params, collected, one=ONE_VALUE,
                                             what="Table 3")
     dataset = display_name(grid.datasets[0])
     every_run = collected.runs

@@ -18,6 +18,7 @@ from . import Page, distinct_runs, validated
 from .cure4rec_runs import pending_command, printed, runs_notice, runs_table
 
 PAGE = "cure4rec/figure-02-05-overview"
+GRID = ScifGrid  # the parameters of this page (its notebook's), validated before any compute
 RAW = ["mio_accuracy", "ndcg_untruncated", "unlearn_seconds", "a_igf"]
 
 
@@ -53,7 +54,7 @@ def build(collected: Collected | None = None, exact: Collected | None = None, ex
     Figure 2 (their mean), and the claims. ``collected``, ``exact``, ``exact_mio`` and ``parallel``
     replace the collected SCIF runs, exact runs (utility, fairness), exact-method MIO runs and exact
     runs with each affected shard alone (efficiency)."""
-    grid = validated(ScifGrid, params)
+    grid = validated(GRID, params)
     eu_grid, eu_timing = exact_grid(grid), timing_grid(grid)
     collected = collect(grid) if collected is None else collected
     exact = cure4rec_exact.collect(eu_grid) if exact is None else exact

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import pandas as pd
 
+from ...experiments.cure4rec_exact import ExactGrid
 from ...experiments.cure4rec_exact import ExactCollected
 from ...experiments.cure4rec_scif import ScifGrid, collect
 from ..claims import with_pending_rows
@@ -15,6 +16,7 @@ from . import Page
 from .cure4rec_runs import collect_exact, printed, runs_notice, runs_table
 
 PAGE = "cure4rec/figure-03-06-07-eu-fairness"
+GRID = ExactGrid  # the parameters of this page (its notebook's), validated before any compute
 KEYS = ["dataset", "model", "method", "selection"]
 SHOWN = ["a_igf", "a_igf_gap", "a_igf_gap_abs", "shard_gf", "a_igf_standard", "shard_gf_standard"]
 
@@ -24,7 +26,7 @@ def build(collected: ExactCollected | None = None, scif_runs: pd.DataFrame | Non
     shardGF per cell, the two figures and the paper's claims, SCIF's stored runs (``scif_runs``: rows of
     :func:`recunlearn.experiments.cure4rec_scif.collect`, by default read from the records, never
     computed) for the comparison with SCIF. ``collected`` replaces the collected runs."""
-    grid, collected, command = collect_exact(PAGE, params, collected)
+    grid, collected, command = collect_exact(PAGE, GRID, params, collected)
     if scif_runs is None:
         scif_runs = collect(ScifGrid(datasets=grid.datasets, models=grid.models, selections=grid.selections,
                                      ratios=grid.ratios, seeds=grid.seeds, validation=grid.validation,

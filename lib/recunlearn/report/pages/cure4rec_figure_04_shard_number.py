@@ -15,6 +15,7 @@ that it falls; its second half, read alone, says it rises, which is tested as an
 
 from __future__ import annotations
 
+from ...experiments.cure4rec_exact import ExactGrid
 from ...experiments.cure4rec_exact import ExactCollected
 from ..claims import OTHER_READING, joined_claims, with_kind
 from ..cure4rec import sweep_claims, with_retrain_gap
@@ -22,6 +23,7 @@ from . import Page
 from .cure4rec_runs import collect_sweep, sweep_page, with_time_readings
 
 PAGE = "cure4rec/figure-04-shard-number"
+GRID = ExactGrid  # the parameters of this page (its notebook's), validated before any compute
 METRICS = ["ndcg_untruncated", "unlearn_seconds", "a_igf_gap_abs", "shard_gf"]
 EXPECTED = {"ndcg_untruncated": -1, "unlearn_seconds": -1, "a_igf_gap_abs": +1, "shard_gf": -1}
 """The paper's trends: +1 rises, -1 falls as the number of shards grows."""
@@ -32,7 +34,7 @@ def build(collected: ExactCollected | None = None, parallel: ExactCollected | No
     K (with the parallel reading of unlearning time, :func:`~.cure4rec_runs.parallel_grid`), the figure
     and one trend claim per metric. ``collected`` and ``parallel`` replace the collected runs of the two
     grids."""
-    page_runs = collect_sweep(PAGE, params, collected, parallel)
+    page_runs = collect_sweep(PAGE, GRID, params, collected, parallel)
     sweep = with_retrain_gap(page_runs.collected.runs)
     eu = sweep[sweep["method"] != "retrain"]
     claims = joined_claims(sweep_claims(eu, "n_shards", EXPECTED, "the number of shards"), with_kind(

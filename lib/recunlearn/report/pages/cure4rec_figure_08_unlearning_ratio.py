@@ -9,12 +9,14 @@ reading is the paper's claim, and the batched one is shown beside it as another 
 
 from __future__ import annotations
 
+from ...experiments.cure4rec_exact import ExactGrid
 from ...experiments.cure4rec_exact import ExactCollected
 from ..cure4rec import sweep_claims, with_retrain_gap
 from . import Page
 from .cure4rec_runs import collect_sweep, sweep_page, with_time_readings
 
 PAGE = "cure4rec/figure-08-unlearning-ratio"
+GRID = ExactGrid  # the parameters of this page (its notebook's), validated before any compute
 SHOWN = ["ndcg_untruncated", "unlearn_seconds", "a_igf", "abs_a_igf", "a_igf_gap_abs"]
 PLOTTED = ["ndcg_untruncated", "unlearn_seconds", "abs_a_igf"]
 EXPECTED = {"ndcg_untruncated": -1, "unlearn_seconds": -1, "abs_a_igf": -1}
@@ -25,7 +27,7 @@ def build(collected: ExactCollected | None = None, parallel: ExactCollected | No
     """The unlearning-ratio page at notebook parameters ``params``: its runs, the metrics per ratio (with
     the parallel reading of unlearning time, :func:`~.cure4rec_runs.parallel_grid`), the figure and one
     trend claim per metric. ``collected`` and ``parallel`` replace the collected runs of the two grids."""
-    page_runs = collect_sweep(PAGE, params, collected, parallel)
+    page_runs = collect_sweep(PAGE, GRID, params, collected, parallel)
     sweep = with_retrain_gap(page_runs.collected.runs)
     sweep = sweep.assign(abs_a_igf=sweep["a_igf"].abs())  # what the fairness claim is tested on, shown with it
     claims = sweep_claims(sweep, "ratio", EXPECTED, "the unlearning ratio")

@@ -15,6 +15,7 @@ from .cure4rec_runs import (NO_RUN, cells_notice, comparison_command, pending_co
                             runs_table)
 
 PAGE = "cure4rec/learn-baselines"
+GRID = LearnGrid  # the parameters of this page (its notebook's), validated before any compute
 KEYS = ["dataset", "model", "validation"]
 METRICS = ["ndcg_untruncated", "hr_cure4rec", "a_igf"]
 CHECKED = ["dataset", "model", "validation", "seed", "ndcg_untruncated", "hr_cure4rec", "a_igf", "ndcg", "hit_ratio",
@@ -28,7 +29,7 @@ def build(collected: Collected | None = None, **params) -> Page:
     them (``paper_table``) and cell by cell (``comparison``), every metric, the training cost, the figures,
     a verdict per validation rule and the glued values of every computed cell. ``collected`` replaces the
     collected runs."""
-    grid = validated(LearnGrid, params)
+    grid = validated(GRID, params)
     collected = collect(grid) if collected is None else collected
     runs, pending, total = collected.runs, collected.pending, len(grid.runs())
     command = pending_command(PAGE, grid.device, pending, grid.runs())

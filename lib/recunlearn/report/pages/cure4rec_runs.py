@@ -46,12 +46,13 @@ def missing_datasets(grid) -> tuple[str, ...]:
     return () if sweep else tuple(d for d in CURE4REC_DATASETS if d not in grid.datasets)
 
 
-def collect_exact(page: str, params: Mapping[str, Any], collected: ExactCollected | None = None
-                  ) -> tuple[ExactGrid, ExactCollected, str | None]:
+def collect_exact(page: str, grid_cls: type[ExactGrid], params: Mapping[str, Any],
+                  collected: ExactCollected | None = None) -> tuple[ExactGrid, ExactCollected, str | None]:
     """``(grid, collected runs, command computing the pending runs)`` of an exact-unlearning page at
-    notebook ``params``; the grid is validated before any compute, and ``collected`` (e.g. runs made
-    up by a test) replaces :func:`~recunlearn.experiments.cure4rec_exact.collect`."""
-    grid = validated(ExactGrid, params)
+    notebook ``params``; the grid (of ``grid_cls``, the page's ``GRID``) is validated before any compute,
+    and ``collected`` (e.g. runs made up by a test) replaces
+    :func:`~recunlearn.experiments.cure4rec_exact.collect`."""
+    grid = validated(grid_cls, params)
     collected = collect(grid) if collected is None else collected
     return grid, collected, pending_command(page, grid.device, collected.pending, grid.runs())
 
@@ -84,11 +85,11 @@ class SweepRuns:
     command: str | None
 
 
-def collect_sweep(page: str, params: Mapping[str, Any], collected: ExactCollected | None = None,
-                  parallel: ExactCollected | None = None) -> SweepRuns:
+def collect_sweep(page: str, grid_cls: type[ExactGrid], params: Mapping[str, Any],
+                  collected: ExactCollected | None = None, parallel: ExactCollected | None = None) -> SweepRuns:
     """:func:`collect_exact` for a sweep page, with the runs of :func:`parallel_grid` (``parallel``
     replaces their collection) counted among the page's runs and its pending command."""
-    grid, collected, command = collect_exact(page, params, collected)
+    grid, collected, command = collect_exact(page, grid_cls, params, collected)
     second = parallel_grid(grid)
     runs, pending, total = collected.runs, collected.pending, len(grid.runs())
     if second is not None:

@@ -21,6 +21,7 @@ from .cure4rec_runs import (NO_RUN, cells_notice, comparison_command, fixed, pen
                             runs_notice, runs_table)
 
 PAGE = "cure4rec/table-01-05-scif-completeness"
+GRID = ScifGrid  # the parameters of this page (its notebook's), validated before any compute
 KEYS = ["dataset", "model", "method", "selection"]
 CELL = ["dataset", "model", "selection"]
 METRICS = ["ndcg_untruncated", "hr_cure4rec", "mio_accuracy", "a_igf"]
@@ -105,7 +106,7 @@ def build(collected: Collected | None = None, exact_mio: Collected | None = None
     figure, the paper's claims, the damping sweep and the exact methods' MIO, with the values its text
     glues. ``collected``, ``exact_mio`` and ``sweep`` replace the collected SCIF runs, exact-method MIO runs
     and damping sweep."""
-    grid = validated(ScifGrid, params)
+    grid = validated(GRID, params)
     sweep_grid = grid.damping_sweep_grid()
     collected = collect(grid) if collected is None else collected
     if sweep is None and sweep_grid is not None:

@@ -4,6 +4,7 @@ paper's claims."""
 
 from __future__ import annotations
 
+from ...experiments.cure4rec_exact import ExactGrid
 from ...experiments.cure4rec import Collected, pending_reason
 from ...experiments.cure4rec_exact import (EXACT_UTILITY, ExactCollected, collect_combiner_variants,
                                            combiner_variant_grids)
@@ -19,6 +20,7 @@ from .cure4rec_runs import (cells_notice, collect_exact, comparison_command, pen
                             runs_notice, runs_table)
 
 PAGE = "cure4rec/table-02-eu-utility"
+GRID = ExactGrid  # the parameters of this page (its notebook's), validated before any compute
 METRICS = ["ndcg_untruncated", "hr_cure4rec"]
 KEYS = ["dataset", "model", "method", "selection"]
 VARIANT_VALUES = ["ndcg_untruncated", "hr_cure4rec", "a_igf", "unlearn_seconds"]
@@ -30,7 +32,7 @@ def build(collected: ExactCollected | None = None, variants: Collected | None = 
     Tables 1/5 disagree (``paper_against_itself``, glued as ``paper_agreement``), the standard
     metrics, the combiner variants (``variants``, by default collected), the figure, the paper's
     claims and ``within_tol``. ``collected`` replaces the collected runs."""
-    grid, collected, command = collect_exact(PAGE, params, collected)
+    grid, collected, command = collect_exact(PAGE, GRID, params, collected)
     runs, pending, total = collected.runs, collected.pending, len(grid.runs())
     variant_configs = [c for g in combiner_variant_grids(grid) for c in g.runs()]
     variants = collect_combiner_variants(grid) if variants is None else variants

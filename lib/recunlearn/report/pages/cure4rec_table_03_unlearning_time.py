@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import pandas as pd
 
+from ...experiments.cure4rec_exact import ExactGrid
 from ...experiments.records import pending_reason
 from ...experiments.cure4rec_exact import ExactCollected
 from ...experiments.cure4rec_scif import ScifGrid, collect
@@ -20,6 +21,7 @@ from .cure4rec_runs import (cells_notice, collect_exact, comparison_command, pri
                             runs_table)
 
 PAGE = "cure4rec/table-03-unlearning-time"
+GRID = ExactGrid  # the parameters of this page (its notebook's), validated before any compute
 KEYS = ["dataset", "model", "method", "selection"]
 SCIF_SHOWN = ["unlearn_seconds", "retrain_seconds", "speedup", "scif_cg_seconds", "cg_iterations"]
 
@@ -31,7 +33,7 @@ def build(collected: ExactCollected | None = None, scif_runs: pd.DataFrame | Non
     (:func:`~recunlearn.report.cure4rec_scif.scif_times`) from the stored SCIF runs (``scif_runs``:
     rows of :func:`recunlearn.experiments.cure4rec_scif.collect`, by default read from the records,
     never computed), the figures and the paper's claims. ``collected`` replaces the collected runs."""
-    grid, collected, command = collect_exact(PAGE, params, collected)
+    grid, collected, command = collect_exact(PAGE, GRID, params, collected)
     runs, pending, total = collected.runs, collected.pending, len(grid.runs())
     if scif_runs is None:
         scif_runs = collect(ScifGrid(datasets=grid.datasets, models=grid.models, selections=grid.selections,

@@ -15,6 +15,7 @@ from ..plots import degree_ccdf
 from . import Notice, Page, validated
 
 PAGE = "cure4rec/table-04-dataset-statistics"
+GRID = StatisticsParams  # the parameters of this page (its notebook's), validated before any compute
 
 
 SOURCE_LABELS = {"raw, 5-core": "ours: raw file, 5-core filtered", "released": "ours: authors' released file"}
@@ -38,7 +39,7 @@ def build(ours: pd.DataFrame | None = None, **params) -> Page:
     """The Table 4 page at notebook parameters ``params``: our statistics (``ours``, by default computed
     from the dataset files), the comparison with the paper, one verdict per dataset (against the
     released files every experiment uses) and the glued released counts."""
-    grid = validated(StatisticsParams, params)
+    grid = validated(GRID, params)
     ours = dataset_statistics(grid.datasets) if ours is None else ours
     paper = paper_table("cure4rec-table-04")
     comparison = compare_statistics(ours, paper[paper["dataset"].isin(grid.datasets)])

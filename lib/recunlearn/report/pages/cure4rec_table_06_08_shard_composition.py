@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pandas as pd
 
+from ...experiments.cure4rec_exact import ExactGrid
 from ...experiments.cure4rec_exact import ExactCollected
 from ..claims import with_pending_rows
 from ..cure4rec import active_concentration, concentration_claims, shard_composition
@@ -15,6 +16,7 @@ from . import Page
 from .cure4rec_runs import collect_exact, printed, runs_notice, runs_table
 
 PAGE = "cure4rec/table-06-08-shard-composition"
+GRID = ExactGrid  # the parameters of this page (its notebook's), validated before any compute
 
 
 def figures(composition: pd.DataFrame):
@@ -28,7 +30,7 @@ def build(collected: ExactCollected | None = None, **params) -> Page:
     """The shard-composition page at notebook parameters ``params``: its runs, the active users per shard
     (ours and the paper's, shards ordered by rank), their concentration, the figure, the paper's
     claim and the glued top-shard shares. ``collected`` replaces the collected runs."""
-    grid, collected, command = collect_exact(PAGE, params, collected)
+    grid, collected, command = collect_exact(PAGE, GRID, params, collected)
     runs, pending, total = collected.runs, collected.pending, len(grid.runs())
     composition = shard_composition(collected.shards, paper=paper_table("cure4rec-table-06-08"))
     concentration = active_concentration(composition)

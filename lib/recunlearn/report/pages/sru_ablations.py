@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import pandas as pd
 
+from ..sru import SruAblationGrid
 from ..claims import with_pending_rows
 from ..plots import sweep_lines
 from ..sru import ablation_claims, ablation_points, partition_table, shard_count_table
@@ -14,6 +15,7 @@ from .cure4rec_runs import runs_notice, runs_table
 from .sru_runs import collect_page, computed_text, sweep_notice
 
 PAGE = "sru/ablations"
+GRID = SruAblationGrid  # the parameters of this page (its notebook's), validated before any compute
 
 
 def ablation_items(runs: pd.DataFrame, n_shards: int, total: int, pending: pd.DataFrame,
@@ -34,7 +36,7 @@ def ablation_items(runs: pd.DataFrame, n_shards: int, total: int, pending: pd.Da
 
 def build(runs: pd.DataFrame | None = None, **params) -> Page:
     """The ablation page at notebook parameters ``params`` (``runs`` replaces the collected runs)."""
-    grid, runs, pending, command = collect_page(PAGE, params, runs)
+    grid, runs, pending, command = collect_page(PAGE, GRID, params, runs)
     total = len(grid.runs())
     tables, figures, shown = ablation_items(runs, grid.n_shards, total, pending, command)
     return Page(

@@ -13,6 +13,7 @@ import pandas as pd
 
 from ...experiments.records import record_key
 from ...experiments.sru import SruConfig
+from ..sru import SruOverviewGrid
 from ..claims import joined_claims, with_pending_rows
 from ..plots import sweep_lines
 from ..sru import ablation_claims, comparison_runs, extra_deletion_points, overview_table, sru_claims
@@ -23,13 +24,14 @@ from .sru_ablations import ablation_items
 from .sru_runs import collect_page, comparison_notice, computed_text, sweep_notice
 
 PAGE = "sru/claims-abstract"
+GRID = SruOverviewGrid  # the parameters of this page (its notebook's), validated before any compute
 
 
 def build(runs: pd.DataFrame | None = None, **params) -> Page:
     """The overview page at notebook parameters ``params``: its runs (``runs`` replaces the collected
     ones), the overview table, HIT@10 and NDCG@10 against the number of extra deleted items, the
     ablation's tables and curves, and the claims (the abstract's, then the ablation's)."""
-    grid, runs, pending, command = collect_page(PAGE, params, runs)
+    grid, runs, pending, command = collect_page(PAGE, GRID, params, runs)
     total = len(grid.runs())
     main = without_code_choices(runs, grid)  # the code-choice runs are read by their section alone
     comparison = comparison_runs(main, grid.n_shards)

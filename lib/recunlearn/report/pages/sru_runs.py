@@ -11,22 +11,22 @@ import pandas as pd
 
 from ...experiments.cure4rec import pending_frame
 from ...experiments.records import record_key
-from ...experiments.sru import RUN_KEYS, SruConfig, collect_sru
+from ...experiments.sru import RUN_KEYS, SruConfig, SruGrid, collect_sru
 from ..claims import with_sessions
-from ..sru import main_runs, page_grid_class
+from ..sru import main_runs
 from ..sru_code_choices import without_code_choices
 from . import Notice, reasons_text, validated
 from .cure4rec_runs import pending_command, runs_notice
 
-def collect_page(page: str, params: Mapping[str, Any], runs: pd.DataFrame | None = None):
+def collect_page(page: str, grid_cls: type[SruGrid], params: Mapping[str, Any], runs: pd.DataFrame | None = None):
     """``(grid, runs, pending, command)`` of SRU page ``page`` (``sru/<stem>``) at notebook ``params``.
 
-    The grid (:func:`~recunlearn.report.sru.page_grid_class`) is validated before any compute;
+    The grid (of ``grid_cls``, the page's ``GRID``) is validated before any compute;
     ``runs`` (e.g. made up by a test, with ``attrs["pending"]`` listing configs as dicts) replaces
     :func:`~recunlearn.experiments.sru.collect_sru`. ``runs`` get ``created`` and ``session``
     columns (when each record was written); ``pending`` lists the runs without a record (keys,
     ``reason``, record ``key``); ``command`` computes them (None when nothing is pending)."""
-    grid = validated(page_grid_class(page.split("/", 1)[1]), params)
+    grid = validated(grid_cls, params)
     runs = collect_sru(grid) if runs is None else runs
     configs = [SruConfig.from_dict(c) for c in runs.attrs.get("pending", [])]
     pending = pending_frame(configs, grid.device, RUN_KEYS)

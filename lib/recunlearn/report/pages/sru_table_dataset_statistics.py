@@ -14,6 +14,7 @@ from ..plots import degree_ccdf
 from . import Page, validated
 
 PAGE = "sru/table-dataset-statistics"
+GRID = SruStatisticsParams  # the parameters of this page (its notebook's), validated before any compute
 SHOWN = {"sessions": "Sessions", "items": "Items (catalogue)", "items_occurring": "Items occurring",
          "interactions": "Interactions", "mean_length": "Mean session length", "median_length": "Median length",
          "sessions_length_1": "Sessions of length 1", "maxlen": "Window", "train_sessions": "Train sessions",
@@ -41,7 +42,7 @@ def statistics_view(ours: pd.DataFrame) -> pd.DataFrame:
 def build(ours: pd.DataFrame | None = None, **params) -> Page:
     """The statistics page at notebook parameters ``params``: the statistics (``ours``, by default
     computed from the dataset files), the session-length distributions and the glued counts."""
-    grid = validated(SruStatisticsParams, params)
+    grid = validated(GRID, params)
     ours = dataset_statistics(grid) if ours is None else ours
     values = {}
     for row in ours[ours["scale"] == "all sessions"].itertuples():

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import pandas as pd
 
+from ..sru import SruPageGrid
 from ..claims import claims_frame, with_pending_rows
 from ..names import by_dataset
 from ..plots import sweep_lines
@@ -17,11 +18,12 @@ from .cure4rec_runs import runs_notice, runs_table
 from .sru_runs import collect_page, computed_text, sweep_notice
 
 PAGE = "sru/unlearning-effectiveness"
+GRID = SruPageGrid  # the parameters of this page (its notebook's), validated before any compute
 
 
 def build(runs: pd.DataFrame | None = None, **params) -> Page:
     """The effectiveness page at notebook parameters ``params`` (``runs`` replaces the collected runs)."""
-    grid, runs, pending, command = collect_page(PAGE, params, runs)
+    grid, runs, pending, command = collect_page(PAGE, GRID, params, runs)
     total = len(grid.runs())
     points = extra_deletion_points(runs)
     before = main_runs(runs)

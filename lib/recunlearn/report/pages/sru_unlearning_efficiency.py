@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import pandas as pd
 
+from ...experiments.sru import SruGrid
 from ..claims import claims_frame, with_pending_rows
 from ..names import by_dataset
 from ..plots import method_bars
@@ -16,11 +17,12 @@ from .cure4rec_runs import runs_notice, runs_table
 from .sru_runs import collect_page, computed_text
 
 PAGE = "sru/unlearning-efficiency"
+GRID = SruGrid  # the parameters of this page (its notebook's), validated before any compute
 
 
 def build(runs: pd.DataFrame | None = None, **params) -> Page:
     """The efficiency page at notebook parameters ``params`` (``runs`` replaces the collected runs)."""
-    grid, runs, pending, command = collect_page(PAGE, params, runs)
+    grid, runs, pending, command = collect_page(PAGE, GRID, params, runs)
     total = len(grid.runs())
     main = main_runs(runs, grid.n_shards)
     shares = unlearning_share_of_full_training(main)
