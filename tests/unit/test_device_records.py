@@ -16,6 +16,7 @@ import pytest
 import yaml
 
 from compute_fakes import FAKE_ON_DEVICE, DeviceSleepConfig, SleepConfig, run_sleep
+from conftest import skip_if_absent
 from recunlearn import paths
 from recunlearn.compute.command import ComputeOptions, check_options, compute, fit_in
 from recunlearn.compute.costs import CostModel, Estimate
@@ -135,8 +136,8 @@ def test_stage_copies_the_verified_files_as_a_data_directory(tmp_path):
     casper = CasperConfig(dataset="foursquare", model="lstm", seed=0)
     try:
         source = registry.locate("foursquare", "raw", download=False)
-    except DatasetNotFoundError:
-        pytest.skip("Foursquare is not on this machine")
+    except DatasetNotFoundError as exc:
+        skip_if_absent(exc)
     staged = stage([casper, casper.replace(seed=1)], tmp_path / "data")
     spec = registry.get_file("foursquare", "raw")
     copy = tmp_path / "data" / "foursquare" / spec.path

@@ -7,6 +7,7 @@ import pytest
 import torch
 import torch.nn.functional as F
 
+from conftest import skip_if_absent
 from recunlearn.models import BPR, LightGCN, TrainingData, WMF, normalized_adjacency, propagate
 
 N_USERS, N_ITEMS = 60, 40
@@ -328,7 +329,7 @@ def test_run_learn_is_deterministic(tmp_path):
     try:
         first = run_or_load(config, records_dir=tmp_path, recompute=True)
     except DatasetNotFoundError as exc:
-        pytest.skip(f"ml-100k not available: {exc}")
+        skip_if_absent(exc)
     second = run_or_load(config, records_dir=tmp_path, recompute=True)
     assert first["metrics"] == second["metrics"]
     assert first["training"] == second["training"]

@@ -8,6 +8,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from conftest import skip_if_absent
 from recunlearn.data import (DatasetNotFoundError, contiguous_ids, interaction_statistics, k_core, load_released_tables,
                              load_split, preprocess_raw, to_implicit)
 from recunlearn.data import parsers
@@ -19,10 +20,12 @@ def pair_keys(frame: pd.DataFrame, n_items: int) -> np.ndarray:
 
 
 def or_skip(fn, *args, **kwargs):
+    """``fn(*args, **kwargs)``, skipped when a dataset file it reads is not on this machine (and failed
+    when the file is there but was reported missing: :func:`conftest.skip_if_absent`)."""
     try:
         return fn(*args, **kwargs)
     except DatasetNotFoundError as exc:
-        pytest.skip(f"dataset not available: {exc}")
+        skip_if_absent(exc)
 
 
 @pytest.fixture(scope="module")
