@@ -352,6 +352,18 @@ def _group_runs(low, mid, high, seeds=range(6)):
     return pd.DataFrame(rows)
 
 
+def test_least_stable_counts_by_mean():
+    """Random: low lowest; CASPER: mid lowest, and lowest of both methods in the mid and low groups."""
+    from recunlearn.report.casper import least_stable_counts
+
+    rows = [{"selector": s, "seed": k, "status": "computed", "jaccard_high": h, "jaccard_mid": m, "jaccard_low": lo}
+            for s, h, m, lo in (("random", 0.9, 0.8, 0.7), ("casper", 0.95, 0.5, 0.6)) for k in (0, 1)]
+    assert least_stable_counts(pd.DataFrame(rows)) == {"low_least": 1, "methods": 2, "casper_lowest": 2, "groups": 3}
+    no_casper = pd.DataFrame(rows[:2])
+    assert least_stable_counts(no_casper) == {"low_least": 1, "methods": 1, "casper_lowest": 0, "groups": 0}
+    assert least_stable_counts(no_casper.iloc[:0]) == {"low_least": 0, "methods": 0, "casper_lowest": 0, "groups": 0}
+
+
 def test_figure_6_asks_whether_low_mrr_users_are_below_both_other_groups():
     """The paper's claim is about the low-MRR group: a run where mid is the least stable and low sits
     between mid and high must not pass on mid < high (the chain low < mid < high would call it partly)."""

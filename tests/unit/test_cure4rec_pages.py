@@ -530,7 +530,7 @@ def test_learn_values_equal_the_notebook_pipeline(monkeypatch):
 
 
 def test_scif_gaps_compare_ours_and_the_papers_on_the_same_cells():
-    from recunlearn.report.pages.cure4rec_table_01_05_scif_completeness import mio_values
+    from recunlearn.report.cure4rec_scif import mio_gap_values
 
     paper = pd.DataFrame(
         [{"dataset": d, "model": "wmf", "method": m, "selection": s, "metric": "mio_accuracy", "value": v}
@@ -546,9 +546,9 @@ def test_scif_gaps_compare_ours_and_the_papers_on_the_same_cells():
                           "mio_accuracy": v, "ndcg_untruncated": n}
                          for model in ("wmf", "lightgcn")
                          for m, v, n in [("learn", 0.7, 0.35), ("retrain", 0.55, 0.34), ("scif", 0.6, 0.33)]])
-    assert mio_values(runs, paper, learn) == {"mio_gap": "+0.050 on ML-100K", "paper_mio_gap": "+0.100 on ML-100K",
+    assert mio_gap_values(runs, paper, learn) == {"mio_gap": "+0.050 on ML-100K", "paper_mio_gap": "+0.100 on ML-100K",
                                               "ndcg_drop": "0.0200 on ML-100K", "paper_ndcg_drop": "0.1000 on ML-100K"}
-    assert set(mio_values(runs.iloc[:0], paper, learn).values()) == {"pending"}
+    assert set(mio_gap_values(runs.iloc[:0], paper, learn).values()) == {"pending"}
 
 
 def test_scif_page_values_on_made_up_runs(monkeypatch):

@@ -340,3 +340,27 @@ def test_the_two_audits_of_one_retrain_are_compared_seed_by_seed():
     same = exact.assign(mio_accuracy=lambda f: f["mio_accuracy"].where(f["seed"] != 1, 0.51))
     assert retrain_mio_agreement(same, scif) == "equal in all 3 pairs"
     assert retrain_mio_agreement(exact.iloc[:0], scif) == "no pair yet"
+
+
+def test_exact_mio_values_say_whether_every_exact_cell_is_close_to_chance():
+    """An exact method's MIO accuracy (mean over seeds) within MIO_CLOSE_TO_CHANCE of 0.5 in every cell is
+    consistent with complete unlearning; one cell further away is not; nothing computed is pending."""
+    from recunlearn.report.cure4rec_scif import MIO_CLOSE_TO_CHANCE, exact_mio_values
+
+    def runs(sisa: float) -> pd.DataFrame:
+        return pd.DataFrame([{"dataset": "ml-100k", "model": "wmf", "method": method, "selection": "random",
+                              "seed": seed, "mio_accuracy": value + 0.01 * seed}
+                             for method, value in (("retrain", 0.49), ("sisa", sisa)) for seed in (0, 1)])
+
+    scif = pd.DataFrame([{"dataset": "ml-100k", "model": "wmf", "method": "scif", "selection": "random", "seed": 0,
+                          "mio_accuracy": 0.6}])
+    assert MIO_CLOSE_TO_CHANCE == 0.05
+    close = exact_mio_values(runs(0.52), scif)   # means 0.495 and 0.525: at most 0.025 from 0.5
+    assert close["exact_verdict"] == "every exact cell is within 0.05 of 0.5, consistent with complete unlearning"
+    assert close["exact_mio_maxdev"] == "0.025" and close["exact_mio_range"] == "0.495-0.525"
+    assert close["scif_mio_range"] == "0.600-0.600"
+    far = exact_mio_values(runs(0.55), scif)     # SISA's mean 0.555
+    assert far["exact_verdict"] == "not every exact cell is within 0.05 of 0.5: see the table"
+    assert far["exact_mio_maxdev"] == "0.055"
+    none = exact_mio_values(runs(0.5).iloc[:0], scif.iloc[:0])
+    assert none["exact_verdict"] == "pending" and none["exact_mio_maxdev"] == "pending"

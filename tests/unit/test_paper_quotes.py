@@ -79,9 +79,9 @@ def test_no_prose_retypes_a_transcribed_number_of_three_or_more_decimals():
 
 
 def test_the_scif_page_quotes_the_papers_learn_range_and_gaps():
-    from recunlearn.report.pages.cure4rec_table_01_05_scif_completeness import paper_quotes
+    from recunlearn.report.cure4rec_scif import paper_quote_values
 
-    assert paper_quotes(paper_table("cure4rec-table-01-05"), paper_table("cure4rec-learn")) == {
+    assert paper_quote_values(paper_table("cure4rec-table-01-05"), paper_table("cure4rec-learn")) == {
         "paper_learn_mio_range": "0.72–0.76", "mio_gap_band": "0.01-0.08",
         "paper_mio_gap_cells": "its own 18 cells lie between 0.012 and 0.083 (mean 0.035), 17 of them inside the band"}
 

@@ -906,6 +906,53 @@ def groups_long(runs: pd.DataFrame, cells: list[str], metric: str = "jaccard", w
     return long
 
 
+def method_group_means(runs: pd.DataFrame, metric: str = "jaccard") -> pd.DataFrame:
+    """Figure 7's table: per method (rows, the paper's order) and MRR group (columns high, mid, low),
+    ``metric`` as ``mean ± std`` over the computed seeds, with the number of seeds."""
+    long = groups_long(runs, ["selector"], metric)
+    if long.empty:
+        return pd.DataFrame(columns=["method", *MRR_GROUPS, "seeds"])
+    stats = long.groupby(["selector", "group"])[metric].agg(["mean", "std", "count"])
+    order = [s for s in METHOD_LABELS if s in set(long["selector"])]
+    rows = []
+    for selector in order:
+        cells = {g: (format_mean_std(stats.loc[(selector, g), "mean"], stats.loc[(selector, g), "std"], 4,
+                                     n=stats.loc[(selector, g), "count"])
+                     if (selector, g) in stats.index else "pending") for g in MRR_GROUPS}
+        rows.append({"method": METHOD_LABELS[selector], **cells,
+                     "seeds": int(long[long["selector"] == selector]["seed"].nunique())})
+    return pd.DataFrame(rows)
+
+def least_stable_counts(runs: pd.DataFrame, metric: str = "jaccard") -> dict[str, int]:
+    """Figure 7's counts by mean ``metric`` over the computed runs: ``low_least`` of the ``methods``
+    have their lowest mean in the low-MRR group, and CASPER has the lowest mean of every method in
+    ``casper_lowest`` of the ``groups`` (0 groups without a CASPER run)."""
+    long = groups_long(runs, ["selector"], metric)
+    if long.empty:
+        return {"low_least": 0, "methods": 0, "casper_lowest": 0, "groups": 0}
+    means = long.groupby(["selector", "group"])[metric].mean().unstack()
+    has_casper = "casper" in means.index
+    return {"low_least": int((means.idxmin(axis=1) == "low").sum()), "methods": len(means),
+            "casper_lowest": int(sum(means[g].idxmin() == "casper" for g in MRR_GROUPS if g in means))
+            if has_casper else 0, "groups": len(MRR_GROUPS) if has_casper else 0}
+
+MRR_GROUP_LABELS = {"high": "top 20 % MRR", "mid": "middle 60 %", "low": "bottom 20 % MRR"}
+
+
+def mrr_group_figure(runs: pd.DataFrame, title: str, metric: str = "jaccard") -> None:
+    """Figure 7: ``metric`` (M vs M') per MRR group of users, one bar per method (mean ± std over seeds)."""
+    set_theme()
+    long = groups_long(runs, ["selector"], metric)
+    fig, ax = plt.subplots(figsize=(8, 3.6))
+    shown = long.assign(method=long["selector"].map(METHOD_LABELS), group=long["group"].map(MRR_GROUP_LABELS))
+    sns.barplot(shown, x="group", y=metric, hue="method", order=[MRR_GROUP_LABELS[g] for g in MRR_GROUPS],
+                hue_order=[METHOD_LABELS[s] for s in METHOD_LABELS if s in set(long["selector"])],
+                errorbar="sd", ax=ax)
+    ax.set(xlabel="users by the original model's MRR", ylabel=f"{display_name(metric)} (M vs M')", title=title)
+    ax.set_ylim(max(0.0, long[metric].min() - 0.05), 1.0)
+    legend_below(fig, ax, title="Method")
+
+
 def low_mrr_least_stable_claim(runs: pd.DataFrame, cells: list[str] = ("selector",), metric: str = "jaccard",
                                id: str = "low_mrr_least_stable_every_method") -> dict:
     """"Low-MRR users are the least stable, for every method": ``metric`` of the low-MRR group below

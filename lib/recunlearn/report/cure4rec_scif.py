@@ -15,7 +15,8 @@ from .claims import (SELF_CHECK, band_claim, check_claim, claims_frame, ordering
                      pairs_text, record_clocks, record_values)
 from .compare import compare, summarize_runs
 from .cure4rec import EU_METHODS, RETRAIN_BESIDE, exact_speedups, speedup_ordering
-from .names import display_name, display_names, paper_sorted
+from .names import by_dataset, display_name, display_names, format_number, paper_sorted, span_text
+from .paper import paper_range
 
 
 def damping_sweep_table(sweep: pd.DataFrame) -> pd.DataFrame:
@@ -411,3 +412,82 @@ def exact_mio_table(exact_mio: pd.DataFrame, scif_runs: pd.DataFrame) -> pd.Data
     order = ["learn", "retrain", "scif", *(f"EU {m}" for m in EXACT_METHODS)]
     table = cells.unstack("method").reindex(columns=[m for m in order if m in set(both["method"])])
     return table.fillna("not run")
+
+
+# --- the Tables 1/5 page's derived tables and glued values --------------------------------------
+
+SCIF_CELL = ["dataset", "model", "selection"]
+"""A cell of Tables 1/5: the paper's numbers and ours are compared per method in each."""
+SCIF_EXTRA = ["mio_auc", "mio_train_accuracy", "ndcg", "hit_ratio", "a_igf_standard", "unlearn_seconds",
+              "cg_iterations", "damping"]
+"""The run's measures shown beside the paper's, in the page's extra table."""
+MIO_CLOSE_TO_CHANCE = 0.05
+"""An exact method's MIO accuracy within this of 0.5 is consistent with complete unlearning."""
+
+
+def mio_gap_values(runs: pd.DataFrame, paper: pd.DataFrame, learn_paper: pd.DataFrame) -> dict:
+    """The glued gaps of the page, per dataset over the cells (dataset, model, selection) that both the
+    paper and our runs have: SCIF − Retrain MIO accuracy (ours ``mio_gap``, the paper's
+    ``paper_mio_gap``) and SCIF's NDCG@20 loss from Learn (``ndcg_drop``, ``paper_ndcg_drop``)."""
+    theirs = paper.pivot_table(index=SCIF_CELL, columns=["metric", "method"], values="value")
+    learn = learn_paper[learn_paper["metric"] == "ndcg_untruncated"].set_index(["dataset", "model"])["value"]
+    learn_per_cell = pd.Series(learn.reindex(theirs.index.droplevel("selection")).to_numpy(), index=theirs.index)
+    papers = {"mio_gap": paper_mio_gaps(paper), "ndcg_drop": learn_per_cell - theirs[("ndcg_untruncated", "scif")]}
+    values = {}
+    for name, ours in [("mio_gap", method_difference(runs, "mio_accuracy", "scif", "retrain")),
+                       ("ndcg_drop", method_difference(runs, "ndcg_untruncated", "learn", "scif"))]:
+        both = pd.concat({"ours": ours, "paper": papers[name]}, axis=1).dropna()
+        means = both.groupby(level="dataset").mean()
+        spec = "+.3f" if name == "mio_gap" else ".4f"  # the NDCG loss can be a few ten-thousandths
+        values[name], values[f"paper_{name}"] = by_dataset(means["ours"], spec), by_dataset(means["paper"], spec)
+    return values
+
+
+def paper_quote_values(paper: pd.DataFrame, learn_paper: pd.DataFrame) -> dict:
+    """The paper's numbers the page's prose quotes: its Learn MIO accuracy range
+    (``paper_learn_mio_range``) and its own SCIF − Retrain gaps cell by cell (``paper_mio_gap_cells``)
+    against our band for "about 4 %" (``mio_gap_band``)."""
+    return {"paper_learn_mio_range": paper_range(learn_paper, 2, metric="mio_accuracy").replace("-", "–"),
+            "paper_mio_gap_cells": paper_gap_text(paper), "mio_gap_band": "{:.2f}-{:.2f}".format(*MIO_GAP_BAND)}
+
+
+def method_difference(runs: pd.DataFrame, metric: str, first: str, second: str) -> pd.Series:
+    """Per cell (mean over seeds): ``metric`` of method ``first`` minus that of ``second``."""
+    table = runs.pivot_table(index=SCIF_CELL, columns="method", values=metric) if len(runs) else pd.DataFrame()
+    if first not in table or second not in table:  # nothing to compare yet
+        return pd.Series(dtype=float, index=pd.MultiIndex.from_tuples([], names=SCIF_CELL))
+    return table[first] - table[second]
+
+
+def mio_gap_table(runs: pd.DataFrame) -> pd.DataFrame:
+    """MIO accuracy of Learn, Retrain and SCIF per cell (mean over seeds) and SCIF − Retrain."""
+    if runs.empty:
+        return pd.DataFrame()
+    gap = runs.pivot_table(index=SCIF_CELL, columns="method", values="mio_accuracy")
+    gap["scif_minus_retrain"] = gap["scif"] - gap["retrain"]
+    return gap.round(3)
+
+
+def exact_mio_values(exact_mio: pd.DataFrame, runs: pd.DataFrame) -> dict:
+    """The glued MIO ranges of the exact methods and of SCIF, the largest distance of an exact cell from
+    0.5 and what it says (``pending`` where nothing is computed)."""
+    exact_means = exact_mio.groupby(["dataset", "model", "method", "selection"])["mio_accuracy"].mean()
+    scif_means = runs[runs["method"] == "scif"].groupby(SCIF_CELL)["mio_accuracy"].mean()
+    distance = (exact_means.astype(float) - 0.5).abs()
+    if not len(exact_means):
+        verdict = "pending"
+    elif bool((distance <= MIO_CLOSE_TO_CHANCE).all()):
+        verdict = f"every exact cell is within {MIO_CLOSE_TO_CHANCE:g} of 0.5, consistent with complete unlearning"
+    else:
+        verdict = f"not every exact cell is within {MIO_CLOSE_TO_CHANCE:g} of 0.5: see the table"
+    return {"exact_mio_range": span_text(exact_means, 3), "exact_mio_maxdev": format_number(distance.max(), 3, missing="pending"),
+            "scif_mio_range": span_text(scif_means, 3), "exact_verdict": verdict,
+            "retrain_mio_agreement": retrain_mio_agreement(exact_mio, runs)}
+
+
+def scif_extra_table(runs: pd.DataFrame) -> pd.DataFrame:
+    """Per setting, means over seeds of the run's other measures (:data:`SCIF_EXTRA`), four decimals except
+    the damping δ, which is written with three significant digits (BPR's and LightGCN's are ~1e-6)."""
+    table = runs.groupby(["dataset", "model", "method", "selection"])[SCIF_EXTRA].mean()
+    rounded = table.drop(columns="damping").round(4)
+    return rounded.assign(damping=table["damping"].map(lambda v: f"{v:.3g}" if pd.notna(v) else None))

@@ -1,4 +1,6 @@
-"""CASPER Figure 4: the IDAG example (b) and the position of the perturbed interaction (a)."""
+"""CASPER Figure 4: the IDAG example (b) and the position of the perturbed interaction (a). The items the
+authors' numbering renames under each position are measured on the dataset's file at render time (no
+training), so this page reads the file as well as the run records."""
 
 from __future__ import annotations
 

@@ -3,7 +3,8 @@ insertion (ours; the paper reports none), every method of the paper (Random, Ear
 TracIn, Rev.Adv. random and earliest, CASPER; plus the authors' TracIn proxy), the paired tests behind
 "CASPER beats every baseline", the authors' item renumbering, measured without training and on
 JODIE and LatentCross trained under it, and JODIE's and LatentCross's test pass with online steps
-(the authors') against frozen parameters."""
+(the authors') against frozen parameters. The renumbering is measured on the dataset's file at render
+time (no training), so this page reads the file as well as the run records."""
 
 from __future__ import annotations
 
