@@ -822,92 +822,125 @@ def ordering_claim(id: str, claim: str, runs: pd.DataFrame, factor: str, links: 
     allowed = exceptions if len(cell_hold) > 2 * exceptions else 0
     if allowed:
         holds_in += f" ({allowed} against allowed)"
-    parts, p_values, tests, tested = [], [], set(), 0  # tested: the paired tests behind max(p_values)
-    if per_cell:
-        def in_cell(d, key):
-            return d[(d[cells] == pd.Series(key, index=cells)).all(axis=1)] if cells else d
-
-        def cell_testable(key):  # every link with pairs in the cell has two or more
-            sizes = [len(in_cell(d, key)) for d in diffs.values()]
-            return any(sizes) and all(testable(n) for n in sizes if n)
-
-        family = sum(cell_testable(key) for key in keys)
-        # what a link must reach: Holm's level over the cells, and for a reversal, which fails the cell, that level
-        # shared by the cell's links (Bonferroni below, over the links with pairs there, at most all of them); the
-        # test is chosen so that it can reach it with every link present
-        level = alpha / max(family, 1) / len(links)
-        cell_up, cell_down, largest_cell, untested = [], [], 0, 0
-        for key in keys:
-            ups, downs, shown = [], [], []
-            for (a, b), d in diffs.items():
-                part = in_cell(d, key)
-                if len(part) == 0:
-                    continue
-                largest_cell = max(largest_cell, len(part))
-                up, down, used = paired_p(part["diff"], level)
-                tests.add(used)
-                ups.append(up)
-                downs.append(down)
-                if testable(len(part)):
-                    shown.append(up)
-                parts.append(f"{_label(cells, key)}: {display_name(a)} {relation} {display_name(b)} "
-                             f"{_tested(len(part), used, up)}")
-            complete = len(ups) == len(links)  # a link without pairs here: the cell cannot hold, but can fail
-            if ups and cell_testable(key):  # a cell holds when all its links do; fails when one is reversed
-                cell_up.append(max(ups) if complete else 1.0)  # (Bonferroni over links)
-                cell_down.append(min(1.0, min(downs) * len(downs)))
-            elif ups:  # a link of one pair, or none: the cell cannot be decided, and stays outside the corrected family
-                untested += 1
-            if shown:
-                p_values.append(max(shown))
-                tested += len(shown)
-        outcomes, raw = corrected_outcomes(cell_up, cell_down, alpha)
-        outcomes, raw = outcomes + ["noise"] * untested, raw + ["noise"] * untested
-        parts += unpaired_parts
-        verdict = cells_verdict(outcomes)
-        holds_in = significant_text(outcomes, raw, "cells")
-        if verdict == INCONCLUSIVE:
-            holds_in += unreachable(largest_cell, alpha, " per cell")
+    if per_cell:  # the cells' own outcomes replace the count of cells by mean
+        tested = _ordering_per_cell(diffs, keys, cells, len(links), relation, alpha)
+        holds_in = tested.holds_in
     else:
-        ups, downs = [], []
-        family = [i for i, d in enumerate(diffs.values()) if testable(len(d))]  # a single pair is no test
-        level = alpha / max(len(family), 1)  # what a link must reach under Holm's correction: the test must be able to
+        tested = _ordering_pooled(diffs, len(unpaired), relation, sign, margin, alpha,
+                                  REPRODUCED if cell_hold.count(False) <= allowed else PARTLY)
+        holds_in += tested.holds_in
+    if left_out:
+        holds_in += f"; {pairs_text(left_out)} not timed together, left out"
+    evidence = ((note + " " if note else "") + f"{display_name(metric)}; " + "; ".join(tested.parts + unpaired_parts)
+                + f"; alpha = {alpha}")
+    p_value = max(tested.p_values) if tested.p_values else float("nan")  # the largest p of the tests (one pair: none)
+    return claim_row(id, claim, tested.verdict, holds_in, p_value, f"{paired_test_name(tested.tests)}, {layout}",
+                     evidence, note=note, p_tests=tested.tested)
+
+
+@dataclasses.dataclass
+class _LinkTests:
+    """What an ordering claim's tests give (:func:`_ordering_per_cell`, :func:`_ordering_pooled`): the
+    verdict, the ``holds in`` text (per cell: all of it; pooled: what follows the cell count), the
+    evidence parts, the claimed-direction p of each test shown, how many tests are behind them, and
+    the names of the tests used."""
+
+    verdict: str
+    holds_in: str
+    parts: list
+    p_values: list
+    tested: int
+    tests: set
+
+
+def _ordering_per_cell(diffs: dict, keys: list, cells: list[str], n_links: int, relation: str,
+                       alpha: float) -> _LinkTests:
+    """:func:`ordering_claim` with ``per_cell``: each cell tested on its own (its p the largest of its
+    links'; failed by one link reversed at the Bonferroni level over its links), the cells decided by
+    :func:`corrected_outcomes` and combined by :func:`cells_verdict`."""
+    def in_cell(d, key):
+        return d[(d[cells] == pd.Series(key, index=cells)).all(axis=1)] if cells else d
+
+    def cell_testable(key):  # every link with pairs in the cell has two or more
+        sizes = [len(in_cell(d, key)) for d in diffs.values()]
+        return any(sizes) and all(testable(n) for n in sizes if n)
+
+    family = sum(cell_testable(key) for key in keys)
+    # what a link must reach: Holm's level over the cells, and for a reversal, which fails the cell, that level
+    # shared by the cell's links (Bonferroni below, over the links with pairs there, at most all of them); the
+    # test is chosen so that it can reach it with every link present
+    level = alpha / max(family, 1) / n_links
+    parts, p_values, tests, tested = [], [], set(), 0
+    cell_up, cell_down, largest_cell, untested = [], [], 0, 0
+    for key in keys:
+        ups, downs, shown = [], [], []
         for (a, b), d in diffs.items():
-            up, down, used = paired_p(d["diff"], level)
+            part = in_cell(d, key)
+            if len(part) == 0:
+                continue
+            largest_cell = max(largest_cell, len(part))
+            up, down, used = paired_p(part["diff"], level)
             tests.add(used)
             ups.append(up)
             downs.append(down)
-            tested_here = testable(len(d))
-            parts.append(f"{display_name(a)} {relation} {display_name(b)}: n = {pairs_text(len(d))}"
-                         f"{_t_mark(used) if tested_here else ''}, mean {display_name(a)} − {display_name(b)} "
-                         f"{sign * (d['diff'].mean() + margin):+.4g}, " + (format_p(up) if tested_here else "no test")
-                         + (f" (opposite direction: {format_p(down)})" if down < alpha else ""))
-        p_values = [up for up, d in zip(ups, diffs.values()) if testable(len(d))]  # a single pair has no p
-        tested = len(p_values)
-        link_outcomes, raw_links = ["noise"] * len(ups), ["noise"] * len(ups)  # untestable links: outside the family
-        for i, corrected, uncorrected in zip(family, *corrected_outcomes([ups[i] for i in family],
-                                                                           [downs[i] for i in family], alpha)):
-            link_outcomes[i], raw_links[i] = corrected, uncorrected
-        link_outcomes, raw_links = link_outcomes + ["noise"] * len(unpaired), raw_links + ["noise"] * len(unpaired)
-        parts += unpaired_parts
-        if "fails" in link_outcomes:
-            verdict = NOT_REPRODUCED
-        elif all(o == "holds" for o in link_outcomes):
-            verdict = REPRODUCED if cell_hold.count(False) <= allowed else PARTLY
-        elif "holds" in link_outcomes:
-            verdict = PARTLY
-        else:
-            verdict = INCONCLUSIVE
-        if verdict == INCONCLUSIVE:
-            holds_in += unreachable(max(len(d) for d in diffs.values()), alpha)
-        if len(link_outcomes) > 1:
-            holds_in += "; " + significant_text(link_outcomes, raw_links, "links").replace("; ", ", ", 1)
-    if left_out:
-        holds_in += f"; {pairs_text(left_out)} not timed together, left out"
-    evidence = (note + " " if note else "") + f"{display_name(metric)}; " + "; ".join(parts) + f"; alpha = {alpha}"
-    p_value = max(p_values) if p_values else float("nan")  # the largest p of the tests made (one pair: none)
-    return claim_row(id, claim, verdict, holds_in, p_value, f"{paired_test_name(tests)}, {layout}", evidence, note=note,
-                     p_tests=tested)
+            if testable(len(part)):
+                shown.append(up)
+            parts.append(f"{_label(cells, key)}: {display_name(a)} {relation} {display_name(b)} "
+                         f"{_tested(len(part), used, up)}")
+        complete = len(ups) == n_links  # a link without pairs here: the cell cannot hold, but can fail
+        if ups and cell_testable(key):  # a cell holds when all its links do; fails when one is reversed
+            cell_up.append(max(ups) if complete else 1.0)  # (Bonferroni over links)
+            cell_down.append(min(1.0, min(downs) * len(downs)))
+        elif ups:  # a link of one pair, or none: the cell cannot be decided, and stays outside the corrected family
+            untested += 1
+        if shown:
+            p_values.append(max(shown))
+            tested += len(shown)
+    outcomes, raw = corrected_outcomes(cell_up, cell_down, alpha)
+    outcomes, raw = outcomes + ["noise"] * untested, raw + ["noise"] * untested
+    verdict = cells_verdict(outcomes)
+    holds_in = significant_text(outcomes, raw, "cells")
+    if verdict == INCONCLUSIVE:
+        holds_in += unreachable(largest_cell, alpha, " per cell")
+    return _LinkTests(verdict, holds_in, parts, p_values, tested, tests)
+
+
+def _ordering_pooled(diffs: dict, n_unpaired: int, relation: str, sign: float, margin: float, alpha: float,
+                     all_hold: str) -> _LinkTests:
+    """:func:`ordering_claim` pooled over cells: one test per link, Holm's correction over the links
+    with two pairs or more (the ``n_unpaired`` links without pairs stay outside it, within noise);
+    ``all_hold``: the verdict when every link holds (``reproduced`` unless cell means disagree)."""
+    parts, tests, ups, downs = [], set(), [], []
+    family = [i for i, d in enumerate(diffs.values()) if testable(len(d))]  # a single pair is no test
+    level = alpha / max(len(family), 1)  # what a link must reach under Holm's correction: the test must be able to
+    for (a, b), d in diffs.items():
+        up, down, used = paired_p(d["diff"], level)
+        tests.add(used)
+        ups.append(up)
+        downs.append(down)
+        tested_here = testable(len(d))
+        parts.append(f"{display_name(a)} {relation} {display_name(b)}: n = {pairs_text(len(d))}"
+                     f"{_t_mark(used) if tested_here else ''}, mean {display_name(a)} − {display_name(b)} "
+                     f"{sign * (d['diff'].mean() + margin):+.4g}, " + (format_p(up) if tested_here else "no test")
+                     + (f" (opposite direction: {format_p(down)})" if down < alpha else ""))
+    p_values = [up for up, d in zip(ups, diffs.values()) if testable(len(d))]  # a single pair has no p
+    link_outcomes, raw_links = ["noise"] * len(ups), ["noise"] * len(ups)  # untestable links: outside the family
+    for i, corrected, uncorrected in zip(family, *corrected_outcomes([ups[i] for i in family],
+                                                                       [downs[i] for i in family], alpha)):
+        link_outcomes[i], raw_links[i] = corrected, uncorrected
+    link_outcomes, raw_links = link_outcomes + ["noise"] * n_unpaired, raw_links + ["noise"] * n_unpaired
+    if "fails" in link_outcomes:
+        verdict = NOT_REPRODUCED
+    elif all(o == "holds" for o in link_outcomes):
+        verdict = all_hold
+    elif "holds" in link_outcomes:
+        verdict = PARTLY
+    else:
+        verdict = INCONCLUSIVE
+    holds_in = unreachable(max(len(d) for d in diffs.values()), alpha) if verdict == INCONCLUSIVE else ""
+    if len(link_outcomes) > 1:
+        holds_in += "; " + significant_text(link_outcomes, raw_links, "links").replace("; ", ", ", 1)
+    return _LinkTests(verdict, holds_in, parts, p_values, len(p_values), tests)
 
 
 def _t_mark(used: str) -> str:
