@@ -160,7 +160,8 @@ def _kind(hint) -> str:
 
 def show_parameters(namespace: Mapping[str, Any], page: str | None = None):
     """:func:`parameters_table` for display, without the row index (with ``page``, captioned)."""
-    styled = parameters_table(namespace, page).style.hide(axis="index").set_properties(**{"text-align": "left"})
+    styled = parameters_table(namespace, page).style.hide(axis="index").set_properties(
+        **{"text-align": "left", "padding-right": "1em"})
     return styled.set_caption("Every parameter of this page: papermill's -p NAME VALUE changes one") if page else styled
 
 
