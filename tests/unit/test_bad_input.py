@@ -288,9 +288,9 @@ def test_papermill_reads_every_parameter_of_every_notebook():
 
 def test_a_parameters_comment_gives_the_value_the_paper_profile_renders_with():
     """A reader re-running a page reads ``NAME = smoke value  # paper profile: VALUE`` (``full profile``
-    in the book's own chapter, whose profile file is named ``paper`` too) in its parameters cell: VALUE (where it starts with a Python literal) must be what the page's paper
-    profile sets, or the notebook's own value where the profile does not set it; a file the cell
-    names must exist."""
+    in the book's own chapter, whose profile file is named ``paper`` too) in its parameters cell: VALUE
+    (where it starts with a Python literal) must be what the page's paper profile sets, or the
+    notebook's own value where the profile does not set it; a file the cell names must exist."""
     import ast
     import re
 

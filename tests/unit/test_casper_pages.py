@@ -359,6 +359,8 @@ def test_least_stable_counts_by_mean():
     rows = [{"selector": s, "seed": k, "status": "computed", "jaccard_high": h, "jaccard_mid": m, "jaccard_low": lo}
             for s, h, m, lo in (("random", 0.9, 0.8, 0.7), ("casper", 0.95, 0.5, 0.6)) for k in (0, 1)]
     assert least_stable_counts(pd.DataFrame(rows)) == {"low_least": 1, "methods": 2, "casper_lowest": 2, "groups": 3}
+    control = [{**rows[0], "selector": "none", "jaccard_high": 1.0, "jaccard_mid": 1.0, "jaccard_low": 1.0}]
+    assert least_stable_counts(pd.DataFrame(rows + control))["methods"] == 2   # the control is no method
     no_casper = pd.DataFrame(rows[:2])
     assert least_stable_counts(no_casper) == {"low_least": 1, "methods": 1, "casper_lowest": 0, "groups": 0}
     assert least_stable_counts(no_casper.iloc[:0]) == {"low_least": 0, "methods": 0, "casper_lowest": 0, "groups": 0}

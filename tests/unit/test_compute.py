@@ -631,11 +631,9 @@ def page_configs(page: str, params: dict) -> list:
 
         return page_grid(page).from_params(params).runs()
     if paper == "bystanders":
-        from recunlearn.experiments.bystanders import BystanderGrid, CascadeGrid, TradeoffGrid
-        from recunlearn.experiments.stability import StabilityGrid
+        from recunlearn.report.pages import page_grid
 
-        grid = {"q2": CascadeGrid, "q3": StabilityGrid, "q4": TradeoffGrid}.get(stem[:2], BystanderGrid)
-        return grid.from_params(params).runs()
+        return page_grid(page).from_params(params).runs()
     if stem.startswith("figure-08") and paper == "casper":
         grid = Figure8Grid.from_params(params)
         return grid.runs() + [grid.scaling_config()]

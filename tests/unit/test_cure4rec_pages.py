@@ -420,6 +420,13 @@ def test_fairness_and_sweep_tables_equal_the_notebook_pipeline():
     assert page.runs.attrs["run_total"] == len(grid.runs()) + len(alone.runs)
 
 
+def test_every_timing_has_its_reading():
+    from recunlearn.report.pages.cure4rec_runs import TIMING_READS
+    from recunlearn.unlearning.exact import TIMINGS
+
+    assert set(TIMING_READS) == set(TIMINGS)
+
+
 @pytest.mark.parametrize("stem", ["figure-04-shard-number", "figure-08-unlearning-ratio"])
 @pytest.mark.parametrize("timing, says, together", [
     ("batched", "the affected shards retrained together in one process", True),

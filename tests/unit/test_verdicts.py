@@ -1008,18 +1008,18 @@ def test_fairness_claims_against_sisa_pass_and_fail():
 
 
 def _timed_runs(seconds: dict[str, float], core: float = 0.5, seeds: int = 6) -> pd.DataFrame:
-    """Exact-method runs recorded one minute apart, unlearning in ``seconds[method]`` (× ``core`` on the
-    core set) with a little seed noise."""
+    """Exact-method runs recorded one second apart (all within the pairing window), unlearning in
+    ``seconds[method]`` (× ``core`` on the core set) with a little seed noise."""
     rng = np.random.default_rng(1)
-    rows, minute = [], 0
+    rows, second = [], 0
     for model in ("wmf", "bpr"):
         for selection in ("core", "random", "edge"):
             for seed in range(seeds):
                 for method, value in seconds.items():
-                    minute += 1
+                    second += 1
                     rows.append({"dataset": "ml-100k", "model": model, "method": method, "selection": selection,
                                  "ratio": 5.0, "n_shards": 10, "seed": seed,
-                                 "created": pd.Timestamp("2026-01-01", tz="UTC") + pd.Timedelta(seconds=minute),
+                                 "created": pd.Timestamp("2026-01-01", tz="UTC") + pd.Timedelta(seconds=second),
                                  "unlearn_seconds": value * (core if selection == "core" and method != "retrain"
                                                              else 1.0) * (1 + rng.normal(scale=0.01))})
     return pd.DataFrame(rows)

@@ -12,8 +12,7 @@ import pandas as pd
 import seaborn as sns
 
 from ..data.sequences import Stream
-from ..experiments.casper import (ID_MAPS, LATENTCROSS_CELLS, LSTM_EMBEDDINGS, MODELS, TEST_UPDATES, CasperGrid,
-                                  Figure8Grid)
+from ..experiments.casper import ID_MAPS, LATENTCROSS_CELLS, LSTM_EMBEDDINGS, MODELS, TEST_UPDATES, CasperGrid
 from ..experiments.config import option
 from ..experiments.records import PENDING_CPU
 from ..models.sequential import SEQUENTIAL_MODELS
@@ -906,10 +905,16 @@ def groups_long(runs: pd.DataFrame, cells: list[str], metric: str = "jaccard", w
     return long
 
 
+def _method_groups(runs: pd.DataFrame, metric: str) -> pd.DataFrame:
+    """:func:`groups_long` by selector of the computed runs of every perturbation method (no control)."""
+    return groups_long(runs[runs["selector"] != "none"] if len(runs) else runs, ["selector"], metric)
+
+
 def method_group_means(runs: pd.DataFrame, metric: str = "jaccard") -> pd.DataFrame:
     """Figure 7's table: per method (rows, the paper's order) and MRR group (columns high, mid, low),
-    ``metric`` as ``mean ± std`` over the computed seeds, with the number of seeds."""
-    long = groups_long(runs, ["selector"], metric)
+    ``metric`` as ``mean ± std`` over the computed seeds, with the number of seeds (the control,
+    which perturbs nothing, is no method)."""
+    long = _method_groups(runs, metric)
     if long.empty:
         return pd.DataFrame(columns=["method", *MRR_GROUPS, "seeds"])
     stats = long.groupby(["selector", "group"])[metric].agg(["mean", "std", "count"])
@@ -923,11 +928,12 @@ def method_group_means(runs: pd.DataFrame, metric: str = "jaccard") -> pd.DataFr
                      "seeds": int(long[long["selector"] == selector]["seed"].nunique())})
     return pd.DataFrame(rows)
 
+
 def least_stable_counts(runs: pd.DataFrame, metric: str = "jaccard") -> dict[str, int]:
     """Figure 7's counts by mean ``metric`` over the computed runs: ``low_least`` of the ``methods``
     have their lowest mean in the low-MRR group, and CASPER has the lowest mean of every method in
-    ``casper_lowest`` of the ``groups`` (0 groups without a CASPER run)."""
-    long = groups_long(runs, ["selector"], metric)
+    ``casper_lowest`` of the ``groups`` (0 groups without a CASPER run; the control is no method)."""
+    long = _method_groups(runs, metric)
     if long.empty:
         return {"low_least": 0, "methods": 0, "casper_lowest": 0, "groups": 0}
     means = long.groupby(["selector", "group"])[metric].mean().unstack()
@@ -936,13 +942,15 @@ def least_stable_counts(runs: pd.DataFrame, metric: str = "jaccard") -> dict[str
             "casper_lowest": int(sum(means[g].idxmin() == "casper" for g in MRR_GROUPS if g in means))
             if has_casper else 0, "groups": len(MRR_GROUPS) if has_casper else 0}
 
+
 MRR_GROUP_LABELS = {"high": "top 20 % MRR", "mid": "middle 60 %", "low": "bottom 20 % MRR"}
 
 
 def mrr_group_figure(runs: pd.DataFrame, title: str, metric: str = "jaccard") -> None:
-    """Figure 7: ``metric`` (M vs M') per MRR group of users, one bar per method (mean ± std over seeds)."""
+    """Figure 7: ``metric`` (M vs M') per MRR group of users, one bar per method (mean ± std over seeds;
+    the control is no method)."""
     set_theme()
-    long = groups_long(runs, ["selector"], metric)
+    long = _method_groups(runs, metric)
     fig, ax = plt.subplots(figsize=(8, 3.6))
     shown = long.assign(method=long["selector"].map(METHOD_LABELS), group=long["group"].map(MRR_GROUP_LABELS))
     sns.barplot(shown, x="group", y=metric, hue="method", order=[MRR_GROUP_LABELS[g] for g in MRR_GROUPS],

@@ -823,33 +823,33 @@ def ordering_claim(id: str, claim: str, runs: pd.DataFrame, factor: str, links: 
     if allowed:
         holds_in += f" ({allowed} against allowed)"
     if per_cell:  # the cells' own outcomes replace the count of cells by mean
-        tested = _ordering_per_cell(diffs, keys, cells, len(links), relation, alpha)
-        holds_in = tested.holds_in
+        result = _ordering_per_cell(diffs, keys, cells, len(links), relation, alpha)
+        holds_in = result.holds_in
     else:
-        tested = _ordering_pooled(diffs, len(unpaired), relation, sign, margin, alpha,
+        result = _ordering_pooled(diffs, len(unpaired), relation, sign, margin, alpha,
                                   REPRODUCED if cell_hold.count(False) <= allowed else PARTLY)
-        holds_in += tested.holds_in
+        holds_in += result.holds_in
     if left_out:
         holds_in += f"; {pairs_text(left_out)} not timed together, left out"
-    evidence = ((note + " " if note else "") + f"{display_name(metric)}; " + "; ".join(tested.parts + unpaired_parts)
+    evidence = ((note + " " if note else "") + f"{display_name(metric)}; " + "; ".join(result.parts + unpaired_parts)
                 + f"; alpha = {alpha}")
-    p_value = max(tested.p_values) if tested.p_values else float("nan")  # the largest p of the tests (one pair: none)
-    return claim_row(id, claim, tested.verdict, holds_in, p_value, f"{paired_test_name(tested.tests)}, {layout}",
-                     evidence, note=note, p_tests=tested.tested)
+    p_value = max(result.p_values) if result.p_values else float("nan")  # the largest p of the tests (one pair: none)
+    return claim_row(id, claim, result.verdict, holds_in, p_value, f"{paired_test_name(result.tests)}, {layout}",
+                     evidence, note=note, p_tests=result.n_tests)
 
 
 @dataclasses.dataclass
 class _LinkTests:
     """What an ordering claim's tests give (:func:`_ordering_per_cell`, :func:`_ordering_pooled`): the
     verdict, the ``holds in`` text (per cell: all of it; pooled: what follows the cell count), the
-    evidence parts, the claimed-direction p of each test shown, how many tests are behind them, and
-    the names of the tests used."""
+    evidence parts, the claimed-direction p values shown (pooled: one per link; per cell: one per cell,
+    the largest of its links'), how many tests are behind them, and the names of the tests used."""
 
     verdict: str
     holds_in: str
     parts: list
     p_values: list
-    tested: int
+    n_tests: int
     tests: set
 
 

@@ -480,7 +480,8 @@ def exact_mio_values(exact_mio: pd.DataFrame, runs: pd.DataFrame) -> dict:
         verdict = f"every exact cell is within {MIO_CLOSE_TO_CHANCE:g} of 0.5, consistent with complete unlearning"
     else:
         verdict = f"not every exact cell is within {MIO_CLOSE_TO_CHANCE:g} of 0.5: see the table"
-    return {"exact_mio_range": span_text(exact_means, 3), "exact_mio_maxdev": format_number(distance.max(), 3, missing="pending"),
+    return {"exact_mio_range": span_text(exact_means, 3),
+            "exact_mio_maxdev": format_number(distance.max(), 3, missing="pending"),
             "scif_mio_range": span_text(scif_means, 3), "exact_verdict": verdict,
             "retrain_mio_agreement": retrain_mio_agreement(exact_mio, runs)}
 

@@ -11,6 +11,7 @@ import dataclasses
 import functools
 import json
 import re
+import typing
 from collections import Counter
 from typing import Any, Mapping
 
@@ -94,68 +95,75 @@ def parameters_table(namespace: Mapping[str, Any], page: str | None = None) -> p
     injection) as a frame ``parameter | value used``, in the order they were set. With ``page``
     (``<chapter>/<notebook stem>``), every parameter the page accepts (its builder's ``GRID``): the
     notebook's, then the others at their defaults, with ``set by`` (notebook or default) and
-    ``allowed`` (:func:`allowed_text`)."""
-    given = [(name, value) for name, value in namespace.items()
-             if PARAMETER_NAME.match(name) and isinstance(value, (str, int, float, bool, list, tuple, type(None)))]
+    ``allowed`` (:func:`allowed_text`; a name the page does not accept says so)."""
+    given = [(name, value) for name, value in namespace.items() if PARAMETER_NAME.match(name)]
+    shown = [(name, value) for name, value in given
+             if isinstance(value, (str, int, float, bool, list, tuple, type(None)))]
     if page is None:
-        return pd.DataFrame([(name, format_parameter(value)) for name, value in given],
+        return pd.DataFrame([(name, format_parameter(value)) for name, value in shown],
                             columns=["parameter", "value used"])
     from .pages import page_grid, page_one_value
 
-    fields = {spec.name.upper(): spec for spec in dataclasses.fields(page_grid(page))}
-    hints, one = _hints(page_grid(page)), page_one_value(page)
+    grid = page_grid(page)
+    fields, hints, one = {f.name.upper(): f for f in dataclasses.fields(grid)}, typing.get_type_hints(grid), \
+        page_one_value(page)
 
     def allowed(name: str) -> str:
         spec = fields.get(name)
-        return "" if spec is None else allowed_text(spec, hints[spec.name], one_value=spec.name in one)
+        if spec is None:
+            return "not a parameter of this page"
+        return allowed_text(spec, hints[spec.name], one_value=spec.name in one)
 
     rows = [(name, format_parameter(value), "notebook", allowed(name)) for name, value in given]
-    rows += [(name, format_parameter(spec.default), "default", allowed(name))
-             for name, spec in fields.items() if name not in namespace]
+    rows += [(name, format_parameter(_default(spec)), "default", allowed(name))
+             for name, spec in fields.items() if name not in dict(given)]
     return pd.DataFrame(rows, columns=["parameter", "value used", "set by", "allowed"])
 
 
-def _hints(cls) -> dict:
-    import typing
-
-    return typing.get_type_hints(cls)
+def _default(spec: dataclasses.Field):
+    return spec.default_factory() if spec.default is dataclasses.MISSING else spec.default
 
 
 def allowed_text(spec: dataclasses.Field, hint, one_value: bool = False) -> str:
     """What a parameter accepts, for a reader: its choices, else its kind of value and bounds
     (``a list of whole numbers ≥ 0``, ``None or a whole number ≥ 1``), then its meaning where the
     library documents it. ``one_value``: a list the page draws one value of (``a list of one of``)."""
-    import typing
-
     meta = spec.metadata
     values = [a for a in typing.get_args(hint) if a is not type(None)]
     optional = typing.get_origin(hint) is not None and not _is_list(hint) and len(values) < len(typing.get_args(hint))
-    inner = values[0] if optional else hint
+    inner = values[0] if optional and len(values) == 1 else hint
     if meta.get("choices"):
         kind = ("a list of one of " if one_value else "any of " if _is_list(inner) else "one of ") + \
             ", ".join(str(c) for c in meta["choices"] if c is not None)
     else:
-        low, high = meta.get("min"), meta.get("max")
-        bounds = (f"from {low:g} to {high:g}" if low is not None and high is not None
-                  else f"≥ {low:g}" if low is not None else f"≤ {high:g}" if high is not None else "")
+        low, high = (None if v is None else _bound(v) for v in (meta.get("min"), meta.get("max")))
+        bounds = (f"from {low} to {high}" if low is not None and high is not None
+                  else f"≥ {low}" if low is not None else f"≤ {high}" if high is not None else "")
         kind = " ".join(filter(None, [_kind(inner), bounds]))
-    kind = f"None or {kind}" if optional else kind
+    kind = f"None or {kind}" if optional and inner is not hint else kind
     return f"{kind} ({meta['doc']})" if meta.get("doc") else kind
 
 
-def _is_list(hint) -> bool:
-    import typing
+def _bound(value: float) -> str:
+    """A parameter's bound as a reader writes it: ``0``, ``100``, ``0.5``, ``1e-05``."""
+    return format_parameter(int(value)) if float(value).is_integer() else f"{value:g}"
 
+
+def _is_list(hint) -> bool:
     return typing.get_origin(hint) is tuple
 
 
-def _kind(hint) -> str:
-    """``a whole number``, ``a list of numbers``, ``True or False``, ``a text``."""
-    import typing
+KINDS = {bool: ("True or False", "True or False values"), int: ("a whole number", "whole numbers"),
+         float: ("a number", "numbers"), str: ("a text", "texts")}
+"""How a parameter's type reads: one value, and a list of them."""
 
+
+def _kind(hint) -> str:
+    """``a whole number``, ``a list of numbers``, ``True or False`` (a type it does not know: its name)."""
     if _is_list(hint):
-        return "a list of " + _kind(typing.get_args(hint)[0]).removeprefix("a ") + "s"
-    return {bool: "True or False", int: "a whole number", float: "a number", str: "a text"}.get(hint, str(hint))
+        item = typing.get_args(hint)[0]
+        return "a list of " + (KINDS[item][1] if item in KINDS else str(item))
+    return KINDS[hint][0] if hint in KINDS else str(hint)
 
 
 def show_parameters(namespace: Mapping[str, Any], page: str | None = None):

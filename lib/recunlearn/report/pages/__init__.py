@@ -62,18 +62,27 @@ def builder_module(page: str) -> str:
 
 
 def _builder(page: str):
+    """The builder module of ``page``; ``KeyError`` for a name that is not ``<chapter>/<stem>`` of a page
+    with a builder (an import error inside an existing builder is raised as it is)."""
     import importlib
 
+    if page.count("/") != 1:
+        raise KeyError(f"no page {page!r}: pages are named <chapter>/<notebook stem>")
     try:
-        return importlib.import_module(builder_module(page))
+        module = importlib.import_module(builder_module(page))
     except ModuleNotFoundError as error:
+        if error.name != builder_module(page):
+            raise
         raise KeyError(f"no page {page!r} (no module {builder_module(page)})") from error
+    if not hasattr(module, "GRID"):
+        raise KeyError(f"no page {page!r}: {builder_module(page)} builds no page (no GRID)")
+    return module
 
 
 def page_grid(page: str) -> type[Config]:
-    """The class of ``page``'s parameters: its builder's ``GRID`` (every parameter its notebook accepts,
-    validated before any compute; a grid's ``runs()`` are the runs the page reads). ``KeyError`` for
-    a page without a builder."""
+    """The class of ``page``'s parameters: its builder's ``GRID``, every parameter its notebook accepts,
+    validated before any compute (most pages read its ``runs()``; some read more, e.g. the sweeps'
+    parallel reading). ``KeyError`` for a name that is not a page with a builder."""
     return _builder(page).GRID
 
 
@@ -88,13 +97,16 @@ def require_one(grid: Config, names: tuple[str, ...], what: str) -> Config:
     value: a page that draws one model or dataset (its titles name it, its tables do not key by it)
     would otherwise average several under one label. Raises :class:`ConfigError` naming the parameter,
     ``what`` the page draws and the values allowed, before any compute."""
+    fields = {f.name: f for f in dataclasses.fields(grid)}
     for name in names:
+        if name not in fields:
+            raise ValueError(f"{what} draws one value of {name!r}, which is not a parameter of {type(grid).__name__}")
         values = getattr(grid, name)
         if len(values) != 1:
-            field = next(f for f in dataclasses.fields(grid) if f.name == name)
+            choices = fields[name].metadata.get("choices")
+            allowed = f"one of {list(choices)}" if choices else "one value"
             raise ConfigError(f"parameter {name.upper()} = {list(values)!r}: {what} is drawn for one "
-                              f"{name.removesuffix('s')} at a time; give a list of one of "
-                              f"{list(field.metadata['choices'])}")
+                              f"{name.removesuffix('s')} at a time; give a list of {allowed}")
     return grid
 
 

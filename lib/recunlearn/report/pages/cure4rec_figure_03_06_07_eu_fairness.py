@@ -6,8 +6,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from ...experiments.cure4rec_exact import ExactGrid
-from ...experiments.cure4rec_exact import ExactCollected
+from ...experiments.cure4rec_exact import ExactCollected, ExactGrid
 from ...experiments.cure4rec_scif import ScifGrid, collect
 from ..claims import with_pending_rows
 from ..cure4rec import fairness_claims, with_retrain_gap

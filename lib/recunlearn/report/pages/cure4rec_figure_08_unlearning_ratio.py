@@ -5,12 +5,12 @@ Unlearning time is read two ways, as on the Figure 4 page: the page's grid (batc
 retrains the affected shards together in one process (their total work), and the same grid's sharded
 methods with each affected shard trained as a model of its own give the slowest shard's time, the
 time with one worker per shard, which the paper's parallel training for exact unlearning implies: that
-reading is the paper's claim, and the batched one is shown beside it as another reading."""
+reading is the paper's claim, and the grid's own (however ``TIMING`` measured it) is shown beside it as
+another reading."""
 
 from __future__ import annotations
 
-from ...experiments.cure4rec_exact import ExactGrid
-from ...experiments.cure4rec_exact import ExactCollected
+from ...experiments.cure4rec_exact import ExactCollected, ExactGrid
 from ..cure4rec import sweep_claims, with_retrain_gap
 from . import Page
 from .cure4rec_runs import collect_sweep, sweep_page, with_time_readings

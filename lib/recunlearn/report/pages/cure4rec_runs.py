@@ -225,11 +225,6 @@ def printed(frame) -> str:
     return frame.to_string()
 
 
-def fixed(value: float, digits: int) -> str:
-    """``value`` with ``digits`` decimals, or ``pending`` when it is not a number."""
-    return "pending" if pd.isna(value) else f"{value:.{digits}f}"
-
-
 def comparison_command(page: str, grid, command: str | None, pending: pd.DataFrame | None = None) -> str | None:
     """The command behind a paper-vs-ours notice, which counts both the grid's ``pending`` runs and the
     paper's datasets this render does not run: the plan's command for the entries listing either

@@ -4,9 +4,8 @@ paper's claims."""
 
 from __future__ import annotations
 
-from ...experiments.cure4rec_exact import ExactGrid
 from ...experiments.cure4rec import Collected, pending_reason
-from ...experiments.cure4rec_exact import (EXACT_UTILITY, ExactCollected, collect_combiner_variants,
+from ...experiments.cure4rec_exact import (EXACT_UTILITY, ExactCollected, ExactGrid, collect_combiner_variants,
                                            combiner_variant_grids)
 from ..claims import with_pending_rows
 from ..compare import paper_layout, paper_vs_ours_table, within_text

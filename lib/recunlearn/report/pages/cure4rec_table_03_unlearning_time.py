@@ -6,9 +6,8 @@ from __future__ import annotations
 
 import pandas as pd
 
-from ...experiments.cure4rec_exact import ExactGrid
+from ...experiments.cure4rec_exact import ExactCollected, ExactGrid
 from ...experiments.records import pending_reason
-from ...experiments.cure4rec_exact import ExactCollected
 from ...experiments.cure4rec_scif import ScifGrid, collect
 from ..cure4rec import time_claims, time_table
 from ..claims import claims_frame, joined_claims

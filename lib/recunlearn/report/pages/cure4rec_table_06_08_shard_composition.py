@@ -5,8 +5,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from ...experiments.cure4rec_exact import ExactGrid
-from ...experiments.cure4rec_exact import ExactCollected
+from ...experiments.cure4rec_exact import ExactCollected, ExactGrid
 from ..claims import with_pending_rows
 from ..cure4rec import active_concentration, concentration_claims, shard_composition
 from ..names import by_dataset

@@ -6,10 +6,9 @@ from __future__ import annotations
 
 import pandas as pd
 
-from ..sru import SruAblationGrid
 from ..claims import with_pending_rows
 from ..plots import sweep_lines
-from ..sru import ablation_claims, ablation_points, partition_table, shard_count_table
+from ..sru import SruAblationGrid, ablation_claims, ablation_points, partition_table, shard_count_table
 from . import Notice, Page
 from .cure4rec_runs import runs_notice, runs_table
 from .sru_runs import collect_page, computed_text, sweep_notice

@@ -13,10 +13,10 @@ import pandas as pd
 
 from ...experiments.records import record_key
 from ...experiments.sru import SruConfig
-from ..sru import SruOverviewGrid
 from ..claims import joined_claims, with_pending_rows
 from ..plots import sweep_lines
-from ..sru import ablation_claims, comparison_runs, extra_deletion_points, overview_table, sru_claims
+from ..sru import (SruOverviewGrid, ablation_claims, comparison_runs, extra_deletion_points, overview_table,
+                   sru_claims)
 from ..sru_code_choices import CODE_CHOICES, choice_part, choice_table, code_choice_values, without_code_choices
 from . import Notice, Page
 from .cure4rec_runs import pending_command, runs_notice, runs_table

@@ -7,12 +7,11 @@ from __future__ import annotations
 
 import pandas as pd
 
-from ..sru import SruPageGrid
 from ..claims import claims_frame, with_pending_rows
 from ..names import by_dataset
 from ..plots import sweep_lines
-from ..sru import (HIT_RANDOM, effectiveness_table, extra_deletion_claim, extra_deletion_points, inferable_claim,
-                   main_runs, more_extra_deletion_claim)
+from ..sru import (HIT_RANDOM, SruPageGrid, effectiveness_table, extra_deletion_claim, extra_deletion_points,
+                   inferable_claim, main_runs, more_extra_deletion_claim)
 from . import Page
 from .cure4rec_runs import runs_notice, runs_table
 from .sru_runs import collect_page, computed_text, sweep_notice
