@@ -74,3 +74,4 @@ def test_a_page_drawing_one_value_of_a_field_it_lacks_is_a_programming_error():
     with pytest.raises(ValueError, match="'modells', which is not a parameter of CasperGrid"):
         require_one(CasperGrid(), ("modells",), "Figure 7")
     assert require_one(CasperGrid(), ("models", "datasets"), "Figure 7") == CasperGrid()
+

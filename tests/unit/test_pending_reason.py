@@ -57,3 +57,22 @@ def test_runs_without_a_record_name_the_plans_command(monkeypatch, no_records):
     assert text.endswith("python -m recunlearn compute --only casper-figure-2")
     monkeypatch.delenv(PAGE_ENV)
     assert pending_text(None, runs) == "2 of 3 runs waiting for CPU time"
+
+
+def test_every_chapters_notice_of_runs_is_the_same_notice():
+    """CASPER's runs say what is pending in a status column, CURE4Rec's and SRU's in a pending frame, the
+    bystanders' in config dicts: the three readings give one notice."""
+    from recunlearn.report.pages import status_notice
+    from recunlearn.report.pages.bystanders_runs import WHY, pending_configs_notice
+    from recunlearn.report.pages.cure4rec_runs import pending_runs_notice
+
+    status = pd.DataFrame({"model": ["wmf", "bpr", "bpr"], "status": ["computed", WHY, WHY]})
+    pending = status[status["status"] == WHY].rename(columns={"status": "reason"})
+    computed = status[status["status"] == "computed"].copy()
+    computed.attrs["pending"] = pending.drop(columns="reason").to_dict("records")
+    notices = [status_notice("The table", status, "cmd"), pending_runs_notice("The table", 3, pending, "cmd"),
+               pending_configs_notice("The table", computed, 3, "cmd")]
+    assert notices[0] == notices[1] == notices[2]
+    assert notices[0].why == f"2 of 3 runs {WHY} (BPR)" and notices[0].partial
+    assert status_notice("The table", status.assign(status="computed")) is None
+    assert pending_runs_notice("The table", 0, None).why == "no run in this page's parameters"

@@ -148,20 +148,33 @@ def reasons_text(reasons: Iterable[str], total: int, unit: str = "runs") -> str:
     return "; ".join(f"{n:,} of {total:,} {unit} {reason}" for reason, n in counts.most_common())
 
 
-def runs_notice(what: str, runs: pd.DataFrame | None, command: str | None = None,
-                by: str | None = "model") -> Notice | None:
-    """The notice of a table or figure drawn from ``runs`` (rows with a ``status``): None when every run
-    is computed; a partial notice when some are; a notice shown instead of it when none is. ``by``
-    names the column whose pending values the notice lists (display names)."""
-    if runs is None or "status" not in runs or len(runs) == 0:
-        return Notice(what, "no run in this page's parameters", None)
-    pending = runs[runs["status"] != "computed"]
-    if pending.empty:
+def pending_notice(what: str, total: int, reasons: Iterable[str], pending: pd.DataFrame | None = None,
+                   command: str | None = None, by: str | None = "model", partial: bool | None = None
+                   ) -> Notice | None:
+    """The notice of a table or figure drawn from ``total`` runs, one of ``reasons`` per run without a
+    record: None when there is none; partial (shown below what is drawn) when some runs have a record
+    (or as ``partial`` says); shown instead of it when none has. ``by`` names the column of the
+    ``pending`` runs whose values the notice lists (display names). Every chapter's notice of runs is
+    this one, read from the way its runs say what is pending (:func:`status_notice`,
+    :func:`~.cure4rec_runs.pending_runs_notice`, :func:`~.bystanders_runs.pending_configs_notice`)."""
+    reasons = list(reasons)
+    if total == 0:
+        return Notice(what, "no run in this page's parameters")
+    if not reasons:
         return None
-    why = reasons_text(pending["status"], len(runs))
-    if by and by in pending:
+    why = reasons_text(reasons, total)
+    if by and pending is not None and by in pending:
         why += f" ({_names(by, pending[by])})"
-    return Notice(what, why, command, partial=len(pending) < len(runs))
+    return Notice(what, why, command, partial=len(reasons) < total if partial is None else partial)
+
+
+def status_notice(what: str, runs: pd.DataFrame | None, command: str | None = None,
+                  by: str | None = "model") -> Notice | None:
+    """:func:`pending_notice` of ``runs`` with a ``status`` column (CASPER's: ``computed`` or why not)."""
+    if runs is None or "status" not in runs:
+        return Notice(what, "no run in this page's parameters")
+    pending = runs[runs["status"] != "computed"]
+    return pending_notice(what, len(runs), pending["status"], pending, command, by)
 
 
 def cells_notice(what: str, comparison: pd.DataFrame | None, command: str | None = None,

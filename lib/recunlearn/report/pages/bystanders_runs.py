@@ -13,7 +13,7 @@ import pandas as pd
 from ...experiments.config import Config
 from ...experiments.records import PENDING_CPU, record_key
 from ..claims import with_pending_rows
-from . import Notice, Page, _names, compute_command, plan_entries, reasons_text, run_command, validated
+from . import Notice, Page, compute_command, pending_notice, plan_entries, run_command, validated
 
 NO_RUN = "pending"
 """What the nbval-checked cell prints when no run is computed."""
@@ -50,20 +50,14 @@ def collect_page(page: str, grid_cls: type, params: Mapping[str, Any], collect: 
     return grid, runs, pending_command(page, grid.device, pending_configs(grid, runs))
 
 
-def runs_notice(what: str, runs: pd.DataFrame, total: int, command: str | None = None,
-                by: str | None = "model") -> Notice | None:
-    """The notice of a table or figure drawn from ``runs`` (computed runs; the pending ones, as config
-    dicts, in ``attrs["pending"]``) out of ``total``: None when nothing is pending, partial when some
-    runs are shown, shown instead of it when none is (e.g. only one of the two runs of every cell)."""
-    if total == 0:
-        return Notice(what, "no run in this page's parameters")
+def pending_configs_notice(what: str, runs: pd.DataFrame, total: int, command: str | None = None,
+                           by: str | None = "model") -> Notice | None:
+    """:func:`~recunlearn.report.pages.pending_notice` of the book's own chapter: ``runs`` are the computed
+    rows and ``attrs["pending"]`` the config dicts of the runs without a record, out of ``total``;
+    partial when some rows are shown (none can be although few runs are pending, e.g. only one of the
+    two runs of every cell)."""
     pending = pd.DataFrame(runs.attrs.get("pending", []))
-    if pending.empty:
-        return None
-    why = reasons_text([WHY] * len(pending), total)
-    if by and by in pending:
-        why += f" ({_names(by, pending[by])})"
-    return Notice(what, why, command, partial=len(runs) > 0)
+    return pending_notice(what, total, [WHY] * len(pending), pending, command, by, partial=len(runs) > 0)
 
 
 def status_counts(runs: pd.DataFrame, total: int) -> pd.Series:
@@ -91,7 +85,7 @@ def question_page(page: str, grid_cls: type, collect: Callable, params: Mapping[
     without a record as pending (:func:`~recunlearn.report.claims.with_pending_rows`; ``pending_keys``
     where a row joins runs of several experiments)."""
     grid, runs, command = collect_page(page, grid_cls, params, collect, runs)
-    notice = runs_notice(what, runs, len(grid.runs()), command)
+    notice = pending_configs_notice(what, runs, len(grid.runs()), command)
     shown = Page(
         page, grid, runs, claims=claims(with_pending_rows(runs, pending_keys)), tables={name: table(runs) for name, table in tables.items()},
         figures={name: functools.partial(figure, runs) for name, figure in figures.items()},

@@ -14,7 +14,7 @@ from ..casper_variants import at_defaults
 from ..compare import compare, mean_std_table
 from ..names import display_name, display_names, span_text
 from ..paper import paper_table
-from . import Page, cells_notice, computed_cells, runs_notice
+from . import Page, cells_notice, computed_cells, status_notice
 from .casper_runs import collect_page, printed, status_counts, variant_sections
 
 PAGE = "casper/claims-reduced-scale-cpu"
@@ -59,11 +59,12 @@ def build(collected: Collected | None = None, **params) -> Page:
     done_sweep = sweep[sweep["status"] == "computed"]
     sweep_summary = summarize_rls(sweep, ["model", "k"], ["ao"])
     notices = {"table_3a": cells_notice("Our AO beside Table 3", comparison[comparison["metric"] == "ao"], command),
-               "rbo": runs_notice("RBO(0.9)", single, command), "jaccard": runs_notice("Jaccard@10", single, command),
-               "figure": runs_notice("The figure", single, command),
-               "groups": runs_notice("Jaccard@10 by MRR group", single, command),
-               "k_sweep": runs_notice("CASPER's sweep over k", sweep, command),
-               "k_figure": runs_notice("The sweep's figure", sweep, command)}
+               "rbo": status_notice("RBO(0.9)", single, command),
+               "jaccard": status_notice("Jaccard@10", single, command),
+               "figure": status_notice("The figure", single, command),
+               "groups": status_notice("Jaccard@10 by MRR group", single, command),
+               "k_sweep": status_notice("CASPER's sweep over k", sweep, command),
+               "k_figure": status_notice("The sweep's figure", sweep, command)}
     variants = variant_sections(PAGE, grid, collected, paper, f"{dataset}, {rows_title}, {grid.epochs} epochs")
     deletion = summary[(summary["metric"].isin(RLS)) & (summary["perturbation"] == "loo")]
     return Page(

@@ -9,7 +9,7 @@ from ..claims import claims_frame
 from ..compare import compare, paper_vs_ours_table, verdict
 from ..names import display_name
 from ..paper import paper_table
-from . import Page, cells_notice, computed_cells, runs_notice
+from . import Page, cells_notice, computed_cells, status_notice
 from .casper_runs import collect_page, printed, status_counts
 
 PAGE = "casper/figure-02-random-loo"
@@ -60,6 +60,6 @@ def build(collected: Collected | None = None, **params) -> Page:
         values=values,
         notices={
             "comparison": cells_notice("Figure 2(a) against Table 3(a)'s Random row", comparison, command),
-            "figure_2a": runs_notice("Figure 2(a)", runs, command),
-            "figure_2b": runs_notice("Figure 2(b)", runs, command)},
+            "figure_2a": status_notice("Figure 2(a)", runs, command),
+            "figure_2b": status_notice("Figure 2(b)", runs, command)},
         checks=checks, claims_command=command)

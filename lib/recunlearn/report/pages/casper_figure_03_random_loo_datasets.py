@@ -7,7 +7,7 @@ from ..casper import (AO_BAND, RLS, ao_band_claim, most_stable_claim, next_item_
                       unchanged_runs_text)
 from ..claims import claims_frame
 from ..names import display_name
-from . import Page, count_text, runs_notice
+from . import Page, count_text, status_notice
 from .casper_runs import collect_page, printed, status_counts
 
 PAGE = "casper/figure-03-random-loo-datasets"
@@ -65,7 +65,7 @@ def build(collected: Collected | None = None, **params) -> Page:
         figures={"figure_3a": figure_3a},
         values=values,
         notices={
-            "figure_3a_ao": runs_notice("Figure 3(a), AO of random LOO", random_only, command),
-            "figure_3b": runs_notice("Figure 3(b), next-item metrics", random_only, command),
-            "figure_3a": runs_notice("Figure 3(a)", runs, command)},
+            "figure_3a_ao": status_notice("Figure 3(a), AO of random LOO", random_only, command),
+            "figure_3b": status_notice("Figure 3(b), next-item metrics", random_only, command),
+            "figure_3a": status_notice("Figure 3(a)", runs, command)},
         checks=checks, claims_command=command)

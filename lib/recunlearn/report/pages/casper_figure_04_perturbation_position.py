@@ -9,7 +9,7 @@ from ..casper import (RLS, figure_4b_claims, figure_4b_example, idag_figure, pos
                       summarize_rls, toy_scores, wilcoxon_pairs)
 from ..claims import joined_claims
 from ..names import display_name
-from . import Page, Notice, runs_notice
+from . import Page, Notice, status_notice
 from .casper_runs import collect_page, printed, status_counts
 
 PAGE = "casper/figure-04-perturbation-position"
@@ -46,8 +46,8 @@ def build(collected: Collected | None = None, **params) -> Page:
                 rls_bars(part, x="selector", hue="model", metrics=RLS,
                          title=f"{display_name(grid.datasets[0])}, {display_name(pert)}: perturbation position")
 
-    notices = {"figure_4a": runs_notice("Figure 4(a)", runs, command),
-               "tests": runs_notice("The Wilcoxon tests of Figure 4(a)", runs, command)}
+    notices = {"figure_4a": status_notice("Figure 4(a)", runs, command),
+               "tests": status_notice("The Wilcoxon tests of Figure 4(a)", runs, command)}
     if tests.empty:  # no pair to test: one notice instead of an empty table
         notices["tests"] = Notice("The Wilcoxon tests of Figure 4(a)", notices["tests"].why if notices["tests"]
                                   else "no two selectors computed on the same seed", command)

@@ -9,7 +9,7 @@ from ...experiments.casper import CasperGrid, Collected
 from ..casper import group_table, lowest_ao_claim, mrr_group_claim, rls_bars, summarize_rls
 from ..claims import claims_frame, ordering_claim
 from ..names import display_name
-from . import Page, count_text, runs_notice
+from . import Page, count_text, status_notice
 from .casper_runs import collect_page, printed, status_counts
 
 PAGE = "casper/figure-05-06-latentcross-datasets"
@@ -69,11 +69,11 @@ def build(collected: Collected | None = None, **params) -> Page:
     checks = [printed(done[["dataset", "perturbation", "selector", "seed", "ao", "jaccard", "jaccard_high",
                             "jaccard_mid", "jaccard_low"]].round(2)),
               runs["status"].value_counts().to_string()]
-    figure_6_notice = runs_notice("Figure 6 (CASPER deletion runs)", casper_loo, command)
+    figure_6_notice = status_notice("Figure 6 (CASPER deletion runs)", casper_loo, command)
     if groups.empty:  # nothing to draw: the notice alone
         figure_6_notice = dataclasses.replace(figure_6_notice, partial=False)
-    notices = {"figure_5_ao": runs_notice("Figure 5, AO per method", runs, command),
-               "figure_5": runs_notice("Figure 5", runs, command),
+    notices = {"figure_5_ao": status_notice("Figure 5, AO per method", runs, command),
+               "figure_5": status_notice("Figure 5", runs, command),
                "figure_6_groups": figure_6_notice, "figure_6": figure_6_notice}
     return Page(
         PAGE, grid, runs, collected.pending, None, claims,

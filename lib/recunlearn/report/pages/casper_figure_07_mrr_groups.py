@@ -11,7 +11,7 @@ from ..casper import (casper_lowest_per_group_claim, least_stable_counts, low_mr
                       method_group_means, mrr_group_figure)
 from ..claims import claims_frame
 from ..names import display_name, display_names
-from . import Page, count_text, runs_notice
+from . import Page, count_text, status_notice
 from .casper_runs import collect_page, printed, status_counts
 
 PAGE = "casper/figure-07-mrr-groups"
@@ -43,8 +43,8 @@ def build(collected: Collected | None = None, **params) -> Page:
 
     checks = [printed(done[["selector", "seed", "jaccard", "jaccard_high", "jaccard_mid", "jaccard_low"]].round(2)),
               runs["status"].value_counts().to_string()]
-    notices = {"groups": runs_notice("Jaccard@10 by MRR group", runs, command, by="selector"),
-               "figure": runs_notice("Figure 7", runs, command, by="selector")}
+    notices = {"groups": status_notice("Jaccard@10 by MRR group", runs, command, by="selector"),
+               "figure": status_notice("Figure 7", runs, command, by="selector")}
     return Page(
         PAGE, grid, runs, collected.pending, None, claims,
         tables={"runs": status_counts(runs), "groups": method_group_means(done)},

@@ -9,7 +9,7 @@ from ...experiments.casper import Collected, Figure8Grid, run_scaling_table
 from ..casper import (RLS, figure_8_claims, format_value, growth_exponent, k_figure, linear_fit,
                       scaling_figure, summarize_rls)
 from ..names import display_name
-from . import Page, runs_notice
+from . import Page, status_notice
 from .casper_runs import collect_page, printed, status_counts
 
 PAGE = "casper/figure-08-perturbation-count-and-runtime"
@@ -51,7 +51,7 @@ def build(collected: Collected | None = None, **params) -> Page:
               "repeats": str(growth["repeats"])}
     checks = [printed(runs[["model", "k", "seed", "status", "ao", "jaccard"]].round(2)),
               printed(scaling[["raw_rows", "interactions", "nodes", "edges", "roots", "max_score"]])]
-    notice = runs_notice("Figure 8(a)", runs, command)
+    notice = status_notice("Figure 8(a)", runs, command)
     return Page(
         PAGE, grid, runs, collected.pending, None, claims,
         tables={"runs": status_counts(runs), "scaling": scaling.drop(columns="repeat_seconds", errors="ignore")},

@@ -13,7 +13,7 @@ from ...experiments.casper import CasperConfig, CasperGrid, Collected, collect
 from ...experiments.records import record_key
 from ..casper_variants import (Variant, variant_figure, variant_part, variant_table, variant_tests_view,
                                with_protocol_columns)
-from . import compute_command, plan_entries, require_one, runs_notice, validated
+from . import compute_command, plan_entries, require_one, status_notice, validated
 from . import run_command as generic_run_command
 
 
@@ -84,9 +84,9 @@ def variant_section(runs: pd.DataFrame, variant: Variant, name: str, paper: pd.D
     varied = part[(part["status"] == "computed") & (part[variant.field] != variant.default)] if len(part) else part
     checks = [printed(varied[["model", "selector", "perturbation", "replacement", "seed", variant.field, "ao"]]
                       .round(2))] if len(varied) else []
-    notices = {name: runs_notice(f"The {what} comparison", part, command),
-               f"{name}_tests": runs_notice(f"The {what} tests", part, command),
-               f"{name}_figure": runs_notice(f"The {what} figure", part, command)}
+    notices = {name: status_notice(f"The {what} comparison", part, command),
+               f"{name}_tests": status_notice(f"The {what} tests", part, command),
+               f"{name}_figure": status_notice(f"The {what} figure", part, command)}
     return VariantSection(
         tables={name: variant_table(runs, variant, paper), f"{name}_tests": variant_tests_view(runs, variant)},
         figures={f"{name}_figure": lambda: variant_figure(runs, variant, title, paper)},

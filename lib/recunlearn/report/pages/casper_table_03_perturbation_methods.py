@@ -16,7 +16,7 @@ from ..casper_variants import at_defaults
 from ..compare import compare, verdict
 from ..names import display_name, sort_paper_order
 from ..paper import paper_range, paper_table
-from . import Page, cells_notice, computed_cells, count_text, runs_notice
+from . import Page, cells_notice, computed_cells, count_text, status_notice
 from .casper_runs import collect_page, printed, status_counts, variant_sections
 
 PAGE = "casper/table-03-perturbation-methods"
@@ -79,10 +79,10 @@ def build(collected: Collected | None = None, **params) -> Page:
                                 "jaccard"]].round(2)),
               runs["status"].value_counts().to_string()]
     notices = {"table_3": cells_notice("Table 3 (AO)", comparison[comparison["metric"] == "ao"], command),
-               "table_3_rbo": runs_notice("Table 3 as RBO(0.9)", runs, command),
-               "figure": runs_notice("The figure of Table 3", runs, command),
-               "lowest": runs_notice("The lowest AO per column", runs, command),
-               "paired_tests": runs_notice("The paired tests of CASPER against each baseline", runs, command)}
+               "table_3_rbo": status_notice("Table 3 as RBO(0.9)", runs, command),
+               "figure": status_notice("The figure of Table 3", runs, command),
+               "lowest": status_notice("The lowest AO per column", runs, command),
+               "paired_tests": status_notice("The paired tests of CASPER against each baseline", runs, command)}
     variants = variant_sections(PAGE, grid, collected, paper, dataset)
     return Page(
         PAGE, grid, every_run, collected.pending, comparison[comparison["paper"].notna()], claims,

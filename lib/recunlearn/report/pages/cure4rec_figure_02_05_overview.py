@@ -15,7 +15,7 @@ from ..glance import with_page_runs
 from ..names import display_name, display_names, paper_sorted
 from ..plots import aspect_radar
 from . import Page, distinct_runs, validated
-from .cure4rec_runs import pending_command, printed, runs_notice, runs_table
+from .cure4rec_runs import pending_command, printed, pending_runs_notice, runs_table
 
 PAGE = "cure4rec/figure-02-05-overview"
 GRID = ScifGrid  # the parameters of this page (its notebook's), validated before any compute
@@ -101,9 +101,9 @@ def build(collected: Collected | None = None, exact: Collected | None = None, ex
                 "retrain_session_ratio": ratio_text(retrain_session_ratios(exact_runs, scif_runs)),
                 "scif_speedup": scif_speedup_text(aspects),
                 **{f"exact_mio_{kind}": text for kind, text in exact_mio_sources(aspects, mio_runs).items()}},
-        notices=dict(runs=runs_notice("The runs of this page", len(configs), pending, command),
-                     raw=runs_notice("The raw aspects", len(configs), pending, command),
-                     normalised=runs_notice("The normalised aspects", len(configs), pending, command),
-                     figures=runs_notice("Figures 2 and 5", len(configs), pending, command)),
+        notices=dict(runs=pending_runs_notice("The runs of this page", len(configs), pending, command),
+                     raw=pending_runs_notice("The raw aspects", len(configs), pending, command),
+                     normalised=pending_runs_notice("The normalised aspects", len(configs), pending, command),
+                     figures=pending_runs_notice("Figures 2 and 5", len(configs), pending, command)),
         checks=[counts] + ([printed(raw[["ndcg_untruncated", "a_igf"]].round(2))] if len(raw) else []),
         claims_command=command)

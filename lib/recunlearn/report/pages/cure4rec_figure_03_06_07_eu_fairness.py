@@ -12,7 +12,7 @@ from ..claims import with_pending_rows
 from ..cure4rec import fairness_claims, with_retrain_gap
 from ..plots import method_bars
 from . import Page
-from .cure4rec_runs import collect_exact, printed, runs_notice, runs_table
+from .cure4rec_runs import collect_exact, printed, pending_runs_notice, runs_table
 
 PAGE = "cure4rec/figure-03-06-07-eu-fairness"
 GRID = ExactGrid  # the parameters of this page (its notebook's), validated before any compute
@@ -40,10 +40,10 @@ def build(collected: ExactCollected | None = None, scif_runs: pd.DataFrame | Non
                      fair, "a_igf", "A-IGF (active − inactive NDCG@20, code variant); Retrain is the reference"),
                  "shard_gf": lambda: method_bars(fair[fair["method"] != "retrain"], "shard_gf",
                                                  "shardGF (variance of per-shard NDCG@20)")},
-        notices=dict(runs=runs_notice("The runs of this page", total, pending, command),
-                     fairness=runs_notice("The fairness table", total, pending, command),
-                     a_igf=runs_notice("The A-IGF figure", total, pending, command),
-                     shard_gf=runs_notice("The shardGF figure", total, pending, command)),
+        notices=dict(runs=pending_runs_notice("The runs of this page", total, pending, command),
+                     fairness=pending_runs_notice("The fairness table", total, pending, command),
+                     a_igf=pending_runs_notice("The A-IGF figure", total, pending, command),
+                     shard_gf=pending_runs_notice("The shardGF figure", total, pending, command)),
         checks=[printed(fair.groupby(["dataset", "model", "method", "selection"])[["a_igf", "shard_gf"]].mean()
                         .round(2))],
         claims_command=command)

@@ -11,7 +11,7 @@ from ..names import display_frame, display_name
 from ..paper import paper_table, paper_values
 from ..plots import paper_vs_ours_bars
 from . import Page, computed_cells, validated
-from .cure4rec_runs import (NO_RUN, cells_notice, comparison_command, pending_command, runs_notice,
+from .cure4rec_runs import (NO_RUN, cells_notice, comparison_command, pending_command, pending_runs_notice,
                             runs_table)
 
 PAGE = "cure4rec/learn-baselines"
@@ -73,11 +73,11 @@ def build(collected: Collected | None = None, **params) -> Page:
                                              index=["dataset", "model", "validation", "metric"])},
         figures={"figure": figure},
         values=values,
-        notices=dict(runs=runs_notice("The runs of this page", total, pending, command),
+        notices=dict(runs=pending_runs_notice("The runs of this page", total, pending, command),
                      paper_table=pending_cells, comparison=pending_cells,
-                     all_metrics=runs_notice("Every metric", total, pending, command),
-                     training=runs_notice("The training cost", total, pending, command),
-                     figure=runs_notice("The figures", total, pending, command),
+                     all_metrics=pending_runs_notice("Every metric", total, pending, command),
+                     training=pending_runs_notice("The training cost", total, pending, command),
+                     figure=pending_runs_notice("The figures", total, pending, command),
                      paper_cells=pending_cells if pending_cells is not None and not pending_cells.partial
                      else None),
         checks=[runs[CHECKED].round(2).to_string(index=False) if len(runs) else NO_RUN],

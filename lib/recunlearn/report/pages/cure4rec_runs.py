@@ -17,7 +17,7 @@ from ..cure4rec import sweep_claims
 from ..glance import CURE4REC_DATASETS, with_page_runs
 from ..names import display_name
 from ..plots import sweep_lines
-from . import Notice, Page, _names, compute_command, plan_entries, reasons_text, run_command, validated
+from . import Notice, Page, compute_command, pending_notice, plan_entries, run_command, validated
 
 NO_RUN = "no run computed yet"
 """What the nbval-checked cell prints for a table with no computed run."""
@@ -163,9 +163,9 @@ def sweep_page(page: str, page_runs: SweepRuns, claims: pd.DataFrame, sweep: pd.
         tables={"runs": runs_table(total, pending),
                 "sweep": sweep.groupby(keys)[shown].agg(["mean", "std"]).round(4)},
         figures={"figure": lambda: sweep_lines(sweep, x, plotted, "method", title, by=("dataset", "model"))},
-        notices=dict(runs=runs_notice("The runs of this page", total, pending, command),
-                     sweep=runs_notice("The table", total, pending, command),
-                     figure=runs_notice("The figure", total, pending, command)),
+        notices=dict(runs=pending_runs_notice("The runs of this page", total, pending, command),
+                     sweep=pending_runs_notice("The table", total, pending, command),
+                     figure=pending_runs_notice("The figure", total, pending, command)),
         checks=[printed(sweep.groupby(keys)[checked].mean().round(2))], claims_command=command)
 
 
@@ -175,19 +175,12 @@ def runs_table(total: int, pending: pd.DataFrame) -> pd.Series:
     return pd.Series({k: v for k, v in counts.items() if v}, name="runs", dtype=int).rename_axis("status")
 
 
-def runs_notice(what: str, total: int, pending: pd.DataFrame, command: str | None = None,
-                by: str | None = "model") -> Notice | None:
-    """The notice of a table or figure drawn from ``total`` runs of which ``pending`` (rows with a
-    ``reason``) have no record: None when every run has one; a partial notice when some have; a
-    notice shown instead of it when none has."""
-    if total == 0:
-        return Notice(what, "no run in this page's parameters")
-    if pending is None or pending.empty:
-        return None
-    why = reasons_text(pending["reason"], total)
-    if by and by in pending:
-        why += f" ({_names(by, pending[by])})"
-    return Notice(what, why, command, partial=len(pending) < total)
+def pending_runs_notice(what: str, total: int, pending: pd.DataFrame | None, command: str | None = None,
+                        by: str | None = "model") -> Notice | None:
+    """:func:`~recunlearn.report.pages.pending_notice` of ``total`` runs of which ``pending`` (rows with
+    a ``reason``; CURE4Rec's and SRU's) have no record."""
+    reasons = [] if pending is None or pending.empty else pending["reason"]
+    return pending_notice(what, total, reasons, pending, command, by)
 
 
 def cells_notice(what: str, comparison: pd.DataFrame, grid, keys: list[str], pending_why: str,

@@ -17,7 +17,7 @@ from ..names import display_name
 from ..paper import paper_table
 from ..plots import damping_sweep, method_bars
 from . import Notice, Page, computed_cells, distinct_pending, distinct_runs, validated
-from .cure4rec_runs import (NO_RUN, cells_notice, comparison_command, pending_command, printed, runs_notice,
+from .cure4rec_runs import (NO_RUN, cells_notice, comparison_command, pending_command, printed, pending_runs_notice,
                             runs_table)
 
 PAGE = "cure4rec/table-01-05-scif-completeness"
@@ -60,10 +60,11 @@ def build(collected: Collected | None = None, exact_mio: Collected | None = None
         no_sweep = Notice("The damping sweep", "not asked for at these parameters (DAMPING_SWEEP_MODELS = None)")
         sweep_runs = pd.DataFrame()
     else:
-        no_sweep = runs_notice("The damping sweep", len(sweep_configs), sweep.pending, command)
+        no_sweep = pending_runs_notice("The damping sweep", len(sweep_configs), sweep.pending, command)
         sweep_runs = sweep.runs
     mio_runs = exact_mio.runs
-    exact_notice = runs_notice("The exact methods' MIO", len(exact_mio_configs(grid)), exact_mio.pending, command)
+    exact_notice = pending_runs_notice("The exact methods' MIO", len(exact_mio_configs(grid)), exact_mio.pending,
+                                       command)
 
     sweep_dataset = display_name(sweep_grid.datasets[0]) if sweep_grid is not None else "not run"
     values = {"sweep_dataset": sweep_dataset, "within_tol": within_text(comparison),
@@ -91,11 +92,11 @@ def build(collected: Collected | None = None, exact_mio: Collected | None = None
                      f"SCIF's MIO accuracy against its damping ({sweep_dataset}, random users, first seed)")},
         values=values,
         notices=dict(
-            runs=runs_notice("The runs of this page", len(configs), pending, command),
+            runs=pending_runs_notice("The runs of this page", len(configs), pending, command),
             paper_table=comparison_notice, comparison=comparison_notice,
-            extra=runs_notice("MIO AUC, standard metrics and SCIF's solver", total, collected.pending, command),
-            figure=runs_notice("The figure", total, collected.pending, command),
-            mio_gap=runs_notice("The MIO gap", total, collected.pending, command),
+            extra=pending_runs_notice("MIO AUC, standard metrics and SCIF's solver", total, collected.pending, command),
+            figure=pending_runs_notice("The figure", total, collected.pending, command),
+            mio_gap=pending_runs_notice("The MIO gap", total, collected.pending, command),
             damping_figure=no_sweep, damping_table=no_sweep if sweep_runs.empty else None,
             exact_mio=exact_notice),
         checks=checks, claims_command=command)

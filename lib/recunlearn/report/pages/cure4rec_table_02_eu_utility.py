@@ -16,7 +16,7 @@ from ..paper import paper_table
 from ..plots import method_bars
 from . import Page, computed_cells, distinct_pending, distinct_runs
 from .cure4rec_runs import (cells_notice, collect_exact, comparison_command, pending_command, printed,
-                            runs_notice, runs_table)
+                            pending_runs_notice, runs_table)
 
 PAGE = "cure4rec/table-02-eu-utility"
 GRID = ExactGrid  # the parameters of this page (its notebook's), validated before any compute
@@ -73,12 +73,13 @@ def build(collected: ExactCollected | None = None, variants: Collected | None = 
         figures={"figure": figure},
         values={"within_tol": within_text(comparison), "paper_agreement": paper_agreement_text(both)},
         notices=dict(
-            runs=runs_notice("The runs of this page", len(every_config), every_pending, every_command),
+            runs=pending_runs_notice("The runs of this page", len(every_config), every_pending, every_command),
             paper_table=comparison_notice, comparison=comparison_notice,
-            paper_against_itself=None if len(runs) else runs_notice("Our Retrain beside the paper's two tables",
+            paper_against_itself=None if len(runs) else pending_runs_notice("Our Retrain beside the paper's two tables",
                                                                     total, pending, command),
-            standard_metrics=runs_notice("The standard metrics", total, pending, command),
-            combiners=runs_notice("The combiner variants", len(variant_configs), variants.pending, variants_command),
-            figure=runs_notice("The figure", total, pending, command)),
+            standard_metrics=pending_runs_notice("The standard metrics", total, pending, command),
+            combiners=pending_runs_notice("The combiner variants", len(variant_configs), variants.pending,
+                                          variants_command),
+            figure=pending_runs_notice("The figure", total, pending, command)),
         checks=[printed(runs.groupby(["dataset", "model", "method", "selection"])[METRICS].mean().round(2))],
         claims_command=command)

@@ -16,7 +16,7 @@ from ..cure4rec_scif import same_retrain_check, scif_slower_cells, scif_times
 from ..paper import paper_table
 from ..plots import method_bars
 from . import Notice, Page
-from .cure4rec_runs import (cells_notice, collect_exact, comparison_command, printed, runs_notice,
+from .cure4rec_runs import (cells_notice, collect_exact, comparison_command, printed, pending_runs_notice,
                             runs_table)
 
 PAGE = "cure4rec/table-03-unlearning-time"
@@ -66,10 +66,10 @@ def build(collected: ExactCollected | None = None, scif_runs: pd.DataFrame | Non
                  "figure": lambda: method_bars(runs, "unlearn_seconds",
                                                "Stage-III time, slowest retrained shard (seconds, CPU)")},
         notices=dict(
-            runs=runs_notice("The runs of this page", total, pending, command),
+            runs=pending_runs_notice("The runs of this page", total, pending, command),
             paper_table=times_notice, times=times_notice,
             scif_times=no_scif, scif_figure=no_scif,
-            figure=runs_notice("The figure", total, pending, command)),
+            figure=pending_runs_notice("The figure", total, pending, command)),
         values={"scif_slower_cells": scif_slower_cells(scif)},
         checks=[printed(runs.groupby(["dataset", "model", "method", "selection"])["unlearn_seconds"].size())],
         claims_command=command)

@@ -12,7 +12,7 @@ from ..names import by_dataset
 from ..paper import paper_table
 from ..plots import per_part, shard_composition as composition_bars
 from . import Page
-from .cure4rec_runs import collect_exact, printed, runs_notice, runs_table
+from .cure4rec_runs import collect_exact, printed, pending_runs_notice, runs_table
 
 PAGE = "cure4rec/table-06-08-shard-composition"
 GRID = ExactGrid  # the parameters of this page (its notebook's), validated before any compute
@@ -51,9 +51,9 @@ def build(collected: ExactCollected | None = None, **params) -> Page:
                     aggfunc="mean").round(1) if len(composition) else empty},
         figures={"figure": lambda: figures(composition)},
         values={"sisa_top_share": by_dataset(sisa), "clustered_top_share": by_dataset(clustered)},
-        notices=dict(runs=runs_notice("The runs of this page", total, pending, command),
-                     concentration=runs_notice("The concentration of active users", total, pending, command),
-                     composition=runs_notice("Active users per shard", total, pending, command),
-                     figure=runs_notice("The figure", total, pending, command)),
+        notices=dict(runs=pending_runs_notice("The runs of this page", total, pending, command),
+                     concentration=pending_runs_notice("The concentration of active users", total, pending, command),
+                     composition=pending_runs_notice("Active users per shard", total, pending, command),
+                     figure=pending_runs_notice("The figure", total, pending, command)),
         checks=[printed(ours.groupby(["dataset", "method", "selection"])["active"].agg(["sum", "max"]))],
         claims_command=command)

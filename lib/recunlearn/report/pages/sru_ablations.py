@@ -10,7 +10,7 @@ from ..claims import with_pending_rows
 from ..plots import sweep_lines
 from ..sru import SruAblationGrid, ablation_claims, ablation_points, partition_table, shard_count_table
 from . import Notice, Page
-from .cure4rec_runs import runs_notice, runs_table
+from .cure4rec_runs import pending_runs_notice, runs_table
 from .sru_runs import collect_page, computed_text, sweep_notice
 
 PAGE = "sru/ablations"
@@ -27,8 +27,8 @@ def ablation_items(runs: pd.DataFrame, n_shards: int, total: int, pending: pd.Da
     tables = {"partitions": partition_table(runs, n_shards), "shard_counts": shard_count_table(runs)}
     figures = {"shard_count_figure": lambda: sweep_lines(sweep, "n_shards", ["ndcg@10", "unlearn_cpu_seconds", "hit@10"],
                                                          "model", "SRU against the number of shards K")}
-    shown = {"partitions": runs_notice("Partition × aggregation", total, pending, command),
-             "shard_counts": runs_notice("The shard-count sweep", total, pending, command),
+    shown = {"partitions": pending_runs_notice("Partition × aggregation", total, pending, command),
+             "shard_counts": pending_runs_notice("The shard-count sweep", total, pending, command),
              "shard_count_figure": sweep_notice("The shard-count curves", sweep, "n_shards", total, pending, command)}
     return tables, figures, shown
 
@@ -41,5 +41,5 @@ def build(runs: pd.DataFrame | None = None, **params) -> Page:
     return Page(
         PAGE, grid, runs, pending, None, ablation_claims(with_pending_rows(runs), grid.n_shards),
         tables={"runs": runs_table(total, pending), **tables}, figures=figures,
-        notices=dict(runs=runs_notice("The runs of this page", total, pending, command), **shown),
+        notices=dict(runs=pending_runs_notice("The runs of this page", total, pending, command), **shown),
         checks=[computed_text(runs, total)], claims_command=command)

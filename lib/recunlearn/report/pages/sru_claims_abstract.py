@@ -19,7 +19,7 @@ from ..sru import (SruOverviewGrid, ablation_claims, comparison_runs, extra_dele
                    sru_claims)
 from ..sru_code_choices import CODE_CHOICES, choice_part, choice_table, code_choice_values, without_code_choices
 from . import Notice, Page
-from .cure4rec_runs import pending_command, runs_notice, runs_table
+from .cure4rec_runs import pending_command, pending_runs_notice, runs_table
 from .sru_ablations import ablation_items
 from .sru_runs import collect_page, comparison_notice, computed_text, sweep_notice
 
@@ -46,7 +46,7 @@ def build(runs: pd.DataFrame | None = None, **params) -> Page:
         points, "n_extra", ["hit@10", "ndcg@10"], "extra_deletion",
         "SRU: HIT@10 and NDCG@10 against the number of extra deleted items", by=("dataset", "model")),
         **ablation_figures}
-    shown = dict(runs=runs_notice("The runs of this page", total, pending, command),
+    shown = dict(runs=pending_runs_notice("The runs of this page", total, pending, command),
                  overview=comparison_notice("The method comparison", grid, pending, command),
                  extra_deletion=sweep_notice("The extra-deletion curves", points, "n_extra", total, pending,
                                              command), **ablation_notices, **choice_notices)
@@ -70,6 +70,6 @@ def code_choice_items(page: str, grid, runs: pd.DataFrame, pending: pd.DataFrame
         keys = {record_key(SruConfig.from_dict(c)) for c in configs.to_dict("records")}
         waiting = pending[pending["key"].isin(keys)] if pending is not None and len(pending) else pending
         tables[choice.section] = choice_table(runs, choice, grid.n_shards)
-        shown[choice.section] = runs_notice(f"The comparison with {choice.labels[choice.code]}", len(configs), waiting,
-                                            pending_command(page, grid.device, waiting, grid.runs()))
+        shown[choice.section] = pending_runs_notice(f"The comparison with {choice.labels[choice.code]}", len(configs),
+                                                    waiting, pending_command(page, grid.device, waiting, grid.runs()))
     return tables, {**values, "page_variants": json.dumps(published)}, shown

@@ -12,7 +12,7 @@ from ..names import by_dataset, display_frame
 from ..plots import method_bars
 from ..sru import NEAR_RETRAIN, accuracy_claims, accuracy_table, main_runs, share_of_retrain
 from . import Page
-from .cure4rec_runs import runs_notice, runs_table
+from .cure4rec_runs import pending_runs_notice, runs_table
 from .sru_runs import collect_page, computed_text
 
 PAGE = "sru/recommendation-accuracy"
@@ -38,8 +38,8 @@ def build(runs: pd.DataFrame | None = None, **params) -> Page:
         figures={"figure": lambda: method_bars(main, "ndcg@10", "NDCG@10 after unlearning (mean ± std over seeds)",
                                                col="model", x="method", hue="dataset")},
         values=values,
-        notices=dict(runs=runs_notice("The runs of this page", total, pending, command),
-                     accuracy=runs_notice("The accuracy table", total, pending, command),
-                     share=runs_notice("NDCG@10 as a share of Retrain's", total, pending, command),
-                     figure=runs_notice("The figure", total, pending, command)),
+        notices=dict(runs=pending_runs_notice("The runs of this page", total, pending, command),
+                     accuracy=pending_runs_notice("The accuracy table", total, pending, command),
+                     share=pending_runs_notice("NDCG@10 as a share of Retrain's", total, pending, command),
+                     figure=pending_runs_notice("The figure", total, pending, command)),
         checks=[computed_text(runs, total)], claims_command=command)

@@ -16,7 +16,7 @@ from ..claims import with_sessions
 from ..sru import main_runs
 from ..sru_code_choices import without_code_choices
 from . import Notice, reasons_text, validated
-from .cure4rec_runs import pending_command, runs_notice
+from .cure4rec_runs import pending_command, pending_runs_notice
 
 def collect_page(page: str, grid_cls: type[SruGrid], params: Mapping[str, Any], runs: pd.DataFrame | None = None):
     """``(grid, runs, pending, command)`` of SRU page ``page`` (``sru/<stem>``) at notebook ``params``.
@@ -50,7 +50,7 @@ def comparison_notice(what: str, grid, pending: pd.DataFrame, command: str | Non
     listed = main_runs(without_code_choices(pd.DataFrame([c.to_dict() for c in configs]), grid), grid.n_shards)
     if pending is not None and len(pending):
         pending = pending[pending["key"].isin({record_key(configs[i]) for i in listed.index})]
-    return runs_notice(what, len(listed), pending, command)
+    return pending_runs_notice(what, len(listed), pending, command)
 
 
 def sweep_notice(what: str, points: pd.DataFrame, x: str, total: int, pending: pd.DataFrame,
@@ -58,7 +58,7 @@ def sweep_notice(what: str, points: pd.DataFrame, x: str, total: int, pending: p
     """The notice of a curve over ``x``: shown instead of it while fewer than two levels of ``x`` are
     computed (what is pending, or that the parameters ask for no sweep), else the runs' notice."""
     if len(points) and x in points and points[x].nunique() > 1:
-        return runs_notice(what, total, pending, command)
+        return pending_runs_notice(what, total, pending, command)
     if pending is not None and len(pending):
         return Notice(what, f"fewer than two levels computed; {reasons_text(pending['reason'], total)}", command)
     return Notice(what, "this page's parameters ask for fewer than two levels")

@@ -13,7 +13,7 @@ from ..plots import sweep_lines
 from ..sru import (HIT_RANDOM, SruPageGrid, effectiveness_table, extra_deletion_claim, extra_deletion_points,
                    inferable_claim, main_runs, more_extra_deletion_claim)
 from . import Page
-from .cure4rec_runs import runs_notice, runs_table
+from .cure4rec_runs import pending_runs_notice, runs_table
 from .sru_runs import collect_page, computed_text, sweep_notice
 
 PAGE = "sru/unlearning-effectiveness"
@@ -39,8 +39,8 @@ def build(runs: pd.DataFrame | None = None, **params) -> Page:
                                                "SRU: HIT@10 and NDCG@10 against the number of extra deleted items",
                                                by=("dataset", "model"))},
         values=values,
-        notices=dict(runs=runs_notice("The runs of this page", total, pending, command),
-                     hits=runs_notice("HIT@K by strategy", total, pending, command),
+        notices=dict(runs=pending_runs_notice("The runs of this page", total, pending, command),
+                     hits=pending_runs_notice("HIT@K by strategy", total, pending, command),
                      figure=sweep_notice("The extra-deletion curves", points, "n_extra", total, pending,
                                             command)),
         checks=[computed_text(runs, total)], claims_command=command)

@@ -13,7 +13,7 @@ from ..plots import method_bars
 from ..sru import (efficiency_claim, efficiency_reading_claim, efficiency_table, main_runs,
                    unlearning_share_of_full_training)
 from . import Page
-from .cure4rec_runs import runs_notice, runs_table
+from .cure4rec_runs import pending_runs_notice, runs_table
 from .sru_runs import collect_page, computed_text
 
 PAGE = "sru/unlearning-efficiency"
@@ -36,7 +36,7 @@ def build(runs: pd.DataFrame | None = None, **params) -> Page:
                                                "Unlearning time (CPU seconds; sharded methods: one shard + "
                                                "aggregator)", col="model", x="method", hue="dataset")},
         values=values,
-        notices=dict(runs=runs_notice("The runs of this page", total, pending, command),
-                     times=runs_notice("The unlearning times", total, pending, command),
-                     figure=runs_notice("The figure", total, pending, command)),
+        notices=dict(runs=pending_runs_notice("The runs of this page", total, pending, command),
+                     times=pending_runs_notice("The unlearning times", total, pending, command),
+                     figure=pending_runs_notice("The figure", total, pending, command)),
         checks=[computed_text(runs, total)], claims_command=command)
