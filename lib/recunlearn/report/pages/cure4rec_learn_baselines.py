@@ -11,7 +11,7 @@ from ..names import display_frame, display_name
 from ..paper import paper_table, paper_values
 from ..plots import paper_vs_ours_bars
 from . import Page, computed_cells, validated
-from .cure4rec_runs import (NO_RUN, cells_notice, comparison_command, pending_command, pending_runs_notice,
+from .cure4rec_runs import (NO_RUN, comparison_command, grid_cells_notice, pending_command, pending_runs_notice,
                             runs_table)
 
 PAGE = "cure4rec/learn-baselines"
@@ -57,7 +57,7 @@ def build(collected: Collected | None = None, **params) -> Page:
                                    title=f"{display_name(dataset)}, validation = {display_name(validation)}: "
                                          "Learn models, ours vs paper")
 
-    pending_cells = cells_notice("The Learn rows, paper vs ours", comparison, grid, ["model", "validation"],
+    pending_cells = grid_cells_notice("The Learn rows, paper vs ours", comparison, grid, ["model", "validation"],
                                  pending_reason(grid.device), comparison_command(PAGE, grid, command))
     return Page(
         PAGE, grid, runs, pending, paper_cells, None,

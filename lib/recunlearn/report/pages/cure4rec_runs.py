@@ -183,11 +183,13 @@ def pending_runs_notice(what: str, total: int, pending: pd.DataFrame | None, com
     return pending_notice(what, total, reasons, pending, command, by)
 
 
-def cells_notice(what: str, comparison: pd.DataFrame, grid, keys: list[str], pending_why: str,
+def grid_cells_notice(what: str, comparison: pd.DataFrame, grid, keys: list[str], pending_why: str,
                  command: str | None = None) -> Notice | None:
-    """The notice of a paper-vs-ours table: None when every paper cell holds our value, else how many
-    do not and why: their dataset is not run yet, their other keys (``keys``: model, method, selection,
-    validation) are outside this render's parameters, or their runs are pending (``pending_why``).
+    """The notice of a CURE4Rec paper-vs-ours table, read against the render's ``grid`` (the generic
+    :func:`~recunlearn.report.pages.cells_notice` reads only the cells' status): None when every paper
+    cell holds our value, else how many do not and why: their dataset is not run yet, their other keys
+    (``keys``: model, method, selection, validation) are outside this render's parameters, or their runs
+    are pending (``pending_why``).
     Partial when some cell is computed."""
     cells = comparison[comparison["paper"].notna()]
     missing = cells[cells["ours"].isna()]

@@ -17,8 +17,8 @@ from ..names import display_name
 from ..paper import paper_table
 from ..plots import damping_sweep, method_bars
 from . import Notice, Page, computed_cells, distinct_pending, distinct_runs, validated
-from .cure4rec_runs import (NO_RUN, cells_notice, comparison_command, pending_command, printed, pending_runs_notice,
-                            runs_table)
+from .cure4rec_runs import (NO_RUN, comparison_command, grid_cells_notice, pending_command, pending_runs_notice,
+                            printed, runs_table)
 
 PAGE = "cure4rec/table-01-05-scif-completeness"
 GRID = ScifGrid  # the parameters of this page (its notebook's), validated before any compute
@@ -73,7 +73,7 @@ def build(collected: Collected | None = None, exact_mio: Collected | None = None
     checks = [NO_RUN] if runs.empty else [
         printed(runs.groupby(KEYS)[["ndcg_untruncated", "hr_cure4rec", "a_igf"]].mean().round(2)),
         printed(runs.groupby(KEYS).size())]
-    comparison_notice = cells_notice("Tables 1 and 5, paper vs ours", comparison, grid, ["model", "selection"],
+    comparison_notice = grid_cells_notice("Tables 1 and 5, paper vs ours", comparison, grid, ["model", "selection"],
                                      pending_reason(grid.device), comparison_command(PAGE, grid, command, pending))
     return Page(
         PAGE, grid, with_page_runs(runs, len(configs), pending), pending, comparison, scif_claims(runs),

@@ -15,8 +15,8 @@ from ..names import display_name
 from ..paper import paper_table
 from ..plots import method_bars
 from . import Page, computed_cells, distinct_pending, distinct_runs
-from .cure4rec_runs import (cells_notice, collect_exact, comparison_command, pending_command, printed,
-                            pending_runs_notice, runs_table)
+from .cure4rec_runs import (collect_exact, comparison_command, grid_cells_notice, pending_command, pending_runs_notice,
+                            printed, runs_table)
 
 PAGE = "cure4rec/table-02-eu-utility"
 GRID = ExactGrid  # the parameters of this page (its notebook's), validated before any compute
@@ -57,7 +57,7 @@ def build(collected: ExactCollected | None = None, variants: Collected | None = 
     by_combiner = variants.runs
     combiners = (by_combiner.pivot_table(index=["dataset", "model", "method"], columns="combiner",
                                          values=VARIANT_VALUES).round(4) if len(by_combiner) else by_combiner)
-    comparison_notice = cells_notice("Table 2, paper vs ours", comparison, grid, ["model", "method", "selection"],
+    comparison_notice = grid_cells_notice("Table 2, paper vs ours", comparison, grid, ["model", "method", "selection"],
                                      pending_reason(grid.device),
                                      comparison_command(PAGE, grid, command, collected.pending))
     return Page(

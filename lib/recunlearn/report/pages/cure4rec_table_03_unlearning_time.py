@@ -16,7 +16,7 @@ from ..cure4rec_scif import same_retrain_check, scif_slower_cells, scif_times
 from ..paper import paper_table
 from ..plots import method_bars
 from . import Notice, Page
-from .cure4rec_runs import (cells_notice, collect_exact, comparison_command, printed, pending_runs_notice,
+from .cure4rec_runs import (collect_exact, comparison_command, grid_cells_notice, pending_runs_notice, printed,
                             runs_table)
 
 PAGE = "cure4rec/table-03-unlearning-time"
@@ -49,7 +49,7 @@ def build(collected: ExactCollected | None = None, scif_runs: pd.DataFrame | Non
     relative = paper_layout(others.assign(metric="vs_retrain", ours=others["ours_vs_retrain"],
                                           paper=others["paper_vs_retrain"]),
                             ["method", "selection"], ["dataset", "model"], ["vs_retrain"], digits=3)
-    times_notice = cells_notice("Table 3, paper vs ours", cells, grid, ["model", "method", "selection"],
+    times_notice = grid_cells_notice("Table 3, paper vs ours", cells, grid, ["model", "method", "selection"],
                                 pending_reason(grid.device), comparison_command(PAGE, grid, command, collected.pending))
     no_scif = Notice("SCIF's times", "no stored SCIF run at this page's settings (SCIF runs are made by the "
                      "Tables 1/5 page, never here)") if not len(scif) else None
