@@ -272,6 +272,24 @@ def run_command(configs: list[Config]) -> str:
     return f"python -m recunlearn run {cls.experiment} " + " ".join(parts)
 
 
+def computing_command(page: str, device: str, keys: set[str], configs: Iterable[Config]) -> str | None:
+    """The one command that computes the runs of record ``keys`` for ``page``: the compute plan's entries
+    listing them, else a ``python -m recunlearn run`` per experiment for the ``configs`` among them; None
+    when there is nothing to compute (no key, or no config of a key outside the plan)."""
+    from ...experiments.records import record_key
+
+    if not keys:
+        return None
+    entries = plan_entries(page, keys, device)
+    if entries:
+        return compute_command(entries, device)
+    by_experiment: dict[str, list[Config]] = {}
+    for config in configs:
+        if record_key(config) in keys:
+            by_experiment.setdefault(config.experiment, []).append(config)
+    return " && ".join(run_command(group) for group in by_experiment.values()) or None
+
+
 def compute_command(entries: list[str], device: str) -> str:
     """``python -m recunlearn compute --only <entries>`` (with ``--device cuda`` for GPU runs)."""
     return (f"python -m recunlearn compute --only {' '.join(entries)}"

@@ -13,7 +13,7 @@ import pandas as pd
 from ...experiments.config import Config
 from ...experiments.records import PENDING_CPU, record_key
 from ..claims import with_pending_rows
-from . import Notice, Page, compute_command, pending_notice, plan_entries, run_command, validated
+from . import Notice, Page, computing_command, pending_notice, validated
 
 NO_RUN = "pending"
 """What the nbval-checked cell prints when no run is computed."""
@@ -26,20 +26,6 @@ def pending_configs(grid, runs: pd.DataFrame) -> list[Config]:
     return [c for c in grid.runs() if tuple(sorted(c.to_dict().items())) in wanted]
 
 
-def pending_command(page: str, device: str, configs: list[Config]) -> str | None:
-    """The command computing ``configs``: the compute plan's entries listing them for ``page``, else
-    one ``python -m recunlearn run`` per experiment; None when there is nothing to compute."""
-    if not configs:
-        return None
-    entries = plan_entries(page, {record_key(c) for c in configs}, device)
-    if entries:
-        return compute_command(entries, device)
-    by_experiment: dict[str, list[Config]] = {}
-    for config in configs:
-        by_experiment.setdefault(config.experiment, []).append(config)
-    return " && ".join(run_command(group) for group in by_experiment.values())
-
-
 def collect_page(page: str, grid_cls: type, params: Mapping[str, Any], collect: Callable,
                  runs: pd.DataFrame | None = None) -> tuple[Any, pd.DataFrame, str | None]:
     """``(grid, runs, command computing the pending runs)`` of ``page`` at notebook ``params``: the grid
@@ -47,7 +33,8 @@ def collect_page(page: str, grid_cls: type, params: Mapping[str, Any], collect: 
     replaces ``collect(grid)``."""
     grid = validated(grid_cls, params)
     runs = collect(grid) if runs is None else runs
-    return grid, runs, pending_command(page, grid.device, pending_configs(grid, runs))
+    waiting = pending_configs(grid, runs)
+    return grid, runs, computing_command(page, grid.device, {record_key(c) for c in waiting}, waiting)
 
 
 def pending_configs_notice(what: str, runs: pd.DataFrame, total: int, command: str | None = None,

@@ -9,12 +9,10 @@ from typing import Any, Mapping
 
 import pandas as pd
 
-from ...experiments.casper import CasperConfig, CasperGrid, Collected, collect
-from ...experiments.records import record_key
+from ...experiments.casper import CasperGrid, Collected, collect
 from ..casper_variants import (Variant, variant_figure, variant_part, variant_table, variant_tests_view,
                                with_protocol_columns)
-from . import compute_command, plan_entries, require_one, status_notice, validated
-from . import run_command as generic_run_command
+from . import computing_command, require_one, status_notice, validated
 
 
 def collect_page(page: str, grid_cls: type[CasperGrid], params: Mapping[str, Any],
@@ -36,19 +34,7 @@ def pending_command(page: str, grid: CasperGrid, pending: pd.DataFrame) -> str |
     if pending is None or pending.empty:
         return None
     computable = pending[pending["reason"] != "pending: model not implemented"]
-    if computable.empty:
-        return None
-    keys = set(computable["key"])
-    entries = plan_entries(page, keys, grid.device)
-    if entries:
-        return compute_command(entries, grid.device)
-    return run_command([c for c in grid.runs() if record_key(c) in keys])
-
-
-def run_command(configs: list[CasperConfig]) -> str:
-    """``python -m recunlearn run casper-rls key=value ...`` computing every config of ``configs`` (a list
-    value is an axis of the command's grid, so other combinations of the values run too)."""
-    return generic_run_command(configs)
+    return computing_command(page, grid.device, set(computable["key"]), grid.runs())
 
 
 def status_counts(runs: pd.DataFrame) -> pd.Series:

@@ -17,7 +17,7 @@ from ..cure4rec import sweep_claims
 from ..glance import CURE4REC_DATASETS, with_page_runs
 from ..names import display_name
 from ..plots import sweep_lines
-from . import Notice, Page, compute_command, pending_notice, plan_entries, run_command, validated
+from . import Notice, Page, compute_command, computing_command, pending_notice, plan_entries, validated
 
 NO_RUN = "no run computed yet"
 """What the nbval-checked cell prints for a table with no computed run."""
@@ -26,18 +26,10 @@ NO_RUN = "no run computed yet"
 def pending_command(page: str, device: str, pending: pd.DataFrame | None, configs: Iterable[Config]) -> str | None:
     """The command that computes the ``pending`` runs (rows with a record ``key``) of ``page``: the
     compute plan's entries listing them, else one ``python -m recunlearn run`` per experiment for the
-    ``configs`` among them; None when nothing is pending."""
-    if pending is None or pending.empty:
-        return None
-    keys = set(pending["key"])
-    entries = plan_entries(page, keys, device)
-    if entries:
-        return compute_command(entries, device)
-    waiting = [c for c in configs if record_key(c) in keys]
-    by_experiment: dict[str, list[Config]] = {}
-    for config in waiting:
-        by_experiment.setdefault(config.experiment, []).append(config)
-    return " && ".join(run_command(group) for group in by_experiment.values()) or None
+    ``configs`` among them (:func:`~recunlearn.report.pages.computing_command`); None when nothing is
+    pending."""
+    return computing_command(page, device, set() if pending is None or pending.empty else set(pending["key"]),
+                             configs)
 
 
 def missing_datasets(grid) -> tuple[str, ...]:
