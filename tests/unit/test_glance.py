@@ -39,7 +39,10 @@ def test_parameters_table_of_a_page_lists_every_parameter_it_accepts():
     assert table["parameter"].tolist()[:2] == ["SHARD_COUNTS", "MAX_EPOCHS"]
     assert sorted(table["parameter"]) == sorted(name.upper() for name in ExactGrid.parameter_names())
     rows = table.set_index("parameter")
-    assert rows.loc["MAX_EPOCHS"].tolist() == ["2", "notebook", "a whole number ≥ 1"]
+    assert rows.loc["MAX_EPOCHS"].tolist() == ["2", "parameters cell", "a whole number ≥ 1"]
+    injected = parameters_table({"In": ["", "# Parameters\nMAX_EPOCHS = 500\n"], "MAX_EPOCHS": 500, "SEEDS": [0]},
+                                "cure4rec/figure-04-shard-number").set_index("parameter")
+    assert injected.loc["MAX_EPOCHS", "set by"] == "papermill" and injected.loc["SEEDS", "set by"] == "parameters cell"
     assert rows.loc["TIMING", "value used"] == "batched" and rows.loc["TIMING", "set by"] == "default"
     assert rows.loc["TIMING", "allowed"].startswith("one of batched, sequential, alone (batched: ")
     assert rows.loc["MODELS", "allowed"] == "any of wmf, bpr, lightgcn"

@@ -94,14 +94,16 @@ def parameters_table(namespace: Mapping[str, Any], page: str | None = None) -> p
     """The notebook's parameters (its UPPER_SNAKE names: the values in effect after papermill's
     injection) as a frame ``parameter | value used``, in the order they were set. With ``page``
     (``<chapter>/<notebook stem>``), every parameter the page accepts (its builder's ``GRID``): the
-    notebook's, then the others at their defaults, with ``set by`` (notebook or default) and
-    ``allowed`` (:func:`allowed_text`; a name the page does not accept says so)."""
+    notebook's, then the others at their defaults, with ``set by`` (papermill, for a value injected into
+    the run as the book's profiles and ``-p`` are; the parameters cell; or the default) and ``allowed``
+    (:func:`allowed_text`; a name the page does not accept says so)."""
     given = [(name, value) for name, value in namespace.items() if PARAMETER_NAME.match(name)]
     shown = [(name, value) for name, value in given
              if isinstance(value, (str, int, float, bool, list, tuple, type(None)))]
     if page is None:
         return pd.DataFrame([(name, format_parameter(value)) for name, value in shown],
                             columns=["parameter", "value used"])
+    from ..experiments.config import injected_names
     from .pages import page_grid, page_one_value
 
     grid = page_grid(page)
@@ -114,7 +116,9 @@ def parameters_table(namespace: Mapping[str, Any], page: str | None = None) -> p
             return "not a parameter of this page"
         return allowed_text(spec, hints[spec.name], one_value=spec.name in one)
 
-    rows = [(name, format_parameter(value), "notebook", allowed(name)) for name, value in given]
+    injected = injected_names(namespace)
+    rows = [(name, format_parameter(value), "papermill" if name in injected else "parameters cell", allowed(name))
+            for name, value in given]
     rows += [(name, format_parameter(_default(spec)), "default", allowed(name))
              for name, spec in fields.items() if name not in dict(given)]
     return pd.DataFrame(rows, columns=["parameter", "value used", "set by", "allowed"])
