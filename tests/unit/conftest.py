@@ -14,6 +14,7 @@ import functools
 
 import pytest
 
+from local_data import available
 from recunlearn import paths
 
 
@@ -52,33 +53,11 @@ def _offline_and_private_records(monkeypatch, tmp_path_factory, _private_cache):
         monkeypatch.delenv(name, raising=False)
 
 
-def available(dataset: str, role: str) -> bool:
-    """Whether ``dataset``'s file ``role`` is present (not necessarily verified) without downloading."""
-    from recunlearn.data import registry
-
-    spec = registry.get_file(dataset, role)
-    return any(path.is_file() for path in registry.candidate_paths(dataset, spec))
-
-
 def _need_local(dataset: str, *roles: str) -> None:
     """Skip the calling test unless every file ``roles`` of ``dataset`` is available locally."""
     missing = [role for role in roles if not available(dataset, role)]
     if missing:
         pytest.skip(f"{dataset} files {missing} not available locally (set RECUNLEARN_DATA)")
-
-
-def skip_if_absent(error) -> None:
-    """For a ``DatasetNotFoundError`` raised inside a test: skip when the file it names is in none of
-    the looked-up places; re-raise when the file is there, since then a loader or the registry looked
-    for it wrongly (a bug that must not pass as a skip)."""
-    from recunlearn.data import registry
-
-    dataset, _, path = (error.file or "").partition("/")
-    spec = registry.DATASETS.get(dataset)
-    roles = [role for role, file in (spec.files.items() if spec else ()) if file.path == path]
-    if roles and all(available(dataset, role) for role in roles):
-        raise error
-    pytest.skip(f"dataset file not available: {error}")
 
 
 @pytest.fixture

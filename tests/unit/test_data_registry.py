@@ -327,9 +327,9 @@ def test_local_copy_in_a_fresh_directory_still_verifies(data_env):
 
 
 def test_a_file_not_on_the_machine_skips_but_one_reported_missing_while_present_fails(need_local):
-    """The tests' ``skip_if_absent``: a data file in none of the looked-up places skips the test; a
+    """The tests' ``local_data.skip_if_absent``: a data file in none of the looked-up places skips the test; a
     file that is there but was reported missing (a loader or registry bug) fails it."""
-    from conftest import skip_if_absent
+    from local_data import skip_if_absent
 
     need_local("ml-100k", "raw")
     present = DatasetNotFoundError("reported missing", file=f"ml-100k/{registry.get_file('ml-100k', 'raw').path}")

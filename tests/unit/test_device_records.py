@@ -16,7 +16,7 @@ import pytest
 import yaml
 
 from compute_fakes import FAKE_ON_DEVICE, DeviceSleepConfig, SleepConfig, run_sleep
-from conftest import skip_if_absent
+from local_data import skip_if_absent
 from recunlearn import paths
 from recunlearn.compute.command import ComputeOptions, check_options, compute, fit_in
 from recunlearn.compute.costs import CostModel, Estimate

@@ -7,7 +7,7 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from conftest import skip_if_absent
+from local_data import skip_if_absent
 from recunlearn.models import BPR, LightGCN, TrainingData, WMF, normalized_adjacency, propagate
 
 N_USERS, N_ITEMS = 60, 40

@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from conftest import skip_if_absent
+from local_data import skip_if_absent
 from recunlearn.data import (DatasetNotFoundError, contiguous_ids, interaction_statistics, k_core, load_released_tables,
                              load_split, preprocess_raw, to_implicit)
 from recunlearn.data import parsers
