@@ -107,8 +107,8 @@ def parameters_table(namespace: Mapping[str, Any], page: str | None = None) -> p
     from .pages import page_grid, page_one_value
 
     grid = page_grid(page)
-    fields, hints, one = {f.name.upper(): f for f in dataclasses.fields(grid)}, typing.get_type_hints(grid), \
-        page_one_value(page)
+    fields = {f.name.upper(): f for f in dataclasses.fields(grid)}
+    hints, one = typing.get_type_hints(grid), page_one_value(page)
 
     def allowed(name: str) -> str:
         spec = fields.get(name)

@@ -290,6 +290,13 @@ def computing_command(page: str, device: str, keys: set[str], configs: Iterable[
     return " && ".join(run_command(group) for group in by_experiment.values()) or None
 
 
+def pending_command(page: str, device: str, pending: pd.DataFrame | None, configs: Iterable[Config]) -> str | None:
+    """:func:`computing_command` of the ``pending`` runs (rows with a record ``key``, the pending frame
+    every chapter's collection gives) of ``page``; None when nothing is pending."""
+    return computing_command(page, device, set() if pending is None or pending.empty else set(pending["key"]),
+                             configs)
+
+
 def compute_command(entries: list[str], device: str) -> str:
     """``python -m recunlearn compute --only <entries>`` (with ``--device cuda`` for GPU runs)."""
     return (f"python -m recunlearn compute --only {' '.join(entries)}"

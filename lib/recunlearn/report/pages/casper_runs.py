@@ -12,7 +12,7 @@ import pandas as pd
 from ...experiments.casper import CasperGrid, Collected, collect
 from ..casper_variants import (Variant, variant_figure, variant_part, variant_table, variant_tests_view,
                                with_protocol_columns)
-from . import computing_command, require_one, status_notice, validated
+from . import pending_command, require_one, status_notice, validated
 
 
 def collect_page(page: str, grid_cls: type[CasperGrid], params: Mapping[str, Any],
@@ -24,17 +24,15 @@ def collect_page(page: str, grid_cls: type[CasperGrid], params: Mapping[str, Any
     ``collected`` (e.g. runs made up by a test) replaces :func:`~recunlearn.experiments.casper.collect`."""
     grid = require_one(validated(grid_cls, params), one, what)
     collected = with_protocol_columns(collect(grid) if collected is None else collected, grid.runs())
-    return grid, collected, pending_command(page, grid, collected.pending)
+    return grid, collected, casper_pending_command(page, grid, collected.pending)
 
 
-def pending_command(page: str, grid: CasperGrid, pending: pd.DataFrame) -> str | None:
-    """The one command that computes the ``pending`` runs of ``page``: the compute plan's entries listing
-    them; for runs outside the plan (e.g. a smoke grid read from records only), a ``run`` command for
-    them. None when nothing is pending or no command can compute it (a model not implemented)."""
-    if pending is None or pending.empty:
-        return None
-    computable = pending[pending["reason"] != "pending: model not implemented"]
-    return computing_command(page, grid.device, set(computable["key"]), grid.runs())
+def casper_pending_command(page: str, grid: CasperGrid, pending: pd.DataFrame | None) -> str | None:
+    """:func:`~recunlearn.report.pages.pending_command` of CASPER's ``pending`` runs that a command can
+    compute (not those of a model not implemented)."""
+    if pending is not None and len(pending):
+        pending = pending[pending["reason"] != "pending: model not implemented"]
+    return pending_command(page, grid.device, pending, grid.runs())
 
 
 def status_counts(runs: pd.DataFrame) -> pd.Series:
@@ -105,7 +103,7 @@ def variant_sections(page: str, grid: CasperGrid, collected: Collected, paper: p
     for variant in grid_variants(grid):
         values = {f"{variant.section}_effect": variant_text(runs, variant)} if len(variant.values) == 2 else {}
         values.update(own.get(variant.section, dict)())
-        command = pending_command(page, grid, variant_part(collected.pending, variant))
+        command = casper_pending_command(page, grid, variant_part(collected.pending, variant))
         sections.append(variant_section(runs, variant, variant.section, paper, command,
                                         f"{scale}: {variant.title}", variant.noun, values))
         published.append({"section": variant.section, "choice": variant.choice,

@@ -5,11 +5,10 @@ figures and paper-vs-ours comparisons that are not (fully) computed."""
 from __future__ import annotations
 
 import dataclasses
-from typing import Any, Iterable, Mapping
+from typing import Any, Mapping
 
 import pandas as pd
 
-from ...experiments.config import Config
 from ...experiments.cure4rec_exact import EXACT_KEYS, ExactCollected, ExactGrid, collect
 from ...experiments.records import record_key
 from ..claims import OTHER_READING, joined_claims, with_kind
@@ -17,19 +16,10 @@ from ..cure4rec import sweep_claims
 from ..glance import CURE4REC_DATASETS, with_page_runs
 from ..names import display_name
 from ..plots import sweep_lines
-from . import Notice, Page, compute_command, computing_command, pending_notice, plan_entries, validated
+from . import Notice, Page, compute_command, pending_command, pending_notice, plan_entries, validated
 
 NO_RUN = "no run computed yet"
 """What the nbval-checked cell prints for a table with no computed run."""
-
-
-def pending_command(page: str, device: str, pending: pd.DataFrame | None, configs: Iterable[Config]) -> str | None:
-    """The command that computes the ``pending`` runs (rows with a record ``key``) of ``page``: the
-    compute plan's entries listing them, else one ``python -m recunlearn run`` per experiment for the
-    ``configs`` among them (:func:`~recunlearn.report.pages.computing_command`); None when nothing is
-    pending."""
-    return computing_command(page, device, set() if pending is None or pending.empty else set(pending["key"]),
-                             configs)
 
 
 def missing_datasets(grid) -> tuple[str, ...]:
