@@ -5,8 +5,8 @@
     python -m recunlearn notebooks --profile smoke [NAME ...]
     python -m recunlearn status
     python -m recunlearn audit [--write-grid FILE]
-    python -m recunlearn compute [--plan FILE] [--workers N] [--hours H] [--only ENTRY ...] [--dry-run]
-                                 [--device cuda --gpu-minutes M] [--stage DIR]
+    python -m recunlearn compute [--plan FILE] [--workers N] [--hours H] [--finish-within H] [--only ENTRY ...]
+                                 [--dry-run] [--device cuda --gpu-minutes M] [--stage DIR]
 
 ``compute`` runs the compute plan (``grids/plan.yml``: every paper-scale run of the book, in
 priority order) until every run has a record, ``--hours`` pass or a SIGINT/SIGTERM stops it; run
@@ -181,7 +181,8 @@ def _dispatch(args: argparse.Namespace) -> int:
         from .compute.command import ComputeOptions, compute
 
         return compute(ComputeOptions(
-            plan=args.plan, records=args.records, workers=args.workers, hours=args.hours, only=tuple(args.only or ()),
+            plan=args.plan, records=args.records, workers=args.workers, hours=args.hours,
+            finish_within=args.finish_within, only=tuple(args.only or ()),
             dry_run=args.dry_run, device=args.device, gpu_minutes=args.gpu_minutes, executor=args.executor,
             address=args.address, gpus_per_run=args.gpus_per_run, timings_from=tuple(args.timings_from),
             stage=args.stage))
@@ -202,6 +203,9 @@ def _add_compute_parser(sub) -> None:
     comp.add_argument("--workers", type=int, help="runs at once (default: one per core; 1 on cuda; Ray: the "
                                                   "cluster's CPUs)")
     comp.add_argument("--hours", type=float, help="start no run after this many hours")
+    comp.add_argument("--finish-within", type=float, metavar="H",
+                      help="start only the batches of runs expected to finish within H hours (their estimates at "
+                           "the pace so far, plus 25%%); one that would not is passed over for later ones that do")
     comp.add_argument("--only", nargs="+", metavar="ENTRY", help="only the runs of these plan entries")
     comp.add_argument("--dry-run", action="store_true",
                       help="print runs done and CPU-hours left per entry; run nothing")

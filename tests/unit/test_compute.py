@@ -147,6 +147,7 @@ def test_unknown_entry_in_only_is_an_error_line(tmp_path, capsys):
     (ComputeOptions(address="auto"), "--address needs --executor ray"),
     (ComputeOptions(workers=0), "--workers must be at least 1"),
     (ComputeOptions(hours=0), "--hours must be positive"),
+    (ComputeOptions(finish_within=-1.0), "--finish-within must be positive, got -1.0"),
     (ComputeOptions(executor="ray", gpus_per_run=0.5), "--gpus-per-run needs --executor ray and --device cuda"),
 ])
 def test_a_wrong_option_fails_before_anything_runs(options, message):
@@ -460,6 +461,59 @@ def test_a_deadline_stops_new_runs_and_lets_the_running_one_finish(tmp_path):
     assert (tally.computed, tally.not_started, tally.stopped_by) == (2, 2, "deadline")
     assert len(list((records / FAKE).glob("*.json"))) == 2
     assert any(line.startswith("stopping (deadline reached)") for line in lines)
+
+
+class EstimatedAs:
+    """Costs that estimate each run at ``estimate(config)`` seconds, measured, nothing shared."""
+
+    def __init__(self, estimate):
+        self.seconds = estimate
+
+    def estimate(self, config):
+        return Estimate(self.seconds(config), 0.0, "measured", "")
+
+    def batch_seconds(self, configs):
+        return sum(self.seconds(config) for config in configs)
+
+
+def test_with_a_finishing_time_a_batch_that_would_not_end_before_it_is_passed_over_for_later_ones(tmp_path):
+    records, lines = tmp_path / "records", []
+    todo = _plan_batches(tmp_path, seed=[0, 1, 2], seconds=0.0)
+    long_seed = EstimatedAs(lambda config: 1000.0 if config.seed == 1 else 1.0)
+    tally = run_batches(todo, InlineExecutor(records), long_seed, finish_by=time.time() + 100.0, out=lines.append)
+    assert (tally.computed, tally.not_started, tally.stopped_by) == (2, 1, "time left")
+    assert sorted(json.loads(f.read_text())["config"]["seed"] for f in (records / FAKE).glob("*.json")) == [0, 2]
+    assert any(line.startswith("stopping: none of the 1 run(s) left is expected to finish") for line in lines)
+
+
+def test_a_finishing_time_that_every_batch_fits_changes_nothing(tmp_path):
+    todo = _plan_batches(tmp_path, seed=[0, 1], seconds=0.0)
+    tally = run_batches(todo, InlineExecutor(tmp_path / "records"), EstimatedAs(lambda config: 1.0),
+                        finish_by=time.time() + 100.0, out=[].append)
+    assert (tally.computed, tally.not_started, tally.stopped_by) == (2, 0, "")
+
+
+def test_a_finishing_time_counts_the_pace_and_the_margin(tmp_path):
+    """Runs estimated at 0.02 s that take 0.4 s: after the first, the pace is at least 20, so the
+    second is expected to take at least 0.02 x 20 x 1.25 = 0.5 s and does not fit in the 0.1 s or less
+    left of 0.5 s. By its bare estimate (0.02 s) it would have fitted."""
+    from recunlearn.compute.scheduler import FINISH_MARGIN
+
+    assert FINISH_MARGIN == 1.25
+    todo = _plan_batches(tmp_path, seed=[0, 1], seconds=0.4)
+    tally = run_batches(todo, InlineExecutor(tmp_path / "records"), EstimatedAs(lambda config: 0.02),
+                        finish_by=time.time() + 0.5, out=[].append)
+    assert (tally.computed, tally.not_started, tally.stopped_by) == (1, 1, "time left")
+
+
+def test_the_runs_of_a_started_batch_start_no_later_than_the_finishing_time(tmp_path):
+    """A batch admitted by its estimate whose runs take longer: its later runs are skipped once the
+    finishing time has passed (the worker's deadline is the earlier of --hours and the finishing time)."""
+    plan = load_plan(write_plan(tmp_path / "plan.yml", [fake_entry("a", seed=[0], seconds=[0.6, 0.61, 0.62])]))
+    (batch,) = [[run for batch in batches(plan.runs) for run in batch]]
+    tally = run_batches([batch], InlineExecutor(tmp_path / "records"), EstimatedAs(lambda config: 0.01),
+                        finish_by=time.time() + 1.0, out=[].append)
+    assert tally.computed == 2 and tally.skipped == 1
 
 
 def test_the_eta_runs_at_the_pace_the_computed_runs_kept_against_their_estimates(tmp_path):

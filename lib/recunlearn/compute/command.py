@@ -3,7 +3,9 @@
 Every option is checked before anything runs. ``--dry-run`` prints, per plan entry, the runs done
 and the CPU-hours left, and how each pending run's cost was estimated. Without it the pending
 batches run (:mod:`recunlearn.compute.scheduler`): one worker per core by default (one on a GPU),
-until all are done, ``--hours`` pass or a SIGINT/SIGTERM asks for a stop.
+until all are done, ``--hours`` pass or a SIGINT/SIGTERM asks for a stop. ``--finish-within H``
+starts only the batches expected to end within H hours (see :mod:`~recunlearn.compute.scheduler`),
+for a machine lent for a fixed time: its runs end written, none is cut off in its middle.
 
 ``--device cuda --gpu-minutes M`` keeps, in plan order, the batches whose estimated seconds fit
 together in M minutes (a batch that does not fit is passed over for later, smaller ones; a batch that
@@ -52,6 +54,7 @@ class ComputeOptions:
     records: Path | None = None
     workers: int | None = None
     hours: float | None = None
+    finish_within: float | None = None
     only: tuple[str, ...] = ()
     dry_run: bool = False
     device: str = "cpu"
@@ -78,6 +81,8 @@ def check_options(options: ComputeOptions) -> None:
         problems.append(f"--workers must be at least 1, got {options.workers}")
     if options.hours is not None and not options.hours > 0:
         problems.append(f"--hours must be positive, got {options.hours}")
+    if options.finish_within is not None and not options.finish_within > 0:
+        problems.append(f"--finish-within must be positive, got {options.finish_within}")
     if options.gpu_minutes is not None and not options.gpu_minutes > 0:
         problems.append(f"--gpu-minutes must be positive, got {options.gpu_minutes}")
     if options.gpu_minutes is not None and options.device != "cuda":
@@ -165,6 +170,7 @@ def compute(options: ComputeOptions, out: Callable[[str], None] = print) -> int:
     limit = options.gpu_minutes * 60 if options.gpu_minutes is not None else (
         options.hours * 3600 if options.hours is not None else None)
     deadline = time.time() + limit if limit is not None else None
+    finish_by = time.time() + options.finish_within * 3600 if options.finish_within is not None else None
     stop = StopRequest()
     before = os.environ.get(paths.MODELS_ENV)
     os.environ[paths.MODELS_ENV] = before or str(paths.cache_dir() / "models")  # inherited by local workers
@@ -178,8 +184,11 @@ def compute(options: ComputeOptions, out: Callable[[str], None] = print) -> int:
         try:
             out(f"{sum(map(len, todo))} runs in {len(todo)} batches on {executor.capacity} {options.executor} "
                 f"worker(s), device {options.device}, records {options.records_dir}"
-                + (f", none started after {minutes(limit)}" if limit else ""))
-            tally = run_batches(todo, executor, status.costs, deadline=deadline, stop=stop, out=out)
+                + (f", none started after {minutes(limit)}" if limit else "")
+                + (f", only those expected to finish within {minutes(options.finish_within * 3600)}"
+                   if finish_by else ""))
+            tally = run_batches(todo, executor, status.costs, deadline=deadline, finish_by=finish_by, stop=stop,
+                                out=out)
         finally:
             executor.close()
             if before is None:

@@ -10,6 +10,12 @@
 - A record is written whole (temporary file + rename) when its run finishes, so a stopped command
   leaves no partial record, and running it again resumes where it stopped: done runs are not
   scheduled again.
+- With a finishing time (``finish_by``), a batch starts only when it is expected to end before it:
+  its estimated seconds, times the pace so far (never below 1), times :data:`FINISH_MARGIN`. A batch
+  that would not is passed over for later ones that would; when nothing runs and no queued batch
+  fits, the command ends (``stopped_by`` "time left"), and runs of a started batch start no later
+  than the finishing time. A machine that is lent for a fixed time thus ends with its runs written
+  rather than cut off in their middle.
 - ETA: the estimated seconds of the runs not yet finished (:class:`~recunlearn.compute.costs.CostModel`),
   times the *pace* (the seconds the runs computed so far took over their estimates: the machine's
   load and the estimates' errors, measured), divided by the executor's capacity. A batch pays its
@@ -31,6 +37,7 @@ from .executors import BatchDone, Outcome
 from .plan import Run
 
 POLL_SECONDS = 1.0
+FINISH_MARGIN = 1.25  # a batch must be expected to end this much before the finishing time, in proportion
 
 
 class StopRequest:
@@ -114,10 +121,18 @@ class _Schedule:
         """Seconds the runs computed so far took over their estimates (1 before any)."""
         return self.took / self.estimated if self.took > 0 and self.estimated > 0 else 1.0
 
-    def start(self) -> tuple[int, list[Run]]:
-        batch_id, batch = self.queued.popleft()
-        self.unreported[batch_id] = {run.key: run for run in batch}
-        return batch_id, batch
+    def batch_seconds(self, batch: list[Run]) -> float:
+        return self.costs.batch_seconds([run.config for run in batch])
+
+    def start(self, fits: Callable[[float], bool] | None = None) -> tuple[int, list[Run]] | None:
+        """Take the first queued batch (the first whose estimated seconds ``fits``, when given) off the
+        queue; None when none fits."""
+        for position, (batch_id, batch) in enumerate(self.queued):
+            if fits is None or fits(self.batch_seconds(batch)):
+                del self.queued[position]
+                self.unreported[batch_id] = {run.key: run for run in batch}
+                return batch_id, batch
+        return None
 
     def seconds_left(self) -> float:
         waiting = [[run.config for run in batch] for _, batch in self.queued]
@@ -129,11 +144,18 @@ class _Schedule:
 
 
 def run_batches(batches: list[list[Run]], executor, costs: CostModel, *, deadline: float | None = None,
-                stop: StopRequest | None = None, out: Callable[[str], None] = print) -> Tally:
-    """Run ``batches`` in order on ``executor`` (see the module's rules); progress lines go to ``out``."""
+                finish_by: float | None = None, stop: StopRequest | None = None,
+                out: Callable[[str], None] = print) -> Tally:
+    """Run ``batches`` in order on ``executor`` (see the module's rules); progress lines go to ``out``.
+    ``deadline``: no run starts after it; ``finish_by``: no batch starts that is not expected to end
+    before it (both are times as ``time.time()`` gives them)."""
     stop = stop or StopRequest()
     schedule, tally, finished = _Schedule(batches, costs), Tally(), 0
     stopping = False
+    run_deadline = min((t for t in (deadline, finish_by) if t is not None), default=None)
+
+    def fits(seconds: float) -> bool:
+        return time.time() + seconds * max(1.0, schedule.pace()) * FINISH_MARGIN <= finish_by
     while schedule.queued or schedule.unreported:
         if stop.forced:
             executor.terminate()
@@ -149,9 +171,18 @@ def run_batches(batches: list[list[Run]], executor, costs: CostModel, *, deadlin
             out(f"stopping ({'stop requested' if stop.requested else 'deadline reached'}): no new run starts, "
                 f"runs in progress finish (a second SIGINT/SIGTERM ends them now)")
         while schedule.queued and not stopping and executor.free_slots() > 0:
-            batch_id, batch = schedule.start()
-            executor.submit(batch_id, [run.config for run in batch], deadline)
+            started = schedule.start(fits if finish_by is not None else None)
+            if started is None:
+                break
+            batch_id, batch = started
+            executor.submit(batch_id, [run.config for run in batch], run_deadline)
         if stopping and not schedule.unreported:
+            break
+        if not stopping and schedule.queued and not schedule.unreported:  # none of them fits
+            tally.stopped_by = "time left"
+            out(f"stopping: none of the {schedule.runs_left()} run(s) left is expected to finish in the "
+                f"{minutes(max(finish_by - time.time(), 0.0))} left (estimates at the pace so far, "
+                f"plus {FINISH_MARGIN - 1:.0%})")
             break
         for message in executor.poll(POLL_SECONDS):
             if isinstance(message, Outcome):
