@@ -204,8 +204,8 @@ def _add_compute_parser(sub) -> None:
                                                   "cluster's CPUs)")
     comp.add_argument("--hours", type=float, help="start no run after this many hours")
     comp.add_argument("--finish-within", type=float, metavar="H",
-                      help="start only the batches of runs expected to finish within H hours (their estimates at "
-                           "the pace so far, plus 25%%); one that would not is passed over for later ones that do")
+                      help="start a run only when it is expected to finish within H hours (its estimate at the "
+                           "pace so far, plus 25%%); a batch whose first run would not is passed over for later ones")
     comp.add_argument("--only", nargs="+", metavar="ENTRY", help="only the runs of these plan entries")
     comp.add_argument("--dry-run", action="store_true",
                       help="print runs done and CPU-hours left per entry; run nothing")

@@ -431,16 +431,17 @@ class InlineExecutor:
     def free_slots(self):
         return 0 if self.waiting else 1
 
-    def submit(self, batch_id, configs, deadline):
-        self.waiting.append((batch_id, configs, deadline))
+    def submit(self, batch_id, configs, deadlines):
+        self.waiting.append((batch_id, configs, deadlines))
 
     def poll(self, timeout):
         if not self.waiting:
             return []
-        batch_id, configs, deadline = self.waiting.pop(0)
+        batch_id, configs, deadlines = self.waiting.pop(0)
         messages = []
         run_batch(batch_id, configs, self.records,
-                  lambda: self.stopped or (deadline is not None and time.time() >= deadline), messages.append)
+                  lambda i: self.stopped or (deadlines[i] is not None and time.time() >= deadlines[i]),
+                  messages.append)
         return messages + [BatchDone(batch_id)]
 
     def stop(self):
@@ -506,14 +507,30 @@ def test_a_finishing_time_counts_the_pace_and_the_margin(tmp_path):
     assert (tally.computed, tally.not_started, tally.stopped_by) == (1, 1, "time left")
 
 
-def test_the_runs_of_a_started_batch_start_no_later_than_the_finishing_time(tmp_path):
-    """A batch admitted by its estimate whose runs take longer: its later runs are skipped once the
-    finishing time has passed (the worker's deadline is the earlier of --hours and the finishing time)."""
-    plan = load_plan(write_plan(tmp_path / "plan.yml", [fake_entry("a", seed=[0], seconds=[0.6, 0.61, 0.62])]))
-    (batch,) = [[run for batch in batches(plan.runs) for run in batch]]
-    tally = run_batches([batch], InlineExecutor(tmp_path / "records"), EstimatedAs(lambda config: 0.01),
-                        finish_by=time.time() + 1.0, out=[].append)
-    assert tally.computed == 2 and tally.skipped == 1
+def test_each_run_of_a_started_batch_starts_only_while_it_is_expected_to_end_in_time(tmp_path):
+    """A batch longer than the time given still makes progress: it starts because its first run fits,
+    and each later run starts only before its own latest start. Runs estimated at 0.4 s (x 1.25 = 0.5 s)
+    that take 0.5 s, 1.2 s given: the first starts at 0 (latest 0.7), the second at 0.5 (latest 0.7),
+    the third would start at 1.0 or later and is skipped."""
+    plan = load_plan(write_plan(tmp_path / "plan.yml", [fake_entry("a", seed=[0], seconds=[0.5, 0.51, 0.52])]))
+    batch = [run for batch in batches(plan.runs) for run in batch]
+    tally = run_batches([batch], InlineExecutor(tmp_path / "records"), EstimatedAs(lambda config: 0.4),
+                        finish_by=time.time() + 1.2, out=[].append)
+    assert (tally.computed, tally.skipped) == (2, 1)
+
+
+def test_the_latest_starts_count_a_batchs_shared_work_in_its_first_run_only():
+    from recunlearn.compute.scheduler import _Schedule
+
+    class Costs:
+        def estimate(self, config):
+            return Estimate(100.0, 60.0, "measured", "made up")
+
+    runs = [Run(SleepConfig(seed=seed), f"k{seed}", ("a",)) for seed in range(3)]
+    schedule = _Schedule([runs], Costs())
+    assert schedule.latest_starts(runs, None, 50.0) == [50.0, 50.0, 50.0]
+    assert schedule.latest_starts(runs, 1000.0, None) == [1000.0 - 125.0, 1000.0 - 50.0, 1000.0 - 50.0]
+    assert schedule.latest_starts(runs, 1000.0, 900.0) == [875.0, 900.0, 900.0]
 
 
 def test_the_eta_runs_at_the_pace_the_computed_runs_kept_against_their_estimates(tmp_path):

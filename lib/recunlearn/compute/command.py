@@ -4,7 +4,7 @@ Every option is checked before anything runs. ``--dry-run`` prints, per plan ent
 and the CPU-hours left, and how each pending run's cost was estimated. Without it the pending
 batches run (:mod:`recunlearn.compute.scheduler`): one worker per core by default (one on a GPU),
 until all are done, ``--hours`` pass or a SIGINT/SIGTERM asks for a stop. ``--finish-within H``
-starts only the batches expected to end within H hours (see :mod:`~recunlearn.compute.scheduler`),
+starts a run only when it is expected to end within H hours (see :mod:`~recunlearn.compute.scheduler`),
 for a machine lent for a fixed time: its runs end written, none is cut off in its middle.
 
 ``--device cuda --gpu-minutes M`` keeps, in plan order, the batches whose estimated seconds fit
@@ -185,7 +185,7 @@ def compute(options: ComputeOptions, out: Callable[[str], None] = print) -> int:
             out(f"{sum(map(len, todo))} runs in {len(todo)} batches on {executor.capacity} {options.executor} "
                 f"worker(s), device {options.device}, records {options.records_dir}"
                 + (f", none started after {minutes(limit)}" if limit else "")
-                + (f", only those expected to finish within {minutes(options.finish_within * 3600)}"
+                + (f", each started only if expected to finish within {minutes(options.finish_within * 3600)}"
                    if finish_by else ""))
             tally = run_batches(todo, executor, status.costs, deadline=deadline, finish_by=finish_by, stop=stop,
                                 out=out)

@@ -4,13 +4,13 @@ into the records directory given.
 
 An executor has ``capacity`` (batches it runs at once) and:
 
-- ``submit(batch_id, configs, deadline)``: start a batch on a free slot; its runs start one after
-  another, each only while no stop was asked for and the deadline (a ``time.time()`` value or None)
-  has not passed (a run not started is reported ``skipped``);
+- ``submit(batch_id, configs, deadlines)``: start a batch on a free slot; its runs start one after
+  another, each only while no stop was asked for and its own deadline (``deadlines``: one
+  ``time.time()`` value or None per run) has not passed (a run not started is reported ``skipped``);
 - ``poll(timeout)``: the messages that arrived: one :class:`Outcome` per run, then a
   :class:`BatchDone` per batch (``lost`` when its process died: runs not reported are lost too);
 - ``stop()``: no run of a running batch starts any more (local workers; a Ray batch ends at its
-  deadline or when its runs are done); ``terminate()``: end running runs now (nothing is written for
+  deadlines or when its runs are done); ``terminate()``: end running runs now (nothing is written for
   them: a record is written only when its run finished); ``close()``: release the workers.
 
 Workers run at the lowest CPU priority (``os.nice(19)``), with a malloc that keeps freed memory for
@@ -153,14 +153,15 @@ def compute_run(config, records_dir: Path) -> tuple[str, float, str, float]:
     return "computed", time.perf_counter() - start + resumed, "", resumed
 
 
-def run_batch(batch_id: int, configs: list, records_dir: Path, should_stop: Callable[[], bool],
+def run_batch(batch_id: int, configs: list, records_dir: Path, should_stop: Callable[[int], bool],
               report: Callable[[Outcome], None]) -> None:
-    """Run ``configs`` one after another, reporting each; runs not started once ``should_stop()`` are skipped."""
+    """Run ``configs`` one after another, reporting each; the run at position ``i`` is skipped when
+    ``should_stop(i)`` as it is due to start."""
     from ..experiments.records import record_key
 
-    for config in configs:
+    for position, config in enumerate(configs):
         key = record_key(config)
-        if should_stop():
+        if should_stop(position):
             report(Outcome(batch_id, config.experiment, key, "skipped"))
             continue
         status, seconds, error, resumed = compute_run(config, records_dir)
@@ -197,8 +198,8 @@ def _local_worker(inbox, outbox, stop, records_dir: str, parent: int) -> None:
     import recunlearn.experiments  # noqa: F401 - registers the runners
 
     started_at()  # the commit and fingerprint of the code this worker runs, before any run
-    for batch_id, configs, deadline in iter(inbox.get, None):
-        run_batch(batch_id, configs, Path(records_dir), lambda: stop.is_set() or _past(deadline), outbox.put)
+    for batch_id, configs, deadlines in iter(inbox.get, None):
+        run_batch(batch_id, configs, Path(records_dir), lambda i: stop.is_set() or _past(deadlines[i]), outbox.put)
         outbox.put(BatchDone(batch_id))
 
 
@@ -230,10 +231,10 @@ class LocalExecutor:
     def free_slots(self) -> int:
         return sum(worker.batch is None for worker in self._workers)
 
-    def submit(self, batch_id: int, configs: list, deadline: float | None) -> None:
+    def submit(self, batch_id: int, configs: list, deadlines: list[float | None]) -> None:
         worker = next(w for w in self._workers if w.batch is None)
         worker.batch = batch_id
-        worker.inbox.put((batch_id, configs, deadline))
+        worker.inbox.put((batch_id, configs, deadlines))
 
     def poll(self, timeout: float) -> list:
         messages = []
@@ -280,12 +281,12 @@ class LocalExecutor:
 
 # --- Ray -------------------------------------------------------------------------------------------------
 
-def _ray_batch(batch_id: int, configs: list, records_dir: str, deadline: float | None) -> list[Outcome]:
+def _ray_batch(batch_id: int, configs: list, records_dir: str, deadlines: list[float | None]) -> list[Outcome]:
     """A Ray task: one batch, exactly as a local worker runs it; its outcomes."""
     prepare_worker_process()
     started_at()
     outcomes: list[Outcome] = []
-    run_batch(batch_id, configs, Path(records_dir), lambda: _past(deadline), outcomes.append)
+    run_batch(batch_id, configs, Path(records_dir), lambda i: _past(deadlines[i]), outcomes.append)
     return outcomes
 
 
@@ -322,8 +323,8 @@ class RayExecutor:
     def free_slots(self) -> int:
         return self.capacity - len(self._running)
 
-    def submit(self, batch_id: int, configs: list, deadline: float | None) -> None:
-        self._running[self._task.remote(batch_id, configs, self._records_dir, deadline)] = batch_id
+    def submit(self, batch_id: int, configs: list, deadlines: list[float | None]) -> None:
+        self._running[self._task.remote(batch_id, configs, self._records_dir, deadlines)] = batch_id
 
     def poll(self, timeout: float) -> list:
         if not self._running:

@@ -10,12 +10,14 @@
 - A record is written whole (temporary file + rename) when its run finishes, so a stopped command
   leaves no partial record, and running it again resumes where it stopped: done runs are not
   scheduled again.
-- With a finishing time (``finish_by``), a batch starts only when it is expected to end before it:
-  its estimated seconds, times the pace so far (never below 1), times :data:`FINISH_MARGIN`. A batch
-  that would not is passed over for later ones that would; when nothing runs and no queued batch
-  fits, the command ends (``stopped_by`` "time left"), and runs of a started batch start no later
-  than the finishing time. A machine that is lent for a fixed time thus ends with its runs written
-  rather than cut off in their middle.
+- With a finishing time (``finish_by``), a run starts only when it is expected to end before it:
+  its estimated seconds (its batch's shared work counted in the first run), times the pace so far
+  (never below 1), times :data:`FINISH_MARGIN`, must fit in the time left. A batch whose first run
+  would not fit is passed over for later ones; a started batch's later runs are checked as they
+  are due (each gets its own latest start); when nothing runs and no queued batch can start, the
+  command ends (``stopped_by`` "time left"). A machine lent for a fixed time thus ends with its
+  runs written rather than cut off in their middle, and a batch longer than that time still makes
+  progress run by run.
 - ETA: the estimated seconds of the runs not yet finished (:class:`~recunlearn.compute.costs.CostModel`),
   times the *pace* (the seconds the runs computed so far took over their estimates: the machine's
   load and the estimates' errors, measured), divided by the executor's capacity. A batch pays its
@@ -121,17 +123,32 @@ class _Schedule:
         """Seconds the runs computed so far took over their estimates (1 before any)."""
         return self.took / self.estimated if self.took > 0 and self.estimated > 0 else 1.0
 
-    def batch_seconds(self, batch: list[Run]) -> float:
-        return self.costs.batch_seconds([run.config for run in batch])
+    def latest_starts(self, batch: list[Run], finish_by: float | None, deadline: float | None) -> list[float | None]:
+        """When each run of a batch about to start may start at the latest: by ``deadline``, and with
+        ``finish_by`` early enough to end before it (its estimate, the batch's shared work in the first
+        run only, times the pace so far, never below 1, times :data:`FINISH_MARGIN`)."""
+        if finish_by is None:
+            return [deadline] * len(batch)
+        slack = max(1.0, self.pace()) * FINISH_MARGIN
+        latest = []
+        for position, run in enumerate(batch):
+            estimate = self.costs.estimate(run.config)
+            seconds = estimate.seconds - (estimate.shared_seconds if position else 0.0)
+            latest.append(min(finish_by - seconds * slack, deadline if deadline is not None else float("inf")))
+        return latest
 
-    def start(self, fits: Callable[[float], bool] | None = None) -> tuple[int, list[Run]] | None:
-        """Take the first queued batch (the first whose estimated seconds ``fits``, when given) off the
-        queue; None when none fits."""
+    def start(self, finish_by: float | None = None, deadline: float | None = None
+              ) -> tuple[int, list[Run], list[float | None]] | None:
+        """Take the first queued batch off the queue (with ``finish_by``, the first whose first run may
+        still start), with the latest start of each of its runs (:meth:`latest_starts`); None when no
+        batch may start."""
+        now = time.time()
         for position, (batch_id, batch) in enumerate(self.queued):
-            if fits is None or fits(self.batch_seconds(batch)):
+            latest = self.latest_starts(batch, finish_by, deadline)
+            if finish_by is None or now <= latest[0]:
                 del self.queued[position]
                 self.unreported[batch_id] = {run.key: run for run in batch}
-                return batch_id, batch
+                return batch_id, batch, latest
         return None
 
     def seconds_left(self) -> float:
@@ -147,15 +164,11 @@ def run_batches(batches: list[list[Run]], executor, costs: CostModel, *, deadlin
                 finish_by: float | None = None, stop: StopRequest | None = None,
                 out: Callable[[str], None] = print) -> Tally:
     """Run ``batches`` in order on ``executor`` (see the module's rules); progress lines go to ``out``.
-    ``deadline``: no run starts after it; ``finish_by``: no batch starts that is not expected to end
+    ``deadline``: no run starts after it; ``finish_by``: no run starts that is not expected to end
     before it (both are times as ``time.time()`` gives them)."""
     stop = stop or StopRequest()
     schedule, tally, finished = _Schedule(batches, costs), Tally(), 0
     stopping = False
-    run_deadline = min((t for t in (deadline, finish_by) if t is not None), default=None)
-
-    def fits(seconds: float) -> bool:
-        return time.time() + seconds * max(1.0, schedule.pace()) * FINISH_MARGIN <= finish_by
     while schedule.queued or schedule.unreported:
         if stop.forced:
             executor.terminate()
@@ -171,11 +184,11 @@ def run_batches(batches: list[list[Run]], executor, costs: CostModel, *, deadlin
             out(f"stopping ({'stop requested' if stop.requested else 'deadline reached'}): no new run starts, "
                 f"runs in progress finish (a second SIGINT/SIGTERM ends them now)")
         while schedule.queued and not stopping and executor.free_slots() > 0:
-            started = schedule.start(fits if finish_by is not None else None)
+            started = schedule.start(finish_by, deadline)
             if started is None:
                 break
-            batch_id, batch = started
-            executor.submit(batch_id, [run.config for run in batch], run_deadline)
+            batch_id, batch, latest_starts = started
+            executor.submit(batch_id, [run.config for run in batch], latest_starts)
         if stopping and not schedule.unreported:
             break
         if not stopping and schedule.queued and not schedule.unreported:  # none of them fits
