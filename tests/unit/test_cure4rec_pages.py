@@ -281,7 +281,8 @@ def test_a_grid_without_records_shows_one_notice_per_item_and_no_empty_count(ste
         if name in ("scif_times", "scif_figure"):  # read from the SCIF page's records, never computed here
             assert out[0].why.startswith("no stored SCIF run at this page's settings")
             continue
-        assert "waiting for CPU time" in out[0].why or "claims pending" in out[0].why, out[0].why
+        assert "waiting for CPU time" in out[0].why or "pending (no computed run to test them on)" in out[0].why, \
+            out[0].why
         if name != "claims":
             assert out[0].command.startswith("python -m recunlearn compute --only cure4rec-ml100k-"), out[0].command
     no_empty_count(page)

@@ -120,10 +120,32 @@ def test_summary_has_one_line_per_paper_with_a_link_to_the_scoreboard():
                      "1 pending; 2 of 2 pages rendered.", "- **SRU**: not started."]
     assert "(scoreboard.md)" in summary
     named = [line for line in summary.splitlines() if line.startswith("  - ")]   # the claims, by verdict
-    assert named == ["  - *reproduced*: A is above B ([Table 2](cure4rec/table-02.ipynb)).",
-                     "  - *not reproduced*: A is above B ([Table 2](cure4rec/table-02.ipynb))."]
+    assert named == ["  - *reproduced*: A is above B ([Table 2](cure4rec/table-02.ipynb), ML-1M and ADM not run).",
+                     "  - *not reproduced*: A is above B ([Table 2](cure4rec/table-02.ipynb), ML-1M and ADM not "
+                     "run)."]  # the paper's datasets its page was not rendered with
     own = render_summary_from([page_entry({**pages()[0], "paper": "Beyond the papers"})])
     assert "  - *holds in our runs*: A is above B" in own and "  - *does not hold in our runs*: A" in own
+
+
+def test_the_summary_names_a_claim_by_its_paper_scale_verdict_where_both_scales_test_it():
+    """The reduced-scale page has a_above_b and b_above_c reproduced, c_above_d not reproduced; the
+    paper-scale page has a_above_b inconclusive, b_above_c not reproduced and c_above_d pending:
+    a_above_b is named with its paper-scale verdict beside it, b_above_c by its paper-scale verdict
+    alone, c_above_d at a reduced scale (no paper-scale verdict yet)."""
+    paper = notebook("CASPER Table 3", {"page_verdict": "inconclusive", "page_claims": json.dumps(
+        [claim("a_above_b", "inconclusive (0 of 1 cells)"), claim("b_above_c", "not reproduced", "B is above C"),
+         claim("c_above_d", "pending", "C is above D")])}, parameters={"DATASETS": ["foursquare"]})
+    reduced = notebook("CASPER claims", {"page_verdict": "partly reproduced", "page_claims": json.dumps(
+        [claim("a_above_b", "reproduced (1 of 1 cells)"), claim("b_above_c", "reproduced", "B is above C"),
+         claim("c_above_d", "not reproduced (0 of 1 cells)", "C is above D")])},
+        parameters={"MAX_ROWS": 20000, "SEEDS": [0]})
+    entries = [page_entry({"paper": "CASPER", "item": item, "title": "t", "link": f"casper/{item}.ipynb",
+                           "datasets": ("foursquare",), "notebook": nb}) for item, nb in (("t3", paper), ("r", reduced))]
+    named = [line for line in render_summary_from(entries).splitlines() if line.startswith("  - ")]
+    assert named == ["  - *reproduced*: A is above B ([r](casper/r.ipynb), at a reduced scale; at the paper's scale "
+                     "inconclusive, [t3](casper/t3.ipynb)).",
+                     "  - *not reproduced*: B is above C ([t3](casper/t3.ipynb)); C is above D ([r](casper/r.ipynb), "
+                     "at a reduced scale)."]
 
 
 def test_glued_texts_survive_quotes_escapes_and_pipes():
@@ -276,7 +298,8 @@ def test_expectations_and_other_readings_are_listed_apart_and_paper_numbers_are_
     assert "also 1 self-check of our implementation, 0 passing, 1 still waiting for runs" in text
     summary_md = render_summary_from(entries)
     assert "- **CURE4Rec**: **Paper numbers: 2 of 3 computed comparisons within tolerance; 1 more waiting for runs.** 2 tests of 1 claim" in summary_md
-    assert "A is above B ([r](cure4rec/r.ipynb), at a reduced scale)" in summary_md
+    assert "A is above B ([f4](cure4rec/f4.ipynb))" in summary_md   # answered at the paper's scale: named once
+    assert "A is above B ([r](cure4rec/r.ipynb), at a reduced scale)" not in summary_md
     assert "Time falls, shards together" not in summary_md and "Faster with more shards" not in summary_md
     board = render_scoreboard_from(entries)
     assert "| Other reading: Time falls, shards together (`time_falls_batched`) |" in board

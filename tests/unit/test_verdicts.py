@@ -9,11 +9,12 @@ import pytest
 
 import itertools
 
-from recunlearn.report.claims import (ONE_PAIR, PAPER_CLAIM, SELF_CHECK, band_claim, band_p, check_claim, claim_text,
-                                      claims_frame, corrected_outcomes, holm, interleaved, joined_claims,
-                                      ordering_claim, paired_p, paired_two_sided, sessions, signed_rank_p, smallest_spearman_p,
-                                      spearman_permutation, timed_together, trend_claim)
+from recunlearn.report.claims import (PAPER_CLAIM, SELF_CHECK, band_claim, check_claim, claim_text, claims_frame,
+                                      joined_claims, ordering_claim, trend_claim)
 from recunlearn.report.compare import cell_tolerance, compare, printed_resolution, verdict, within_text
+from recunlearn.report.significance import (ONE_PAIR, band_p, corrected_outcomes, holm, paired_p, paired_two_sided,
+                                            signed_rank_p, smallest_spearman_p, spearman_permutation)
+from recunlearn.report.timed_together import interleaved, sessions, timed_together
 from recunlearn.report.verdicts import VERDICTS, base_verdict, combine, page_verdict
 
 
@@ -397,7 +398,7 @@ def test_time_trend_needs_interleaved_runs_of_one_session():
 
 
 def test_pairs_of_times_are_compared_only_when_recorded_together():
-    from recunlearn.report.claims import PAIR_WINDOW
+    from recunlearn.report.timed_together import PAIR_WINDOW
 
     t0 = pd.Timestamp("2026-01-01T10:00", tz="UTC")
     rows = [{"cell": "c", "method": m, "seed": s, "secs": v + 0.01 * s,
@@ -425,7 +426,7 @@ def test_pairs_of_times_are_compared_only_when_recorded_together():
 
 
 def test_sessions_are_counted_per_clock_and_a_gpu_record_s_clock_names_the_gpu():
-    from recunlearn.report.claims import timing_clock
+    from recunlearn.report.timed_together import timing_clock
 
     created = pd.Series(pd.to_datetime(["2026-01-01T10:00", "2026-01-01T10:02", "2026-01-01T10:04",
                                         "2026-01-01T10:06"], utc=True))
@@ -816,6 +817,40 @@ def test_paired_differences_can_carry_the_pairs_still_waiting_for_a_run():
     assert len(paired_differences(runs, "method", "a", "b", "metric", ["cell"])) == 3  # without: computed pairs only
 
 
+def test_differences_of_several_methods_count_only_the_pending_pairs_as_waiting():
+    """Regression: a method with no pending run (here a) and one with a pending pair (c), their
+    differences against b concatenated: a's pairs are computed, not waiting (a part without a
+    status column once read as all waiting: 3 pairs of a counted as pending, and a left out)."""
+    from recunlearn.report.claims import paired_differences, split_waiting
+
+    runs = pd.DataFrame([{"method": m, "seed": s, "cell": "x", "metric": 0.5 + (0.1 + 0.002 * s) * (m != "b"),
+                          "status": "computed"} for m in ("a", "b", "c") for s in range(3)]
+                        + [{"method": "c", "seed": 3, "cell": "x", "status": "pending"}])
+    gaps = pd.concat([paired_differences(runs, "method", m, "b", "metric", ["cell"], waiting=True).assign(method=m)
+                      for m in ("a", "c")])
+    done, waiting = split_waiting(gaps)
+    assert (len(done), len(waiting)) == (6, 1) and set(done["method"]) == {"a", "c"}
+    claim = band_claim("gap", "gap", gaps, "diff", ["cell", "method"], low=0.05, high=0.15)
+    assert claim["holds in"].startswith("2 of 2 cells") and claim["holds in"].endswith("1 of 7 runs pending")
+    assert split_waiting(pd.DataFrame({"status": ["computed", None, "pending"]}))[1].index.tolist() == [2]
+
+
+def test_the_notice_of_pending_claims_counts_each_kind_apart():
+    from recunlearn.report.pages import pending_claims_notice
+
+    claims = pd.DataFrame({"verdict": ["reproduced", "pending", "pending", "pending"],
+                           "kind": ["paper", "paper", "own expectation", "paper"]})
+    mixed = pending_claims_notice(claims, "cmd")
+    assert (mixed.what, mixed.why) == ("The claims tested here", "2 of 3 paper claims and 1 of 1 expectations of "
+                                       "our own pending (no computed run to test them on)")
+    assert mixed.partial and mixed.command == "cmd"
+    paper = pending_claims_notice(claims.iloc[[0, 1]])
+    assert (paper.what, paper.why) == ("The paper's claims", "1 of 2 claims pending (no computed run to test them on)")
+    assert pending_claims_notice(claims.iloc[[0, 1]], hypotheses=True).what == "Our hypotheses"
+    assert pending_claims_notice(claims.iloc[[0]]) is None
+    assert not pending_claims_notice(claims.iloc[[1]]).partial
+
+
 def test_page_verdict_names_pending_self_checks_and_ignores_other_readings():
     claims = pd.DataFrame({"id": ["a", "check", "other"], "verdict": ["reproduced", "pending", "not reproduced"],
                            "kind": ["paper", "self-check", "other reading"]})
@@ -878,7 +913,7 @@ def test_a_per_cell_claim_of_two_links_can_fail_when_its_seeds_can_pass():
 
 
 def test_differences_within_rounding_are_ties_not_evidence():
-    from recunlearn.report.claims import difference
+    from recunlearn.report.significance import difference
 
     base = np.array([0.3, 0.5, 0.2, 0.4, 0.6])
     runs = pd.DataFrame([{"cell": "c", "method": m, "seed": s, "y": v + (1e-16 if m == "a" else 0.0)}

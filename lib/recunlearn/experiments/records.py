@@ -201,6 +201,7 @@ def environment() -> dict[str, Any]:
     import torch
     return {"python": platform.python_version(), "torch": torch.__version__, "numpy": numpy.__version__,
             "recunlearn": __version__, "platform": platform.platform(), "cpu": cpu_model(),
+            "cpu_capability": torch.backends.cpu.get_cpu_capability(),  # the vector instructions torch's kernels use
             "torch_threads": torch.get_num_threads(),
             "cuda_device": torch.cuda.get_device_name(0) if torch.cuda.is_available() else None}
 

@@ -68,12 +68,13 @@ def summarize_rls(runs: pd.DataFrame, keys: list[str], metrics=tuple(RLS)) -> pd
     return summarize_runs(done, keys, list(metrics))
 
 
-def wilcoxon_pairs(runs: pd.DataFrame, by: str, pairs: list[tuple[str, str]], group: list[str],
-                   metric: str = "ao") -> pd.DataFrame:
-    """Paired two-sided tests over seeds between values of column ``by``, per ``group``
-    (:func:`~recunlearn.report.claims.paired_two_sided`: the signed-rank test, a paired t-test where the
-    seeds are too few for it to reach the level; ``test`` names it)."""
-    from .claims import difference, paired_two_sided
+def paired_two_sided_tests(runs: pd.DataFrame, by: str, pairs: list[tuple[str, str]], group: list[str],
+                           metric: str = "ao") -> pd.DataFrame:
+    """Paired two-sided tests over seeds between values ``a`` and ``b`` of column ``by``, per ``group``
+    (:func:`~recunlearn.report.significance.paired_two_sided`: the signed-rank test, a paired t-test where the
+    seeds are too few for it to reach the level; ``test used`` names it): the pairs, each value's mean
+    over them and the two-sided p."""
+    from .significance import difference, paired_two_sided
 
     done = runs[runs["status"] == "computed"]
     rows = []
@@ -84,8 +85,8 @@ def wilcoxon_pairs(runs: pd.DataFrame, by: str, pairs: list[tuple[str, str]], gr
                 both = table[[a, b]].dropna()
                 p, test = paired_two_sided(difference(both[a], both[b]))
                 rows.append({**dict(zip(group, key if isinstance(key, tuple) else (key,))), "a": a, "b": b,
-                             "n": len(both), "mean_a": both[a].mean(), "mean_b": both[b].mean(), "p_value": p,
-                             "test": test})
+                             "pairs": len(both), "mean of a": both[a].mean(), "mean of b": both[b].mean(),
+                             "p (two-sided)": p, "test used": test})
     return pd.DataFrame(rows)
 
 
@@ -423,7 +424,7 @@ def group_table(runs: pd.DataFrame, keys: list[str], metric: str = "jaccard") ->
 
 def position_claims(runs: pd.DataFrame, alpha: float | None = None) -> pd.DataFrame:
     """Figure 4(a)'s claims on the computed runs (those without a record count as pending), with one-sided
-    paired tests over seeds (:func:`~recunlearn.report.claims.paired_p`):
+    paired tests over seeds (:func:`~recunlearn.report.significance.paired_p`):
 
     - ``earliest_lowest_ao``: Earliest-Random has a lower AO than Random and than Latest-Random, tested in
       every (model, perturbation) setting as the paper does (10 runs each, p < 0.05); a setting's test is
@@ -723,10 +724,11 @@ def casper_vs_baselines(runs: pd.DataFrame, metric: str = "ao") -> pd.DataFrame:
     """The paired tests behind "CASPER beats every baseline": per baseline, CASPER's ``metric`` minus
     the baseline's for the same (perturbation, model, seed), like for like (random replacement item
     for every method), pooled over the (perturbation, model) columns: pairs, mean difference, the
-    one-sided p that CASPER is lower (:func:`~recunlearn.report.claims.paired_p`: Wilcoxon
+    one-sided p that CASPER is lower (:func:`~recunlearn.report.significance.paired_p`: Wilcoxon
     signed-rank, a paired t-test where the pairs are too few for it to reach 0.05; NaN for a single pair, which no test can
     decide), the test, and in how many columns CASPER's mean is lower."""
-    from .claims import paired_differences, paired_p, testable
+    from .claims import paired_differences
+    from .significance import paired_p, testable
 
     done = _computed(runs)
     like = done[done["replacement"] == "random"]

@@ -22,7 +22,7 @@ from __future__ import annotations
 import pandas as pd
 
 from ..experiments.casper import ID_MAPS
-from .casper_variants import SETTING_KEYS, Variant, change_text, paired_values, setting_label, variant_tests
+from .casper_variants import SETTING_KEYS, Variant, change_text, paired_values, setting_label, ties_text, variant_tests
 from .names import display_name, paper_sorted
 
 NUMBERING_MODELS = ("jodie", "latentcross")
@@ -56,7 +56,7 @@ NUMBERING = Variant(field="id_map", grid_option="id_maps", section="numbering", 
 def numbering_text(runs: pd.DataFrame, alpha: float = 0.05) -> str:
     """What the numbering comparison found, in one sentence for the page: the whole change the authors'
     protocol makes to AO with its test, and its relabelling part; ``pending`` without paired runs."""
-    from .claims import format_p
+    from .significance import format_p
 
     tests = variant_tests(runs, NUMBERING)
     if tests.empty:
@@ -73,7 +73,7 @@ def numbering_text(runs: pd.DataFrame, alpha: float = 0.05) -> str:
         part.append(f"compared label by label under the authors' numbering, AO is "
                     f"{means['first_appearance_labels']:.3f} on average instead of {means['fixed']:.3f} under one "
                     f"fixed numbering (lower in {whole['pairs above 0']} of {whole['pairs']} seed-paired runs, "
-                    f"higher in {whole['pairs below 0']}; {test})")
+                    f"higher in {whole['pairs below 0']}{ties_text(whole)}; {test})")
     relabel = by.get(("first_appearance", "first_appearance_labels"))
     if relabel is not None:
         part.append(f"on the same trained models, comparing label by label instead of mapping the lists back "
@@ -89,7 +89,7 @@ def numbering_text(runs: pd.DataFrame, alpha: float = 0.05) -> str:
 
 def _two_sided(row: pd.Series) -> str:
     """``"paired t, two-sided p = 0.503"``; ``"one pair, no test"`` where there is no p."""
-    from .claims import format_p
+    from .significance import format_p
 
     p = row["p (two-sided)"]
     return "one pair, no test" if pd.isna(p) else f"{row['test used']}, two-sided {format_p(p)}"

@@ -140,6 +140,29 @@ def variant_part(runs: pd.DataFrame, variant: Variant) -> pd.DataFrame:
                                 zip(part["selector"], part["perturbation"], part["replacement"])])
 
 
+def ties_text(row) -> str:
+    """``", 7 tied"``: the seed pairs of a test row that moved neither way; "" when there are none."""
+    tied = int(row["pairs"]) - int(row["pairs above 0"]) - int(row["pairs below 0"])
+    return f", {tied} tied" if tied else ""
+
+
+def models_scope(runs: pd.DataFrame, variant: Variant) -> str:
+    """Which of the comparison's models its findings cover so far, for the start of its sentence:
+    ``"LatentCross only so far (JODIE's runs pending)"`` when some model of the comparison in ``runs``
+    has no computed run of a value other than the default; "" when every model has (or none)."""
+    part = variant_part(runs, variant)
+    if part.empty:
+        return ""
+    listed = paper_sorted("model", part["model"].unique())
+    done = part[(part["status"] == "computed") & (part[variant.field] != variant.default)]
+    covered = [m for m in listed if m in set(done["model"])]
+    if not covered or len(covered) == len(listed):
+        return ""
+    missing = [display_name(m) for m in listed if m not in covered]
+    return (f"{' and '.join(display_name(m) for m in covered)} only so far ({' and '.join(missing)}'s "
+            f"runs pending)")
+
+
 def settings_in_order(part: pd.DataFrame, variant: Variant) -> list[str]:
     """The setting labels ``part`` has, in ``variant.settings``' order."""
     present = set(part["setting"])
@@ -176,10 +199,11 @@ def variant_tests(runs: pd.DataFrame, variant: Variant) -> pd.DataFrame:
     """One row per contrast of ``variant.contrasts`` with runs of both values, and per model
     (``models``: ``all`` pools the models, then each model alone): seed-paired AO differences a − b
     over every setting, their mean, how many are positive and negative, the one-sided p that a is
-    higher (:func:`~recunlearn.report.claims.paired_p`, its test in ``one-sided test``) and the two-sided p
-    (:func:`~recunlearn.report.claims.paired_two_sided`, its test in ``test used``: Wilcoxon signed-rank,
+    higher (:func:`~recunlearn.report.significance.paired_p`, its test in ``one-sided test``) and the two-sided p
+    (:func:`~recunlearn.report.significance.paired_two_sided`, its test in ``test used``: Wilcoxon signed-rank,
     a paired t-test where the doubled p could not reach the level, 5 pairs or fewer at 0.05)."""
-    from .claims import ONE_PAIR, paired_differences, paired_p, paired_two_sided, testable
+    from .claims import paired_differences
+    from .significance import ONE_PAIR, paired_p, paired_two_sided, testable
 
     done = variant_part(runs, variant)
     done = done[done["status"] == "computed"]
@@ -206,7 +230,7 @@ def variant_tests(runs: pd.DataFrame, variant: Variant) -> pd.DataFrame:
 
 def variant_tests_view(runs: pd.DataFrame, variant: Variant) -> pd.DataFrame:
     """:func:`variant_tests` for display: one row per contrast and models, p-values written out."""
-    from .claims import format_p
+    from .significance import format_p
 
     tests = variant_tests(runs, variant)
     if tests.empty:
@@ -309,7 +333,7 @@ def two_way_text(runs: pd.DataFrame, variant: Variant, a: str, b: str, alpha: fl
     """What the comparison of values ``a`` and ``b`` found, in one sentence for a page: the mean AO of
     each over the seed-paired runs, how many pairs moved which way, the two-sided test of a − b
     (:func:`variant_tests`), and the original model's MRR under each; ``pending`` without paired runs."""
-    from .claims import difference_text
+    from .significance import difference_text
 
     tests = variant_tests(runs, variant)
     tests = tests[(tests["a"] == a) & (tests["b"] == b)] if len(tests) else tests
@@ -322,5 +346,6 @@ def two_way_text(runs: pd.DataFrame, variant: Variant, a: str, b: str, alpha: fl
     test = difference_text(row["p (two-sided)"], row["test used"], alpha)
     return (f"with {phrase[b]}, AO is {means[b]:.3f} on average against {means[a]:.3f} with {phrase[a]} "
             f"({variant.short_labels[a]} higher in {row['pairs above 0']} of {row['pairs']} seed-paired runs, lower "
-            f"in {row['pairs below 0']}; {test}); the original model's MRR is {mrr[a]:.3f} with {phrase[a]} and "
+            f"in {row['pairs below 0']}{ties_text(row)}; {test}); the original model's MRR is {mrr[a]:.3f} with "
+            f"{phrase[a]} and "
             f"{mrr[b]:.3f} with {phrase[b]}")

@@ -14,8 +14,9 @@ How a claim is decided (alpha = :data:`~recunlearn.report.verdicts.ALPHA` = 0.05
   signed-rank test over the seed-paired differences A − B, pooled over the cells (or per cell when
   the paper claims significance per setting); where a test has 2 to 4 pairs, too few for the
   signed-rank test ever to reach alpha = 0.05 (its smallest one-sided p is 1 / 2**n), a one-sided
-  paired t-test decides instead (:func:`paired_p`), so that three seeds can fail a claim as well as
-  pass it; where several tests share Holm's correction (m links, or m cells), the level a test must
+  paired t-test decides instead (:func:`~recunlearn.report.significance.paired_p`), so that three
+  seeds can fail a claim as well as pass it; where several tests share Holm's correction (m links,
+  or m cells), the level a test must
   be able to reach is alpha / m (6 pairs cannot reach 0.05 / 4: the t-test decides there too), and a
   link or cell of a single pair, no test at all, stays outside the corrected family. ``reproduced``
   when every link is significant in the claimed direction and the means agree in every cell (``partly reproduced`` when they do not in
@@ -38,7 +39,8 @@ How a claim is decided (alpha = :data:`~recunlearn.report.verdicts.ALPHA` = 0.05
 - **several tests of one claim** (its cells tested one by one, or its links): when every test
   passes at alpha the claim is reproduced, with no correction (the claim is their conjunction: an
   intersection-union test). Otherwise the cells (links) that hold, and those significantly against,
-  are counted after Holm's correction for the number of tests (:func:`corrected_outcomes`), so that
+  are counted after Holm's correction for the number of tests
+  (:func:`~recunlearn.report.significance.corrected_outcomes`), so that
   chance passes among many cells do not make a claim *partly reproduced*; where the correction
   changed a count, ``holds in`` says so and gives the uncorrected count;
 - **exact checks** (:func:`check_claim`: the control run gives AO = 1 exactly): deterministic, no
@@ -49,14 +51,11 @@ How a claim is decided (alpha = :data:`~recunlearn.report.verdicts.ALPHA` = 0.05
   the rows of the factor values its links compare) as one pending part (:func:`with_waiting`): a
   claim that holds on the runs there are while some of its runs are still to come reads *partly
   reproduced*, with "k of m runs pending" in ``holds in`` -- the runs to come may still break it.
-- **timing**: times come from runs timed together: on the same clock (:func:`record_clocks`: the CPU,
-  or a GPU by name; a GPU run is never compared with a CPU run) and close in time. A pairwise
-  comparison (the same seed of two methods or unlearning sets) uses only pairs whose records were
-  written at most :data:`PAIR_WINDOW` (30 minutes) apart. A trend over a sweep uses only the levels
-  recorded in one session (consecutive records of one clock never more than :data:`SESSION_GAP`, 10
-  minutes, apart: one run of the grid) and needs those levels interleaved in time (otherwise drift in
-  machine load during the session would look like a trend). Levels or pairs that fail the rule are left out and named in
-  the evidence; a claim left without usable timings is ``inconclusive``.
+- **timing**: times are compared only where they were measured together, on one clock and close in
+  time (:mod:`recunlearn.report.timed_together`); levels or pairs that fail that rule are left out
+  and named in the evidence, and a claim left without usable timings is ``inconclusive``.
+
+The tests themselves are in :mod:`recunlearn.report.significance`.
 """
 
 from __future__ import annotations
@@ -65,29 +64,22 @@ import dataclasses
 import functools
 import inspect
 import itertools
-import json
 import math
-from pathlib import Path
 from typing import Callable, Iterable
 
 import numpy as np
 import pandas as pd
 
 from .names import display_name
+from .significance import (N_PERMUTATIONS, PAIRED_T, SIGNED_RANK, band_p, centred_ranks, corrected_outcomes,
+                           difference, format_p, paired_p, paired_test_name, permutation_p, smallest_spearman_p,
+                           spearman_permutation, testable)
+from .timed_together import record_clocks, record_times
 from .verdicts import (ALPHA, CLAIM_KINDS, CLAIM_OUTCOME, INCONCLUSIVE, KIND_PREFIX, NOT_REPRODUCED,  # noqa: F401
                        OTHER_READING, OWN_EXPECTATION, PAPER_CLAIM, PARTLY, PENDING, REPRODUCED, SELF_CHECK, VERDICTS,
                        base_verdict, combine, page_summary, page_verdict, runs_pending_text)
 
 CLAIM_COLUMNS = ["id", "claim", "verdict", "holds in", "p_value", "p_tests", "test", "evidence", "kind", "note"]
-N_PERMUTATIONS = 9999
-NEGLIGIBLE = 1e-6
-"""Rounding, relative to the size of the values: two values that differ by no more than this fraction of
-the larger are equal (their paired difference is a tie, :func:`difference`), and values whose spread is no
-more than this fraction of their mean have no spread (:func:`band_p`)."""
-SESSION_GAP = pd.Timedelta(minutes=10)
-"""Two records written further apart than this (with none in between) belong to different sessions."""
-PAIR_WINDOW = pd.Timedelta(minutes=30)
-"""Two times are compared pairwise only when their records were written at most this far apart."""
 
 _CELL = {"holds": "pass", "fails": "fail", "noise": "noise"}
 
@@ -162,9 +154,13 @@ def with_pending_rows(frame: pd.DataFrame, keys: list[str] | None = None) -> pd.
 def with_waiting_rows(derived: pd.DataFrame, waiting: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
     """Values derived from the computed runs (margins, shares, seed pairs: ``derived``, one row per
     ``keys``) with a ``status`` column, and one pending row per ``keys`` of the ``waiting`` runs
-    appended (their keys only), for a claim on the derived values to count what is still to come."""
+    appended (their keys only), for a claim on the derived values to count what is still to come. The
+    ``status`` column is there even when nothing waits: frames of several such parts are concatenated,
+    and a part without it would read as waiting (its status NaN)."""
     if waiting.empty:
-        return derived
+        out = derived.assign(**{STATUS: COMPUTED})
+        out.attrs = dict(derived.attrs)
+        return out
     pending = waiting[keys].drop_duplicates(keys).assign(**{STATUS: "pending"})
     out = pd.concat([derived.assign(**{STATUS: COMPUTED}), pending], ignore_index=True)
     out.attrs = dict(derived.attrs)
@@ -178,11 +174,13 @@ def count_runs(frame: pd.DataFrame) -> int:
 
 
 def split_waiting(runs: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """(computed rows, waiting rows) of ``runs``: a frame without a ``status`` column is all computed."""
+    """(computed rows, waiting rows) of ``runs``: the rows whose ``status`` names a state other than
+    computed wait; a frame without a ``status`` column is all computed, and so is a row without a
+    status (one from a part of a concatenated frame that had no such column)."""
     if STATUS not in runs:
         return runs, runs.iloc[0:0]
-    done = (runs[STATUS] == COMPUTED).to_numpy()
-    return runs[done], runs[~done]
+    waiting = (runs[STATUS].notna() & (runs[STATUS] != COMPUTED)).to_numpy()
+    return runs[~waiting], runs[waiting]
 
 
 def with_waiting(row: dict, waiting: int, computed: int) -> dict:
@@ -276,11 +274,6 @@ def most_cells_verdict(outcomes: Iterable[str | None], pending_cells: int = 0) -
     return PARTLY if holds else INCONCLUSIVE
 
 
-def testable(pairs: int) -> bool:
-    """Whether :func:`paired_p` over ``pairs`` pairs is a test at all (a single pair is not: no p)."""
-    return pairs >= 2
-
-
 def with_columns(runs: pd.DataFrame, columns: Iterable[str]) -> pd.DataFrame:
     """``runs`` with every one of ``columns`` (empty where no run has a value yet, e.g. every run still
     pending), the ones it has kept as they are."""
@@ -310,8 +303,8 @@ def cannot_reach(what: str, alpha: float, smallest: str = "") -> str:
 
 
 def unreachable(pairs: int, alpha: float, per: str = "") -> str:
-    """``"; 1 pair cannot reach p < 0.05"`` when :func:`paired_p` over ``pairs`` pairs cannot pass
-    at ``alpha`` whatever the data (not :func:`testable`); else empty."""
+    """``"; 1 pair cannot reach p < 0.05"`` when :func:`~recunlearn.report.significance.paired_p` over ``pairs`` pairs cannot pass
+    at ``alpha`` whatever the data (not :func:`~recunlearn.report.significance.testable`); else empty."""
     return "" if testable(pairs) else cannot_reach(f"{pairs} pair{'' if pairs == 1 else 's'}{per}", alpha)
 
 
@@ -319,6 +312,26 @@ def holds_in_text(count: int, total: int, unit: str) -> str:
     """``"3 of 4 cells"`` for a claim's ``holds in``; empty when no cell was tested (a claim never
     counts nothing: it reads as its verdict alone, e.g. ``pending``)."""
     return f"{count} of {total} {unit}" if total else ""
+
+
+def significant_text(outcomes: list[str], raw: list[str], unit: str) -> str:
+    """``holds in`` of tests decided by :func:`~recunlearn.report.significance.corrected_outcomes` (``outcomes``; ``raw``: uncorrected;
+    cells that could not be tested are ``noise`` in both): ``"2 of 3 cells significant; 1
+    significantly against"``, and where the correction changed a count, the counts after it with
+    the uncorrected ones, each beside the count it belongs to: ``"0 of 18 cells significant after Holm's
+    correction (1 uncorrected); 6 significantly against after Holm's correction (12 uncorrected)"``."""
+    count, total, failing = outcomes.count("holds"), len(outcomes), outcomes.count("fails")
+    text = holds_in_text(count, total, f"{unit} significant")
+    if not text:
+        return text
+    raw_count, raw_failing = raw.count("holds"), raw.count("fails")
+    corrected = " after Holm's correction ({} uncorrected)"  # beside the count the correction changed
+    if raw_count != count:
+        text += corrected.format(raw_count)
+    if failing or raw_failing:
+        text += f"; {failing} significantly against" + (corrected.format(raw_failing) if raw_failing != failing
+                                                        else "")
+    return text
 
 
 def claim_text(row) -> str:
@@ -331,11 +344,6 @@ def claim_text(row) -> str:
         several = row.get("p_tests", 1) > 1
         details.append(("largest " if several else "") + format_p(row["p_value"]))
     return f"{row['verdict']} ({'; '.join(details)})" if details else str(row["verdict"])
-
-
-def format_p(p: float) -> str:
-    """A p-value for the page: ``p = 0.0123`` (3 significant digits), ``p < 0.001`` below that."""
-    return "p < 0.001" if p < 1e-3 else f"p = {p:.3g}"
 
 
 def glue_claims(claims: pd.DataFrame, prefix: str = "claim_") -> pd.DataFrame:
@@ -406,262 +414,6 @@ def check_claim(id: str, claim: str, means: pd.DataFrame, cells: list[str],
                                   evidence=evidence, kind=kind), waiting, computed)
 
 
-# --- tests ------------------------------------------------------------------------------------------
-
-def signed_rank_p(differences) -> tuple[float, float]:
-    """One-sided p-values of the Wilcoxon signed-rank test of paired ``differences``: (p that they
-    are shifted above 0, p that they are shifted below 0). Zero differences (ties: see :func:`difference`)
-    are dropped; with none left both are 1. Exact null distribution for up to 50 pairs
-    without ties, normal approximation otherwise (scipy's ``method="auto"``)."""
-    from scipy.stats import wilcoxon
-
-    d = np.asarray(differences, dtype=float)
-    d = d[np.isfinite(d) & (d != 0)]
-    if len(d) == 0:
-        return 1.0, 1.0
-    up = float(wilcoxon(d, alternative="greater").pvalue)
-    down = float(wilcoxon(d, alternative="less").pvalue)
-    return up, down
-
-
-SIGNED_RANK, PAIRED_T = "signed-rank", "paired t"
-"""The two paired tests of :func:`paired_p`."""
-
-
-def signed_rank_reaches(pairs: int, alpha: float = ALPHA) -> bool:
-    """Whether a one-sided exact signed-rank test over ``pairs`` non-zero differences can reach
-    p < ``alpha`` at all (its smallest p is 1 / 2**pairs: 5 pairs or more at 0.05)."""
-    return 0.5 ** pairs < alpha
-
-
-def difference(a, b):
-    """``a - b`` element-wise, with every difference within rounding of the two values (no more than
-    :data:`NEGLIGIBLE` of the larger in size) set to exactly 0: a tie, which the paired tests drop or
-    count as no difference. Values of any size keep their real differences (shardGF is about 1e-5)."""
-    a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
-    d = a - b
-    return np.where(np.abs(d) <= NEGLIGIBLE * np.maximum(np.abs(a), np.abs(b)), 0.0, d)
-
-
-def paired_p(differences, alpha: float = ALPHA) -> tuple[float, float, str]:
-    """One-sided p-values of paired ``differences`` and the test that gave them: the Wilcoxon
-    signed-rank test (:func:`signed_rank_p`) when its non-zero differences are enough for it to
-    reach ``alpha`` (:func:`signed_rank_reaches`), else the one-sided t-tests of the differences'
-    mean against 0 (:func:`band_p` over ``[0, inf)``, zeros kept: 2 to 4 pairs at 0.05, which the
-    signed-rank test could never call significant either way; one pair: (1, 1))."""
-    d = np.asarray(differences, dtype=float)
-    d = d[np.isfinite(d)]
-    if signed_rank_reaches(int(np.count_nonzero(d)), alpha):
-        return (*signed_rank_p(d), SIGNED_RANK)
-    return (*band_p(d, 0.0, np.inf), PAIRED_T)
-
-
-def two_sided_p(higher: float, lower: float) -> float:
-    """The two-sided p of a paired test from its two one-sided p-values (:func:`paired_p`)."""
-    return min(1.0, 2 * min(higher, lower))
-
-
-ONE_PAIR = "none (1 pair)"
-"""The test :func:`paired_two_sided` names for a single pair: no test."""
-
-
-def paired_two_sided(differences, alpha: float = ALPHA) -> tuple[float, str]:
-    """The two-sided p of paired ``differences`` and the test that gave it (:func:`paired_p`, its test
-    chosen at ``alpha / 2``, since the doubled one-sided p is what must reach ``alpha``: five pairs
-    give the signed-rank test a smallest two-sided p of 1/16, which cannot pass, so a paired t-test
-    decides); NaN and :data:`ONE_PAIR` for fewer than two pairs."""
-    d = np.asarray(differences, dtype=float)
-    d = d[np.isfinite(d)]
-    if not testable(len(d)):
-        return float("nan"), ONE_PAIR
-    higher, lower, test = paired_p(d, alpha / 2)
-    return two_sided_p(higher, lower), test
-
-
-def difference_text(p: float, test: str, alpha: float = ALPHA) -> str:
-    """``"two-sided paired t, p = 0.0209: a significant difference at α = 0.05"`` (or ``no significant``);
-    ``p`` NaN (a single pair): ``"one pair is too few for a test"``."""
-    if pd.isna(p):
-        return "one pair is too few for a test"
-    return (f"two-sided {test}, {format_p(p)}: " + ("a significant difference" if p < alpha else
-                                                     "no significant difference") + f" at α = {alpha:g}")
-
-
-def paired_test_name(used: set[str]) -> str:
-    """The test named in a claim row, given the tests :func:`paired_p` used for its links or cells."""
-    if used == {PAIRED_T}:
-        return "one-sided paired t-test (too few pairs for the signed-rank test to reach the level tested)"
-    if PAIRED_T in used:
-        return ("one-sided Wilcoxon signed-rank (a paired t-test where the pairs are too few for it to reach the "
-                "level tested)")
-    return "one-sided Wilcoxon signed-rank"
-
-
-def _ranks(values: np.ndarray) -> np.ndarray:
-    return pd.Series(values).rank(method="average").to_numpy()
-
-
-def spearman_permutation(x, y, n_permutations: int = N_PERMUTATIONS, seed: int = 0) -> tuple[float, float, float]:
-    """Spearman's ρ of ``y`` against ``x`` (seed-level points, ties averaged) and its one-sided
-    permutation p-values ``(rho, p_increasing, p_decreasing)``: the share of reassignments of the
-    ``y`` values to the points whose ρ is at least (at most) the observed one. Exact (every
-    permutation) for up to 7 points; otherwise ``n_permutations`` random ones from a generator
-    seeded with ``seed``, with p = (1 + count) / (1 + n_permutations). Constant ``x`` or ``y``:
-    ρ = NaN, both p = 1."""
-    x, y = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
-    keep = np.isfinite(x) & np.isfinite(y)
-    x, y = x[keep], y[keep]
-    if len(x) < 3 or np.ptp(x) == 0 or np.ptp(y) == 0:
-        return float("nan"), 1.0, 1.0
-    ranks = _centred_ranks(x, y)
-    rho = ranks.rho()
-    exact = math.factorial(len(y)) <= 5040
-    rng = None if exact else np.random.default_rng(seed)
-    return (rho, *_permutation_p(rho, ranks.null_rhos(exact, n_permutations, rng), exact, n_permutations))
-
-
-@dataclasses.dataclass(frozen=True)
-class _CentredRanks:
-    """Ranks of x and y (ties averaged) minus their means, and the norm that makes their product ρ."""
-
-    x: np.ndarray
-    y: np.ndarray
-    scale: float
-
-    def rho(self) -> float:
-        return float(self.x @ self.y / self.scale)
-
-    def null_rhos(self, exact: bool, n_permutations: int, rng) -> np.ndarray:
-        """ρ after reassigning the y ranks to the points: every permutation (``exact``), else
-        ``n_permutations`` random ones drawn from ``rng``."""
-        perms = (np.array(list(itertools.permutations(self.y))) if exact
-                 else rng.permuted(np.tile(self.y, (n_permutations, 1)), axis=1))
-        return perms @ self.x / self.scale
-
-
-def _centred_ranks(x, y) -> _CentredRanks:
-    rx, ry = _ranks(np.asarray(x, dtype=float)), _ranks(np.asarray(y, dtype=float))
-    rx, ry = rx - rx.mean(), ry - ry.mean()
-    return _CentredRanks(rx, ry, float(np.sqrt((rx ** 2).sum() * (ry ** 2).sum())))
-
-
-def _permutation_p(observed: float, null: np.ndarray, exact: bool, n_permutations: int) -> tuple[float, float]:
-    """One-sided p-values (at least, at most ``observed``) from the statistic's ``null`` draws: their
-    share when ``exact`` (every permutation), else (1 + count) / (1 + ``n_permutations``)."""
-    eps = 1e-12
-    up, down = int(np.sum(null >= observed - eps)), int(np.sum(null <= observed + eps))
-    if exact:
-        return up / len(null), down / len(null)
-    return (1 + up) / (1 + n_permutations), (1 + down) / (1 + n_permutations)
-
-
-def smallest_spearman_p(x, n_permutations: int = N_PERMUTATIONS) -> float:
-    """The smallest one-sided p-value :func:`spearman_permutation` can give for points at levels ``x``
-    (whatever the values): the chance that a random reassignment of distinct values orders them as
-    perfectly as the levels allow, prod(m_i!) / n! for levels of multiplicity m_i (1/6 for three
-    points at three levels), no smaller than the Monte Carlo floor 1 / (1 + ``n_permutations``)
-    beyond 7 points."""
-    x = np.asarray(x, dtype=float)
-    x = x[np.isfinite(x)]
-    if len(x) < 3 or np.ptp(x) == 0:
-        return 1.0
-    _, counts = np.unique(x, return_counts=True)
-    exact = math.exp(sum(math.lgamma(m + 1) for m in counts) - math.lgamma(len(x) + 1))
-    return exact if math.factorial(len(x)) <= 5040 else max(exact, 1.0 / (1 + n_permutations))
-
-
-def band_p(values, low: float = -np.inf, high: float = np.inf) -> tuple[float, float]:
-    """Whether the mean of ``values`` (seed-level) lies inside ``[low, high]``: ``(p_inside,
-    p_outside)``. ``p_inside`` is the larger of the one-sided t-test p-values of mean > low and
-    mean < high (two one-sided tests); ``p_outside`` the smaller of those of mean < low and mean >
-    high. Fewer than two values: (1, 1). Values without spread (equal up to rounding: a spread within
-    :data:`NEGLIGIBLE` of their size, judged as none, where the t statistic is infinite or rounding-sized
-    noise would make it huge) get the exact p of the sign-flip test instead: 0.5**n on the side the
-    values lie (beyond rounding), 1 on the other. Equal values carry no estimate of the noise, which the
-    t-test needs, so they are judged as n signs alone; values with any spread keep the t-test, whose p
-    can be far smaller (the discontinuity is deliberate: a measured spread, however small, is evidence
-    a sign count is not)."""
-    from scipy.stats import t as student
-
-    v = np.asarray(values, dtype=float)
-    v = v[np.isfinite(v)]
-    if len(v) < 2:
-        return 1.0, 1.0
-    mean = v.mean()
-    sd = 0.0 if np.ptp(v) <= NEGLIGIBLE * abs(mean) else v.std(ddof=1)  # equal values: rounding is no spread
-
-    def above(bound):  # p of "mean > bound"
-        if np.isinf(bound):
-            return 0.0 if bound < 0 else 1.0
-        if sd == 0:
-            return 0.5 ** len(v) if mean > bound + NEGLIGIBLE * max(abs(mean), abs(bound)) else 1.0
-        return float(student.sf((mean - bound) / (sd / np.sqrt(len(v))), len(v) - 1))
-
-    def below(bound):  # p of "mean < bound"
-        if np.isinf(bound):
-            return 0.0 if bound > 0 else 1.0
-        if sd == 0:
-            return 0.5 ** len(v) if mean < bound - NEGLIGIBLE * max(abs(mean), abs(bound)) else 1.0
-        return float(student.cdf((mean - bound) / (sd / np.sqrt(len(v))), len(v) - 1))
-
-    return max(above(low), below(high)), min(below(low), above(high))
-
-
-def _outcome(p_claimed: float, p_opposite: float, alpha: float) -> str:
-    return "holds" if p_claimed < alpha else "fails" if p_opposite < alpha else "noise"
-
-
-def holm(p_values, alpha: float = ALPHA) -> list[bool]:
-    """Holm's step-down rejections of ``p_values`` at family-wise level ``alpha``: sorted
-    ascending, the i-th smallest (from 0) is rejected while ``p < alpha / (m - i)``; the first that
-    is not stops the procedure (it and every larger p are kept)."""
-    p = np.asarray(list(p_values), dtype=float)
-    rejected = np.zeros(len(p), dtype=bool)
-    for i, index in enumerate(np.argsort(p, kind="stable")):
-        if not p[index] < alpha / (len(p) - i):
-            break
-        rejected[index] = True
-    return rejected.tolist()
-
-
-def corrected_outcomes(p_claimed, p_opposite, alpha: float = ALPHA) -> tuple[list[str], list[str]]:
-    """The outcomes (``holds``, ``fails``, ``noise``) of the several tests of one claim (its cells,
-    or its links), and the outcomes uncorrected (each test at ``alpha`` alone).
-
-    When every test passes at ``alpha`` every outcome is ``holds``: the claim is their conjunction,
-    and a conjunction of level-``alpha`` tests is itself a level-``alpha`` test (intersection-union),
-    so no correction is due. Otherwise a test holds (or fails, in the opposite direction) only when
-    it is significant after Holm's correction for the number of tests (:func:`holm`): with 18 cells
-    at 0.05, one chance pass is more likely than not, and must not make a claim *partly
-    reproduced*, nor one chance reversal make it *not reproduced*."""
-    p_claimed, p_opposite = list(p_claimed), list(p_opposite)
-    raw = [_outcome(up, down, alpha) for up, down in zip(p_claimed, p_opposite)]
-    if all(o == "holds" for o in raw):
-        return raw, raw
-    holds, fails = holm(p_claimed, alpha), holm(p_opposite, alpha)
-    return ["holds" if h else "fails" if f else "noise" for h, f in zip(holds, fails)], raw
-
-
-def significant_text(outcomes: list[str], raw: list[str], unit: str) -> str:
-    """``holds in`` of tests decided by :func:`corrected_outcomes` (``outcomes``; ``raw``: uncorrected;
-    cells that could not be tested are ``noise`` in both): ``"2 of 3 cells significant; 1
-    significantly against"``, and where the correction changed a count, the counts after it with
-    the uncorrected ones, each beside the count it belongs to: ``"0 of 18 cells significant after Holm's
-    correction (1 uncorrected); 6 significantly against after Holm's correction (12 uncorrected)"``."""
-    count, total, failing = outcomes.count("holds"), len(outcomes), outcomes.count("fails")
-    text = holds_in_text(count, total, f"{unit} significant")
-    if not text:
-        return text
-    raw_count, raw_failing = raw.count("holds"), raw.count("fails")
-    corrected = " after Holm's correction ({} uncorrected)"  # beside the count the correction changed
-    if raw_count != count:
-        text += corrected.format(raw_count)
-    if failing or raw_failing:
-        text += f"; {failing} significantly against" + (corrected.format(raw_failing) if raw_failing != failing
-                                                        else "")
-    return text
-
-
 def _groups(frame: pd.DataFrame, cells: list[str]):
     if not cells:
         yield (), frame
@@ -690,7 +442,7 @@ def paired_differences(runs: pd.DataFrame, factor: str, a, b, metric: str, cells
     of one factor value in one (cell, pair) are an error: averaging them would merge settings unnoticed.
 
     ``max_apart`` (times): a pair counts only when both runs' records were written at most that far
-    apart (``created`` column, see :func:`record_times`); runs of unknown time never pair. The
+    apart (``created`` column, see :func:`~recunlearn.report.timed_together.record_times`); runs of unknown time never pair. The
     frame's ``attrs["left_out"]`` counts the pairs dropped by that rule.
 
     ``waiting``: ``runs`` may hold runs without a record (:func:`split_waiting`); the differences are
@@ -756,7 +508,7 @@ def ordering_claim(id: str, claim: str, runs: pd.DataFrame, factor: str, links: 
     significant and none is significant the other way; ``not reproduced`` when any link is
     significant in the opposite direction (the claim is the conjunction of its links); when not
     every link passes, links hold or are against only after Holm's correction over the links
-    (:func:`corrected_outcomes`);
+    (:func:`~recunlearn.report.significance.corrected_outcomes`);
     ``inconclusive`` otherwise; ``pending`` without pairs. ``holds in`` counts the cells whose mean
     differences all agree (``"cells in the claimed direction by mean"``) and, for several links, the
     links significant each way (``"2 of 3 links significant, 1 significantly against"``: "SISA, RecEraser and UltraRE below
@@ -765,7 +517,7 @@ def ordering_claim(id: str, claim: str, runs: pd.DataFrame, factor: str, links: 
     ``per_cell``: the test is run in each cell (a cell's p is its links' largest, so it holds when
     every link is significant there; it fails when one link is significant the other way, with
     Bonferroni's correction over the links, each link's test chosen so that it can reach that level)
-    and the cells, decided by :func:`corrected_outcomes`, combine by :func:`cells_verdict` -- for
+    and the cells, decided by :func:`~recunlearn.report.significance.corrected_outcomes`, combine by :func:`cells_verdict` -- for
     claims the paper makes with a test per setting.
 
     ``exceptions`` (pooled): cells whose means may disagree while the claim still reads ``reproduced``,
@@ -783,7 +535,7 @@ def ordering_claim(id: str, claim: str, runs: pd.DataFrame, factor: str, links: 
     where every link tested passes, that is still a level-``alpha`` statement about those links); per
     cell, a cell lacking one of the links cannot hold, but fails when a link it has is reversed.
 
-    Each test is :func:`paired_p`: the signed-rank test, or a paired t-test where the pairs are
+    Each test is :func:`~recunlearn.report.significance.paired_p`: the signed-rank test, or a paired t-test where the pairs are
     too few for the signed-rank test to reach ``alpha`` (marked "paired t" in the evidence and
     named in ``test``). ``p_value`` is the largest claimed-direction p over the links (and cells) with
     two pairs or more: a single pair is no test and shows no p.
@@ -857,7 +609,7 @@ def _ordering_per_cell(diffs: dict, keys: list, cells: list[str], n_links: int, 
                        alpha: float) -> _LinkTests:
     """:func:`ordering_claim` with ``per_cell``: each cell tested on its own (its p the largest of its
     links'; failed by one link reversed at the Bonferroni level over its links), the cells decided by
-    :func:`corrected_outcomes` and combined by :func:`cells_verdict`."""
+    :func:`~recunlearn.report.significance.corrected_outcomes` and combined by :func:`cells_verdict`."""
     def in_cell(d, key):
         return d[(d[cells] == pd.Series(key, index=cells)).all(axis=1)] if cells else d
 
@@ -959,12 +711,12 @@ def trend_claim(id: str, claim: str, runs: pd.DataFrame, x: str, metric: str, si
     """A trend claim: ``metric`` rises (``sign`` = +1) or falls (-1) with ``x``, in every cell.
 
     Per cell, Spearman's ρ over the seed-level points (one per run, not means) with a permutation
-    p-value (:func:`spearman_permutation`); the cell holds when the claimed-direction p < ``alpha``,
+    p-value (:func:`~recunlearn.report.significance.spearman_permutation`); the cell holds when the claimed-direction p < ``alpha``,
     fails when the opposite one is, and is noise otherwise -- after Holm's correction over the
-    cells unless every cell holds (:func:`corrected_outcomes`); cells combine by :func:`cells_verdict`.
+    cells unless every cell holds (:func:`~recunlearn.report.significance.corrected_outcomes`); cells combine by :func:`cells_verdict`.
     ``usable(group) -> (points, note)`` may restrict a cell's points first (timing: one session,
     interleaved levels); a cell left with fewer than 3 levels is noise, and the note says why. A cell
-    whose points could not reach ``alpha`` even perfectly ordered (:func:`smallest_spearman_p`) is
+    whose points could not reach ``alpha`` even perfectly ordered (:func:`~recunlearn.report.significance.smallest_spearman_p`) is
     noise too, outside the corrected family, and says so in the evidence: it cannot be decided with
     these runs; one that could not reach Holm's first level (``alpha`` over the cells tested) says that.
     ``p_value`` is the largest claimed-direction p over the cells."""
@@ -1044,7 +796,7 @@ def rank_agreement_claim(id: str, claim: str, runs: pd.DataFrame, unit: str, x: 
         means = means.loc[common]
         if len(means) < 3 or means[x].nunique() < 2 or means[metric].nunique() < 2:
             continue
-        ranks = _centred_ranks(means[x], means[metric])
+        ranks = centred_ranks(means[x], means[metric])
         rho = ranks.rho()
         ranked.append(ranks)
         agreeing.append(sign * rho > 1 - 1e-9)  # the same order
@@ -1059,7 +811,7 @@ def rank_agreement_claim(id: str, claim: str, runs: pd.DataFrame, unit: str, x: 
     orders = (np.array(list(itertools.permutations(range(k)))) if exact
               else np.random.default_rng(seed).permuted(np.tile(np.arange(k), (n_permutations, 1)), axis=1))
     null = np.mean([ranks.y[orders] @ ranks.x / ranks.scale for ranks in ranked], axis=0)
-    up, down = _permutation_p(observed, null, exact, n_permutations)
+    up, down = permutation_p(observed, null, exact, n_permutations)
     p_claimed, p_opposite = (up, down) if sign > 0 else (down, up)
     if p_claimed < alpha:
         verdict = REPRODUCED if all(agreeing) else PARTLY
@@ -1087,9 +839,9 @@ def band_claim(id: str, claim: str, runs: pd.DataFrame, metric: str, cells: list
                high: float = np.inf, alpha: float = ALPHA, note: str = "", most: bool = False,
                waiting: pd.DataFrame | None = None) -> dict:
     """A claim that ``metric`` (seed-level values) lies in ``[low, high]`` in every cell: per cell
-    :func:`band_p`; holds when significantly inside (p < ``alpha``), fails when significantly
+    :func:`~recunlearn.report.significance.band_p`; holds when significantly inside (p < ``alpha``), fails when significantly
     outside, noise otherwise (after Holm's correction over the cells unless every cell holds, see
-    :func:`corrected_outcomes`; a cell of one run cannot be tested and is noise); cells combine by
+    :func:`~recunlearn.report.significance.corrected_outcomes`; a cell of one run cannot be tested and is noise); cells combine by
     :func:`cells_verdict`, or with ``most`` (a claim made "in most cases") by :func:`most_cells_verdict`,
     counting the cells of the runs without a record (``waiting``, given by :func:`counts_waiting`) that
     have no computed run yet.
@@ -1130,117 +882,3 @@ def band_text(low: float, high: float) -> str:
     if np.isinf(low):
         return f"≤ {high:.4g}"
     return f"in [{low:.4g}, {high:.4g}]"
-
-
-# --- timing: which times were measured together -----------------------------------------------------
-
-def record_times(runs: pd.DataFrame, experiments: Iterable[str], records_dir: Path | None = None) -> pd.Series:
-    """When each run's record was written (its ``created`` field), found by the ``record`` key as
-    ``<records>/<experiment>/<key>.json`` in the record directories (the first of ``experiments``
-    that has it); a ``created`` column already in ``runs`` is used as is. NaT where unknown."""
-    if "created" in runs:
-        return pd.to_datetime(runs["created"], utc=True)
-    created = record_values(runs, experiments, lambda record: record.get("created"), records_dir)
-    return pd.to_datetime(created.astype(object), utc=True)
-
-
-def timing_clock(record: dict) -> str:
-    """The clock a record's times were measured on: ``cpu``, or ``cuda: <GPU name>``."""
-    if record.get("device") != "cuda":
-        return "cpu"
-    return f"cuda: {(record.get('environment') or {}).get('cuda_device')}"
-
-
-def record_clocks(runs: pd.DataFrame, experiments: Iterable[str], records_dir: Path | None = None) -> pd.Series:
-    """The clock of each run's times (:func:`timing_clock`), read from its record like
-    :func:`record_times`; a ``clock`` column already in ``runs`` is used as is. ``cpu`` where no record
-    tells (records without a device were all CPU runs). Times on different clocks are never compared."""
-    if "clock" in runs:
-        return runs["clock"].fillna("cpu")
-    return record_values(runs, experiments, timing_clock, records_dir).fillna("cpu")
-
-
-def with_times(runs: pd.DataFrame, experiments: Iterable[str], records_dir: Path | None = None) -> pd.DataFrame:
-    """``runs`` with ``created`` (:func:`record_times`) and ``clock`` (:func:`record_clocks`) columns."""
-    return runs.assign(created=record_times(runs, experiments, records_dir),
-                       clock=record_clocks(runs, experiments, records_dir))
-
-
-def record_values(runs: pd.DataFrame, experiments: Iterable[str], read: Callable[[dict], object],
-                  records_dir: Path | None = None) -> pd.Series:
-    """``read(record)`` for each run's record, found by the ``record`` key as
-    ``<records>/<experiment>/<key>.json`` in the record directories (the first of ``experiments``
-    that has it); None where the run has no record or ``read`` finds nothing (a missing key)."""
-    if "record" not in runs:
-        return pd.Series([None] * len(runs), index=runs.index, dtype=object)
-    from ..experiments.records import read_dirs
-
-    roots = [Path(r) for r in read_dirs(records_dir)]
-    values = []
-    for key in runs["record"]:
-        value = None
-        paths_ = [root / experiment / f"{key}.json" for root in roots for experiment in experiments]
-        for path in paths_ if isinstance(key, str) else []:
-            if path.is_file():
-                # a lenient parse, so that a record's NaN elsewhere cannot hide the value
-                try:
-                    value = read(json.loads(path.read_text()))
-                except (KeyError, TypeError):
-                    value = None
-                break
-        values.append(value)
-    return pd.Series(values, index=runs.index, dtype=object)
-
-
-def sessions(created: pd.Series, gap: pd.Timedelta = SESSION_GAP, clocks: pd.Series | None = None) -> pd.Series:
-    """Session number of each time: per clock (``clocks``, default one), sorted, a new session starts
-    after a pause longer than ``gap``; sessions of different clocks get different numbers. Unknown
-    times (NaT) get -1, a session of their own that never pairs."""
-    out = pd.Series(-1, index=created.index, dtype=int)
-    clocks = pd.Series("", index=created.index) if clocks is None else clocks.fillna("cpu")
-    first = 0
-    for clock in sorted(clocks.unique()):
-        known = created[(clocks == clock).to_numpy()].dropna().sort_values()
-        if len(known):
-            numbers = first + (known.diff() > gap).cumsum().astype(int).to_numpy()
-            out.loc[known.index] = numbers
-            first = int(numbers.max()) + 1
-    return out
-
-
-def with_sessions(runs: pd.DataFrame, experiments: Iterable[str], records_dir: Path | None = None) -> pd.DataFrame:
-    """``runs`` with ``created``, ``clock`` (:func:`with_times`) and ``session`` (see :func:`sessions`) columns."""
-    timed = with_times(runs, list(experiments), records_dir)
-    return timed.assign(session=sessions(timed["created"], clocks=timed["clock"]))
-
-
-def interleaved(levels: pd.Series, created: pd.Series) -> bool:
-    """Whether the runs of every level were interleaved in time with those of every other level:
-    each pair of levels has overlapping [first, last] record times. Levels run one after another
-    (all of level 1, then all of level 2, ...) are not; neither is one run per level."""
-    spans = created.groupby(levels.to_numpy()).agg(["min", "max"])
-    return all(spans.loc[a, "min"] <= spans.loc[b, "max"] and spans.loc[b, "min"] <= spans.loc[a, "max"]
-               for a, b in itertools.combinations(spans.index, 2))
-
-
-def timed_together(x: str) -> Callable[[pd.DataFrame], tuple[pd.DataFrame, str]]:
-    """The ``usable`` rule of :func:`trend_claim` for times (rows need ``created`` and ``session``):
-    keep the session holding the most levels of ``x`` (levels timed in another session are left
-    out and named); then require the levels to be interleaved in time. Rows that fail it return
-    no points (so the cell is inconclusive), with the reason."""
-    def usable(group: pd.DataFrame) -> tuple[pd.DataFrame, str]:
-        known = group[group["session"] >= 0]
-        if known.empty:
-            return group.iloc[:0], "record times unknown: cannot tell which runs were timed together"
-        levels = known.groupby("session")[x].nunique()
-        best = levels[levels == levels.max()].index.max()
-        points = known[known["session"] == best]
-        left_out = sorted(set(group[x]) - set(points[x]))
-        levels = ", ".join(f"{v:g}" for v in left_out)
-        why = f"{display_name(x)} = {levels} timed in another session, left out" if left_out else ""
-        if points[x].nunique() >= 3 and not interleaved(points[x], points["created"]):
-            why = (why + "; " if why else "") + ("the levels were timed one after another, not interleaved, "
-                                                 "so drift in machine load during the session would look like a trend")
-            return points.iloc[:0], why
-        return points, why
-    return usable

@@ -8,11 +8,11 @@ from __future__ import annotations
 import pandas as pd
 
 from ..experiments.cure4rec_exact import UnlearnConfig
-from .claims import (COMPUTED, INCONCLUSIVE, OTHER_READING, PAIR_WINDOW, PENDING, STATUS, as_kind, claim_row,
-                     claims_frame, ordering_claim, split_waiting, timed_together, trend_claim, with_sessions,
-                     with_times, with_waiting_rows)
+from .claims import (COMPUTED, INCONCLUSIVE, OTHER_READING, PENDING, STATUS, as_kind, claim_row, claims_frame,
+                     ordering_claim, split_waiting, trend_claim, with_waiting_rows)
 from .compare import compare, printed_resolution, summarize_runs
 from .names import display_name, paper_sorted
+from .timed_together import PAIR_WINDOW, timed_together, with_sessions, with_times
 
 # --- Table 4 ----------------------------------------------------------------------------------------
 
@@ -164,8 +164,8 @@ RETRAIN_BESIDE = ["dataset", "model", "selection", "ratio", "seed"]
 def exact_speedups(exact_runs: pd.DataFrame, records_dir=None) -> pd.Series:
     """Each exact run's speed-up over Retrain: the seconds of the Retrain run of the same dataset, model,
     selection, ratio and seed (:data:`RETRAIN_BESIDE`) over the run's own, only when the two records were
-    timed on the same clock and written at most :data:`~recunlearn.report.claims.PAIR_WINDOW` (30 minutes)
-    apart (record times and clocks as :func:`~recunlearn.report.claims.with_times` finds them, ``created``
+    timed on the same clock and written at most :data:`~recunlearn.report.timed_together.PAIR_WINDOW` (30 minutes)
+    apart (record times and clocks as :func:`~recunlearn.report.timed_together.with_times` finds them, ``created``
     and ``clock`` columns first); NaN otherwise. Retrain's own speed-up is 1. Both times of a ratio
     scale alike with the machine's load, so speed-ups of runs made in different sessions can be
     compared where their seconds cannot."""
@@ -306,7 +306,7 @@ def sweep_claims(runs: pd.DataFrame, x: str, expected: dict[str, int], label: st
     ``<metric>_rises`` / ``<metric>_falls``, tested per (dataset, model, method) over seed-level
     runs (:func:`recunlearn.report.claims.trend_claim`). Time metrics (:data:`TIME_METRICS`) use
     only runs timed together: the session holding most levels, levels interleaved in time
-    (:func:`recunlearn.report.claims.timed_together`); runs' record times come from their records."""
+    (:func:`recunlearn.report.timed_together.timed_together`); runs' record times come from their records."""
     rows = []
     for metric, sign in expected.items():
         direction = "rises" if sign > 0 else "falls"
@@ -343,7 +343,7 @@ def time_claims(runs: pd.DataFrame, metric: str = "unlearn_seconds", records_dir
                 scif: pd.DataFrame | None = None) -> pd.DataFrame:
     """CURE4Rec §5.3 on seed-level runs, cells = (dataset, model, selection), a time compared only
     with the same seed's time of another method recorded at most 30 minutes from it
-    (:data:`recunlearn.report.claims.PAIR_WINDOW`):
+    (:data:`recunlearn.report.timed_together.PAIR_WINDOW`):
 
     - ``sisa_faster_than_receraser_ultrare``: SISA is faster than RecEraser and UltraRE;
     - ``ultrare_faster_than_receraser``: UltraRE is faster than RecEraser;

@@ -11,8 +11,8 @@ import pandas as pd
 from ..experiments.cure4rec_exact import EXACT_KEYS, UnlearnConfig
 from ..experiments.cure4rec_scif import ExactMioConfig, ScifConfig
 from ..unlearning import EXACT_METHODS
-from .claims import (SELF_CHECK, band_claim, check_claim, claims_frame, ordering_claim, paired_differences,
-                     pairs_text, record_clocks, record_values)
+from .claims import SELF_CHECK, band_claim, check_claim, claims_frame, ordering_claim, paired_differences, pairs_text
+from .timed_together import record_clocks, record_values
 from .compare import compare, summarize_runs
 from .cure4rec import EU_METHODS, RETRAIN_BESIDE, exact_speedups, speedup_ordering
 from .names import by_dataset, display_name, display_names, format_number, paper_sorted, span_text
@@ -197,7 +197,7 @@ RETRAIN_EXPERIMENTS = (UnlearnConfig.experiment, ExactMioConfig.experiment, Scif
 
 def retrain_pairs(exact_runs: pd.DataFrame, scif_runs: pd.DataFrame, column: str) -> pd.DataFrame:
     """The Retrain each SCIF process trains beside the exact runs' Retrain of the same dataset, model,
-    unlearning set and seed, computed on the same device (:func:`~recunlearn.report.claims.record_clocks`:
+    unlearning set and seed, computed on the same device (:func:`~recunlearn.report.timed_together.record_clocks`:
     a GPU's Retrain is not the CPU's model bit for bit, nor timed on its clock): those keys and ``column``
     of each, as ``<column>_exact`` and ``<column>_scif``; empty (with those columns) where either side has
     no such Retrain."""

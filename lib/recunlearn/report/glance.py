@@ -394,12 +394,24 @@ def datasets_with_runs(runs: pd.DataFrame | None) -> set | None:
     return set(computed["dataset"])
 
 
+def dataset_substitutes(grid) -> dict[str, str]:
+    """The datasets of ``grid`` that stand in for one of its paper's (dataset -> the paper's): SRU's
+    (:data:`recunlearn.report.sru.SUBSTITUTES`) for every grid of that chapter, else the grid class's
+    ``SUBSTITUTES`` attribute, else none."""
+    from ..experiments.sru import SruGrid, SruStatisticsParams
+
+    if isinstance(grid, (SruGrid, SruStatisticsParams)):
+        from .sru import SUBSTITUTES
+
+        return SUBSTITUTES
+    return getattr(type(grid), "SUBSTITUTES", {})
+
+
 def coverage_text(grid=None, runs: pd.DataFrame | None = None, comparison: pd.DataFrame | None = None) -> str:
     """How much of the paper the page covers: ``"12 of 36 paper cells computed; 1 of 3 paper
     datasets; 324 of 324 runs have a record"`` (each part only where it is known); a dataset the page
     lists but holding no computed run yet is told apart: ``"2 of 2 paper datasets (1 with a computed
-    run)"``, and so is a dataset standing in for one of the paper's (class attribute ``SUBSTITUTES``:
-    dataset -> the paper's). A grid of the book's own questions (class attribute ``OWN_QUESTION``) has
+    run)"``, and so is a dataset standing in for one of the paper's (:func:`dataset_substitutes`). A grid of the book's own questions (class attribute ``OWN_QUESTION``) has
     no paper: its datasets are "datasets of the question"."""
     parts = []
     if comparison is not None and len(comparison) and "paper" in comparison:
@@ -415,11 +427,11 @@ def coverage_text(grid=None, runs: pd.DataFrame | None = None, comparison: pd.Da
             with_runs = datasets_with_runs(runs)
             if with_runs is not None and computed - with_runs:
                 parts[-1] += f" ({sum(d in with_runs for d in paper)} with a computed run)"
-            standing_in = [d for d in paper if d in computed and d in getattr(type(grid), "SUBSTITUTES", {})]
+            substitutes = dataset_substitutes(grid)
+            standing_in = [d for d in paper if d in computed and d in substitutes]
             if standing_in:
                 parts[-1] += (f", {len(standing_in)} of them a substitute ("
-                              + ", ".join(f"{display_name(d)} for {type(grid).SUBSTITUTES[d]}" for d in standing_in)
-                              + ")")
+                              + ", ".join(f"{display_name(d)} for {substitutes[d]}" for d in standing_in) + ")")
     total, reasons = run_counts(grid, runs)
     if total:
         parts.append(f"{total - sum(reasons.values())} of {total} runs have a record")
@@ -449,7 +461,8 @@ def claims_json(claims: pd.DataFrame | None) -> str:
     """The page's claims as a JSON list of ``{id, claim, verdict, holds, p_value, test, evidence,
     kind}`` (``verdict`` as the page shows it; ``kind``: a paper claim or a self-check), for the
     scoreboard."""
-    from .claims import PAPER_CLAIM, claim_text, format_p
+    from .claims import PAPER_CLAIM, claim_text
+    from .significance import format_p
 
     rows = []
     for _, row in (claims.iterrows() if claims is not None else []):

@@ -113,14 +113,16 @@ def display_names(values) -> list[str]:
     return [display_name(v) for v in values]
 
 
-def by_dataset(values: pd.Series, spec: str = ".2f") -> str:
+def by_dataset(values: pd.Series, spec: str = ".2f", notes: dict | None = None) -> str:
     """``values`` (indexed by dataset) as ``"0.10 on ML-100K, 0.12 on ML-1M"`` in the paper's dataset
-    order, each written with the format ``spec`` (``".3f"``, ``"+.3f"``, ``".1%"``); ``pending`` when
-    there is none. A number per dataset, never one mean over several."""
-    values = values.dropna()
+    order, each written with the format ``spec`` (``".3f"``, ``"+.3f"``, ``".1%"``) and followed by its
+    dataset's note in ``notes``, if any (``"0.40 on ADM (RecEraser only)"``); ``pending`` when there is
+    none. A number per dataset, never one mean over several."""
+    values, notes = values.dropna(), notes or {}
     if values.empty:
         return "pending"
-    return ", ".join(f"{values[d]:{spec}} on {display_name(d)}" for d in paper_sorted("dataset", values.index))
+    return ", ".join(f"{values[d]:{spec}} on {display_name(d)}" + (f" ({notes[d]})" if notes.get(d) else "")
+                     for d in paper_sorted("dataset", values.index))
 
 
 def paper_rank(key: str, value) -> tuple[int, int]:

@@ -155,6 +155,7 @@ def page_entry(page: dict) -> dict:
         if datasets and computed else "not published")
     pending = glued.get("page_pending") or _pending_fallback(datasets, computed, meta)
     return {**base, "title": page_title(notebook, page.get("title") or ""), "reduced": reduced,
+            "not_run": [d for d in datasets if d not in computed] if computed else [],
             "verdict": glued.get("page_verdict", "not published (rendered before page verdicts)"),
             "summary": glued.get("page_summary", ""), "scale": f"{scale}; {_records_text(meta)}",
             "coverage": coverage, "difference": glued.get("page_difference", ""),
@@ -372,7 +373,10 @@ OWN_QUESTION_WORDS = {"reproduced": "holds in our runs", "not reproduced": "does
 def render_summary_from(entries: list[dict]) -> str:
     """The introduction's lead: one line per paper from the scoreboard's totals, and under it the claims
     that reproduce and those that do not (:data:`SUMMARY_VERDICTS`), each with a link to its page;
-    self-checks and claims whose statement was not published are left to the scoreboard."""
+    self-checks and claims whose statement was not published are left to the scoreboard. A claim a
+    reduced-scale page tests is named with the verdicts pages at the paper's scale have reached on the
+    same claim (by id), and not at all where one of those is itself named: the reduced scale never
+    speaks alone for a claim the paper's scale has tested."""
     totals = paper_totals(entries)
     papers = [p for p in PAPERS if p in totals] + sorted(set(totals) - set(PAPERS))
     lines = ["**What reproduces so far** (the [scoreboard](scoreboard.md) has every claim and page; "
@@ -381,20 +385,46 @@ def render_summary_from(entries: list[dict]) -> str:
              "*Claim tests by verdict; self-checks of our implementation, the chapters' own expectations and "
              "second readings of a claim are not counted. Beyond the papers holds the book's own hypotheses, "
              "where reproduced reads holds in our runs. A claim's verdict and how many of the paper's numbers "
-             "we match are two different things: both are given.*", ""]
+             "we match are two different things: both are given. A claim tested at a reduced scale is named with "
+             "its verdict at the paper's scale where a page has one, and only by that one where it reproduces or "
+             "not.*", ""]
     for paper in papers:
         cells = cells_text(totals[paper])  # the paper's own numbers first: the plainest answer
         lines.append(f"- **{paper}**: " + (f"**{cells[0].upper() + cells[1:]}.** " if cells else "")
                      + f"{totals_text(totals[paper])}.")
+        at_paper_scale = {}
+        for e in entries:
+            for c in (e["claims"] if e["paper"] == paper and not e["reduced"] else []):
+                if _word(c) != PENDING:
+                    at_paper_scale.setdefault(c.get("id"), []).append((e, c))
         claimed = [(e, c) for e in entries if e["paper"] == paper for c in e["claims"]
-                   if c.get("claim") and claim_kind(c) == PAPER_CLAIM]
+                   if c.get("claim") and claim_kind(c) == PAPER_CLAIM
+                   and not (e["reduced"] and any(_word(t) in SUMMARY_VERDICTS for _, t in
+                                                 at_paper_scale.get(c.get("id"), [])))]
         for verdict in SUMMARY_VERDICTS:
-            named = [f"{_cell(c['claim'])} ({_link(e)}{', at a reduced scale' if e['reduced'] else ''})"
-                     for e, c in claimed if (_verdict_word(c["verdict"]) or c["verdict"]) == verdict]
+            named = [f"{_cell(c['claim'])} ({_link(e)}{_scope(e)}"
+                     + ("".join(f"; at the paper's scale {_word(t)}, {_link(o)}" for o, t in
+                                at_paper_scale.get(c.get("id"), [])) if e["reduced"] else "") + ")"
+                     for e, c in claimed if _word(c) == verdict]
             if named:
                 label = OWN_QUESTION_WORDS[verdict] if paper == PAPERS[-1] else verdict
                 lines.append(f"  - *{label}*: " + "; ".join(named) + ".")
     return "\n".join(lines) + "\n"
+
+
+def _word(claim: dict) -> str:
+    """A claim's verdict word (``partly reproduced``, ...), its counts left out."""
+    return _verdict_word(claim["verdict"]) or claim["verdict"]
+
+
+def _scope(entry: dict) -> str:
+    """What a claim named in the lead was not tested on: a reduced scale, the paper's datasets its page
+    has not run (``, ADM not run``)."""
+    scope = ", at a reduced scale" if entry["reduced"] else ""
+    not_run = [display_name(d) for d in entry.get("not_run") or []]
+    if not_run:
+        scope += f", {' and '.join(not_run)} not run"
+    return scope
 
 
 def book_pages(book_dir: Path | None = None, items=None) -> list[dict]:

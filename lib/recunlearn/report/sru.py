@@ -482,13 +482,18 @@ def ablation_claims(runs: pd.DataFrame, n_shards: int) -> pd.DataFrame:
 
 # --- the pages' grids ----------------------------------------------------------------------------------
 
+SUBSTITUTES = {"beauty": "the paper's Beauty", "ml-1m": "Steam"}
+"""The chapter's datasets that stand in for the paper's (dataset -> the paper's): the BERT4Rec copy of
+Beauty, and ML-1M for Steam, whose file could not be obtained."""
+
+
 @dataclasses.dataclass(frozen=True)
 class SruPageGrid(SruGrid):
     """A page reading the method comparison (every method, no extra deletion) and SRU's extra-deletion
     sweep (each strategy of ``extra_deletions`` other than none, each ``n_extras`` > 0), the sweep
     with ``extra_seeds`` (None: the same seeds). Its runs are the runs it reads."""
 
-    SUBSTITUTES = {"beauty": "the paper's Beauty", "ml-1m": "Steam"}  # datasets standing in for the paper's
+    SUBSTITUTES = SUBSTITUTES
 
     extra_seeds: tuple[int, ...] | None = option(None, min=0, doc="seeds of the extra-deletion sweep; None: SEEDS")
 

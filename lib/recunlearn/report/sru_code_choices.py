@@ -8,7 +8,7 @@ before the unlearning item; ours: the unlearning item and everything after it). 
 with the code's value on the seeds of the page's method comparison, and each run is paired with the
 comparison's SRU run of the same dataset, model and seed (:func:`choice_pairs`): NDCG@10, Recall@10,
 HIT@10 and the unlearning CPU seconds, their mean difference (code − ours) and a two-sided paired
-test (:func:`~recunlearn.report.claims.paired_two_sided`). Times pair only runs made by the same code
+test (:func:`~recunlearn.report.significance.paired_two_sided`). Times pair only runs made by the same code
 (:data:`TIMES`): the library grew faster between commits without changing a result.
 
 A third choice, the code's retraining of every shard (``retrain="all"``), needs no runs of its own where
@@ -26,7 +26,8 @@ import pandas as pd
 
 from .. import paths
 from ..experiments.sru import SruConfig, SruGrid
-from .claims import difference_text, format_p, paired_differences, paired_two_sided
+from .claims import paired_differences
+from .significance import difference_text, format_p, paired_two_sided
 from .compare import format_mean_std
 from .names import format_number
 

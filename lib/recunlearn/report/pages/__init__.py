@@ -28,6 +28,7 @@ from ...experiments.config import Config, ConfigError, injected_names
 from ..claims import claim_text, glue_page, show_claims
 from ..glance import page_facts
 from ..names import BookTable, display_name, labelled, paper_sorted
+from ..verdicts import OTHER_READING, OWN_EXPECTATION, PAPER_CLAIM, PENDING, SELF_CHECK
 
 PARAMETER_NAME = re.compile(r"^[A-Z][A-Z0-9_]*$")
 EMPTY_COUNT = re.compile(r"(?<![\d,.])0 of 0(?![\d,.])")
@@ -303,6 +304,29 @@ def compute_command(entries: list[str], device: str) -> str:
             + (f" --device {device}" if device != "cpu" else ""))
 
 
+CLAIM_UNITS = {OWN_EXPECTATION: "expectations of our own", SELF_CHECK: "self-checks", OTHER_READING: "other readings"}
+
+
+def pending_claims_notice(claims: pd.DataFrame, command: str | None = None, hypotheses: bool = False
+                          ) -> Notice | None:
+    """The notice of a page's claims still ``pending`` (None when none is): how many of each kind
+    (the paper's claims, or with ``hypotheses`` the book's own; expectations of our own; self-checks;
+    other readings), so that a page's own expectations are never counted as the paper's claims."""
+    kinds = claims["kind"].fillna(PAPER_CLAIM) if "kind" in claims else pd.Series(PAPER_CLAIM, index=claims.index)
+    waiting = (claims["verdict"] == PENDING).to_numpy()
+    if not waiting.any():
+        return None
+    if (kinds == PAPER_CLAIM).all():
+        what = "Our hypotheses" if hypotheses else "The paper's claims"
+        counts = f"{waiting.sum()} of {len(claims)} {'hypotheses' if hypotheses else 'claims'}"
+    else:
+        units = {PAPER_CLAIM: "hypotheses" if hypotheses else "paper claims", **CLAIM_UNITS}
+        parts = [f"{int((waiting & is_kind).sum())} of {int(is_kind.sum())} {unit}" for kind, unit in units.items()
+                 if (waiting & (is_kind := (kinds == kind).to_numpy())).any()]
+        what, counts = "The claims tested here", " and ".join(parts)
+    return Notice(what, f"{counts} pending (no computed run to test them on)", command, partial=not waiting.all())
+
+
 # --- the page -----------------------------------------------------------------------------------------
 
 @dataclasses.dataclass
@@ -329,6 +353,8 @@ class Page:
     notices: dict[str, Notice | None] = dataclasses.field(default_factory=dict)
     checks: list[str] = dataclasses.field(default_factory=list)
     claims_command: str | None = None
+    hypotheses: bool = False
+    """Whether the page's claims of kind ``paper`` are the book's own hypotheses (its own chapter)."""
     said: dict = dataclasses.field(default_factory=dict, init=False, repr=False, compare=False)
     """The output each partial notice :meth:`show` displayed was first said under, by (why, command)."""
 
@@ -338,10 +364,9 @@ class Page:
             shown = published_claims(self.claims)
             tested = shown[shown["verdict"] != "pending"]
             self.tables["claims"] = show_claims(tested)
-            if len(tested) < len(shown):
-                self.notices.setdefault("claims", Notice(
-                    "The paper's claims", f"{len(shown) - len(tested)} of {len(shown)} claims pending (no computed "
-                    "run to test them on)", self.claims_command, partial=len(tested) > 0))
+            notice = pending_claims_notice(shown, self.claims_command, self.hypotheses)
+            if notice is not None:
+                self.notices.setdefault("claims", notice)
 
     @property
     def items(self) -> list[str]:

@@ -4,7 +4,6 @@ or figure drawn from them."""
 
 from __future__ import annotations
 
-import dataclasses
 import functools
 from typing import Any, Callable, Mapping
 
@@ -78,8 +77,6 @@ def question_page(page: str, grid_cls: type, collect: Callable, params: Mapping[
         figures={name: functools.partial(figure, runs) for name, figure in figures.items()},
         values=values(runs) if values is not None else {},
         notices=dict.fromkeys([*tables, *figures], notice),
-        checks=[printed(runs[checked].round(digits) if len(runs) else None)], claims_command=command)
-    pending_claims = shown.notices.get("claims")
-    if pending_claims is not None and pending_claims.what == "The paper's claims":
-        shown.notices["claims"] = dataclasses.replace(pending_claims, what="Our hypotheses")
+        checks=[printed(runs[checked].round(digits) if len(runs) else None)], claims_command=command,
+        hypotheses=True)
     return shown

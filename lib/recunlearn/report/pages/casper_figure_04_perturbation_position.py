@@ -5,8 +5,8 @@ training), so this page reads the file as well as the run records."""
 from __future__ import annotations
 
 from ...experiments.casper import CasperGrid, Collected, renumbering_table
-from ..casper import (RLS, figure_4b_claims, figure_4b_example, idag_figure, position_claims, rls_bars,
-                      summarize_rls, toy_scores, wilcoxon_pairs)
+from ..casper import (RLS, figure_4b_claims, figure_4b_example, idag_figure, paired_two_sided_tests, position_claims,
+                      rls_bars, summarize_rls, toy_scores)
 from ..claims import joined_claims
 from ..names import display_name
 from . import Page, Notice, status_notice
@@ -24,13 +24,13 @@ TOY_COLUMNS = {"node": "Node", "user": "User", "item": "Item", "t": "Time", "roo
 
 def build(collected: Collected | None = None, **params) -> Page:
     """The Figure 4 page at notebook parameters ``params``: the toy IDAG and its exact cascade scores,
-    the Earliest / Random / Latest runs with their Wilcoxon tests, the claims and the glued values."""
+    the Earliest / Random / Latest runs with their paired two-sided tests, the claims and the glued values."""
     grid, collected, command = collect_page(PAGE, GRID, params, collected, one=ONE_VALUE,
                                             what="Figure 4")
     runs = collected.runs
     toy, graph, root_scores = figure_4b_example()
     summary = summarize_rls(runs, ["model", "perturbation", "selector"], RLS)
-    tests = wilcoxon_pairs(runs, "selector", PAIRS, ["model", "perturbation"])
+    tests = paired_two_sided_tests(runs, "selector", PAIRS, ["model", "perturbation"])
     claims = joined_claims(figure_4b_claims(toy, graph, root_scores), position_claims(runs))
 
     values = {"x3_score": int(root_scores.set_index("node").loc["X3", "cascade_score"]),
@@ -47,9 +47,9 @@ def build(collected: Collected | None = None, **params) -> Page:
                          title=f"{display_name(grid.datasets[0])}, {display_name(pert)}: perturbation position")
 
     notices = {"figure_4a": status_notice("Figure 4(a)", runs, command),
-               "tests": status_notice("The Wilcoxon tests of Figure 4(a)", runs, command)}
+               "tests": status_notice("The paired tests of Figure 4(a)", runs, command)}
     if tests.empty:  # no pair to test: one notice instead of an empty table
-        notices["tests"] = Notice("The Wilcoxon tests of Figure 4(a)", notices["tests"].why if notices["tests"]
+        notices["tests"] = Notice("The paired tests of Figure 4(a)", notices["tests"].why if notices["tests"]
                                   else "no two selectors computed on the same seed", command)
     checks = [printed(root_scores), printed(summary[summary["metric"] == "ao"].round(2)),
               runs["status"].value_counts().to_string()]

@@ -93,7 +93,7 @@ def variant_sections(page: str, grid: CasperGrid, collected: Collected, paper: p
       ``test_protocol_scope``."""
     from ..casper_numbering import numbering_gap_text, numbering_text
     from ..casper_test_protocol import frozen_test_scope
-    from ..casper_variants import grid_variants, variant_text
+    from ..casper_variants import grid_variants, models_scope, variant_text
 
     runs = collected.runs
     own = {"numbering": lambda: {"numbering_effect": numbering_text(runs),
@@ -103,6 +103,9 @@ def variant_sections(page: str, grid: CasperGrid, collected: Collected, paper: p
     for variant in grid_variants(grid):
         values = {f"{variant.section}_effect": variant_text(runs, variant)} if len(variant.values) == 2 else {}
         values.update(own.get(variant.section, dict)())
+        effect, scope = values[f"{variant.section}_effect"], models_scope(runs, variant)
+        if scope and not effect.startswith("pending"):
+            values[f"{variant.section}_effect"] = f"{scope}: {effect[0].lower() + effect[1:]}"
         command = casper_pending_command(page, grid, variant_part(collected.pending, variant))
         sections.append(variant_section(runs, variant, variant.section, paper, command,
                                         f"{scale}: {variant.title}", variant.noun, values))

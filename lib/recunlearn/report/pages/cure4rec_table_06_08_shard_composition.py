@@ -8,7 +8,7 @@ import pandas as pd
 from ...experiments.cure4rec_exact import ExactCollected, ExactGrid
 from ..claims import with_pending_rows
 from ..cure4rec import active_concentration, concentration_claims, shard_composition
-from ..names import by_dataset
+from ..names import by_dataset, display_name
 from ..paper import paper_table
 from ..plots import per_part, shard_composition as composition_bars
 from . import Page
@@ -39,6 +39,8 @@ def build(collected: ExactCollected | None = None, **params) -> Page:
     is_sisa = top["method"] == "sisa"
     sisa = top[is_sisa].groupby("dataset")["top_shard_share"].mean()
     clustered = top[~is_sisa].groupby("dataset")["top_shard_share"].mean()
+    clustered_by = top[~is_sisa].groupby("dataset")["method"].unique()
+    alone = {d: f"{display_name(methods[0])} only" for d, methods in clustered_by.items() if len(methods) == 1}
     empty = pd.DataFrame()
     return Page(
         PAGE, grid, runs, pending, None, concentration_claims(composition, with_pending_rows(runs)),
@@ -50,7 +52,7 @@ def build(collected: ExactCollected | None = None, **params) -> Page:
                     index=["dataset", "method", "selection", "source"], columns="rank", values="active",
                     aggfunc="mean").round(1) if len(composition) else empty},
         figures={"figure": lambda: figures(composition)},
-        values={"sisa_top_share": by_dataset(sisa), "clustered_top_share": by_dataset(clustered)},
+        values={"sisa_top_share": by_dataset(sisa), "clustered_top_share": by_dataset(clustered, notes=alone)},
         notices=dict(runs=pending_runs_notice("The runs of this page", total, pending, command),
                      concentration=pending_runs_notice("The concentration of active users", total, pending, command),
                      composition=pending_runs_notice("Active users per shard", total, pending, command),

@@ -12,7 +12,7 @@ import pandas as pd
 from ...experiments.cure4rec import pending_frame
 from ...experiments.records import record_key
 from ...experiments.sru import RUN_KEYS, SruConfig, SruGrid, collect_sru
-from ..claims import with_sessions
+from ..timed_together import with_sessions
 from ..sru import main_runs
 from ..sru_code_choices import without_code_choices
 from . import Notice, pending_command, reasons_text, validated
