@@ -62,6 +62,9 @@ def test_scale_of_a_grid_and_of_recorded_parameters():
     assert scale_text({"DATASETS": ["foursquare"], "MAX_ROWS": 20000, "EPOCHS": 10, "SEEDS": [0]}) == \
         "first 20,000 rows of Foursquare; 1 seed; 10 epochs"
     assert scale_text({"DATASETS": ["ml-100k", "adm"]}) == "ML-100K, ADM (whole files)"
+    statistics = {"DATASETS": ["games", "beauty"], "REDUCED_DATASETS": ["games"], "MAX_SESSIONS": 5000}
+    assert scale_text(statistics) == "Games, Beauty (BERT4Rec version) (whole files); also the first 5,000 sessions of Games"
+    assert scale_text({**statistics, "MAX_SESSIONS": None}) == "Games, Beauty (BERT4Rec version) (whole files)"
     assert scale_text({"DATASETS": ["games"], "MAX_SESSIONS": 5000, "MAX_EPOCHS": 30, "SEEDS": [0, 1]}) == \
         "first 5,000 sessions of Games; 2 seeds; up to 30 epochs"
 

@@ -245,7 +245,11 @@ def scale_text(grid) -> str:
     s = _settings(grid)
     parts = []
     datasets = _listed(s.get("datasets"))
-    if datasets:
+    beside = _listed(s.get("reduced_datasets")) if s.get("max_sessions") else []  # a prefix beside the whole files
+    if datasets and beside:
+        parts.append(f"{_names(datasets)} (whole files); also the first {s['max_sessions']:,} sessions of "
+                     f"{_names(beside)}")
+    elif datasets:
         rows, sessions = s.get("max_rows"), s.get("max_sessions")
         prefix = f"first {rows:,} rows of " if rows else f"first {sessions:,} sessions of " if sessions else ""
         parts.append(prefix + _names(datasets))
@@ -277,7 +281,7 @@ def scale_text(grid) -> str:
     if sizes:
         parts.append(f"timing on {display_name(s.get('scaling_dataset', ''))} prefixes of {min(sizes):,} to "
                      f"{max(sizes):,} rows, {_count(s.get('scaling_repeats', 1), 'repeat')}")
-    if datasets and not parts[1:]:
+    if datasets and not parts[1:] and not beside:
         parts[0] += " (whole files)"
     return "; ".join(parts) if parts else "not stated"
 
