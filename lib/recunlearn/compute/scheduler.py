@@ -191,7 +191,7 @@ def run_batches(batches: list[list[Run]], executor, costs: CostModel, *, deadlin
             executor.submit(batch_id, [run.config for run in batch], latest_starts)
         if stopping and not schedule.unreported:
             break
-        if not stopping and schedule.queued and not schedule.unreported:  # none of them fits
+        if finish_by is not None and not stopping and schedule.queued and not schedule.unreported:  # none fits
             tally.stopped_by = "time left"
             out(f"stopping: none of the {schedule.runs_left()} run(s) left is expected to finish in the "
                 f"{minutes(max(finish_by - time.time(), 0.0))} left (estimates at the pace so far, "
