@@ -62,9 +62,8 @@ def test_runs_without_a_record_name_the_plans_command(monkeypatch, no_records):
 def test_every_chapters_notice_of_runs_is_the_same_notice():
     """CASPER's runs say what is pending in a status column, CURE4Rec's and SRU's in a pending frame, the
     bystanders' in config dicts: the three readings give one notice."""
-    from recunlearn.report.pages import status_notice
+    from recunlearn.report.pages import pending_runs_notice, status_notice
     from recunlearn.report.pages.bystanders_runs import WHY, pending_configs_notice
-    from recunlearn.report.pages.cure4rec_runs import pending_runs_notice
 
     status = pd.DataFrame({"model": ["wmf", "bpr", "bpr"], "status": ["computed", WHY, WHY]})
     pending = status[status["status"] == WHY].rename(columns={"status": "reason"})

@@ -400,22 +400,22 @@ def datasets_with_runs(runs: pd.DataFrame | None) -> set | None:
 
 def dataset_substitutes(grid) -> dict[str, str]:
     """The datasets of ``grid`` that stand in for one of its paper's (dataset -> the paper's): SRU's
-    (:data:`recunlearn.report.sru.SUBSTITUTES`) for every grid of that chapter, else the grid class's
-    ``SUBSTITUTES`` attribute, else none."""
+    (:data:`recunlearn.report.sru.SUBSTITUTES`) for every grid of that chapter, none for the others."""
     from ..experiments.sru import SruGrid, SruStatisticsParams
 
     if isinstance(grid, (SruGrid, SruStatisticsParams)):
         from .sru import SUBSTITUTES
 
         return SUBSTITUTES
-    return getattr(type(grid), "SUBSTITUTES", {})
+    return {}
 
 
 def coverage_text(grid=None, runs: pd.DataFrame | None = None, comparison: pd.DataFrame | None = None) -> str:
     """How much of the paper the page covers: ``"12 of 36 paper cells computed; 1 of 3 paper
     datasets; 324 of 324 runs have a record"`` (each part only where it is known); a dataset the page
     lists but holding no computed run yet is told apart: ``"2 of 2 paper datasets (1 with a computed
-    run)"``, and so is a dataset standing in for one of the paper's (:func:`dataset_substitutes`). A grid of the book's own questions (class attribute ``OWN_QUESTION``) has
+    run)"``, and so is a dataset standing in for one of the paper's (:func:`dataset_substitutes`). A
+    grid of the book's own questions (class attribute ``OWN_QUESTION``) has
     no paper: its datasets are "datasets of the question"."""
     parts = []
     if comparison is not None and len(comparison) and "paper" in comparison:

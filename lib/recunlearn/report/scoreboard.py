@@ -202,7 +202,7 @@ def paper_totals(entries: list[dict]) -> dict:
         t["rendered"] += entry["rendered"]
         t["cells"] += cell_counts(entry.get("summary", ""))
         for claim in entry["claims"]:
-            word = _verdict_word(claim["verdict"]) or claim["verdict"]
+            word = _word(claim)
             kind = claim_kind(claim)
             if kind == SELF_CHECK:
                 t["checks"] += 1

@@ -493,8 +493,6 @@ class SruPageGrid(SruGrid):
     sweep (each strategy of ``extra_deletions`` other than none, each ``n_extras`` > 0), the sweep
     with ``extra_seeds`` (None: the same seeds). Its runs are the runs it reads."""
 
-    SUBSTITUTES = SUBSTITUTES
-
     extra_seeds: tuple[int, ...] | None = option(None, min=0, doc="seeds of the extra-deletion sweep; None: SEEDS")
 
     def parts(self) -> tuple[SruGrid, SruGrid | None]:

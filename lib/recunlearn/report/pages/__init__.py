@@ -157,7 +157,7 @@ def pending_notice(what: str, total: int, reasons: Iterable[str], pending: pd.Da
     (or as ``partial`` says); shown instead of it when none has. ``by`` names the column of the
     ``pending`` runs whose values the notice lists (display names). Every chapter's notice of runs is
     this one, read from the way its runs say what is pending (:func:`status_notice`,
-    :func:`~.cure4rec_runs.pending_runs_notice`, :func:`~.bystanders_runs.pending_configs_notice`)."""
+    :func:`pending_runs_notice`, :func:`~.bystanders_runs.pending_configs_notice`)."""
     reasons = list(reasons)
     if total == 0:
         return Notice(what, "no run in this page's parameters")
@@ -176,6 +176,20 @@ def status_notice(what: str, runs: pd.DataFrame | None, command: str | None = No
         return Notice(what, "no run in this page's parameters")
     pending = runs[runs["status"] != "computed"]
     return pending_notice(what, len(runs), pending["status"], pending, command, by)
+
+
+def runs_table(total: int, pending: pd.DataFrame) -> pd.Series:
+    """How many of the ``total`` runs have a record and how many are pending, by reason."""
+    counts = {"computed": total - len(pending), **pending["reason"].value_counts().to_dict()}
+    return pd.Series({k: v for k, v in counts.items() if v}, name="runs", dtype=int).rename_axis("status")
+
+
+def pending_runs_notice(what: str, total: int, pending: pd.DataFrame | None, command: str | None = None,
+                        by: str | None = "model") -> Notice | None:
+    """:func:`pending_notice` of ``total`` runs of which ``pending`` (rows with
+    a ``reason``; CURE4Rec's and SRU's) have no record."""
+    reasons = [] if pending is None or pending.empty else pending["reason"]
+    return pending_notice(what, total, reasons, pending, command, by)
 
 
 def cells_notice(what: str, comparison: pd.DataFrame | None, command: str | None = None,

@@ -14,8 +14,8 @@ from ..cure4rec_scif import (ASPECTS, complete_cells, exact_mio_sources, overvie
 from ..glance import with_page_runs
 from ..names import display_name, display_names, paper_sorted
 from ..plots import aspect_radar
-from . import Page, distinct_runs, pending_command, validated
-from .cure4rec_runs import pending_runs_notice, printed, runs_table
+from . import Page, distinct_runs, pending_command, pending_runs_notice, runs_table, validated
+from .cure4rec_runs import printed
 
 PAGE = "cure4rec/figure-02-05-overview"
 GRID = ScifGrid  # the parameters of this page (its notebook's), validated before any compute

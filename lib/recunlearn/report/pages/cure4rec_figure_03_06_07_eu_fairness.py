@@ -11,8 +11,8 @@ from ...experiments.cure4rec_scif import ScifGrid, collect
 from ..claims import with_pending_rows
 from ..cure4rec import fairness_claims, with_retrain_gap
 from ..plots import method_bars
-from . import Page
-from .cure4rec_runs import collect_exact, printed, pending_runs_notice, runs_table
+from . import Page, pending_runs_notice, runs_table
+from .cure4rec_runs import collect_exact, printed
 
 PAGE = "cure4rec/figure-03-06-07-eu-fairness"
 GRID = ExactGrid  # the parameters of this page (its notebook's), validated before any compute

@@ -10,8 +10,8 @@ from ..cure4rec import compare_learn
 from ..names import display_frame, display_name
 from ..paper import paper_table, paper_values
 from ..plots import paper_vs_ours_bars
-from . import Page, computed_cells, pending_command, validated
-from .cure4rec_runs import NO_RUN, comparison_command, grid_cells_notice, pending_runs_notice, runs_table
+from . import Page, computed_cells, pending_command, pending_runs_notice, runs_table, validated
+from .cure4rec_runs import NO_RUN, comparison_command, grid_cells_notice
 
 PAGE = "cure4rec/learn-baselines"
 GRID = LearnGrid  # the parameters of this page (its notebook's), validated before any compute

@@ -16,7 +16,8 @@ from ..cure4rec import sweep_claims
 from ..glance import CURE4REC_DATASETS, with_page_runs
 from ..names import display_name
 from ..plots import sweep_lines
-from . import Notice, Page, compute_command, pending_command, pending_notice, plan_entries, validated
+from . import (Notice, Page, compute_command, pending_command, pending_runs_notice, plan_entries, runs_table,
+               validated)
 
 NO_RUN = "no run computed yet"
 """What the nbval-checked cell prints for a table with no computed run."""
@@ -149,20 +150,6 @@ def sweep_page(page: str, page_runs: SweepRuns, claims: pd.DataFrame, sweep: pd.
                      sweep=pending_runs_notice("The table", total, pending, command),
                      figure=pending_runs_notice("The figure", total, pending, command)),
         checks=[printed(sweep.groupby(keys)[checked].mean().round(2))], claims_command=command)
-
-
-def runs_table(total: int, pending: pd.DataFrame) -> pd.Series:
-    """How many of the ``total`` runs have a record and how many are pending, by reason."""
-    counts = {"computed": total - len(pending), **pending["reason"].value_counts().to_dict()}
-    return pd.Series({k: v for k, v in counts.items() if v}, name="runs", dtype=int).rename_axis("status")
-
-
-def pending_runs_notice(what: str, total: int, pending: pd.DataFrame | None, command: str | None = None,
-                        by: str | None = "model") -> Notice | None:
-    """:func:`~recunlearn.report.pages.pending_notice` of ``total`` runs of which ``pending`` (rows with
-    a ``reason``; CURE4Rec's and SRU's) have no record."""
-    reasons = [] if pending is None or pending.empty else pending["reason"]
-    return pending_notice(what, total, reasons, pending, command, by)
 
 
 def grid_cells_notice(what: str, comparison: pd.DataFrame, grid, keys: list[str], pending_why: str,

@@ -16,8 +16,9 @@ from ..glance import with_page_runs
 from ..names import display_name
 from ..paper import paper_table
 from ..plots import damping_sweep, method_bars
-from . import Notice, Page, computed_cells, distinct_pending, distinct_runs, pending_command, validated
-from .cure4rec_runs import NO_RUN, comparison_command, grid_cells_notice, pending_runs_notice, printed, runs_table
+from . import (Notice, Page, computed_cells, distinct_pending, distinct_runs, pending_command, pending_runs_notice,
+               runs_table, validated)
+from .cure4rec_runs import NO_RUN, comparison_command, grid_cells_notice, printed
 
 PAGE = "cure4rec/table-01-05-scif-completeness"
 GRID = ScifGrid  # the parameters of this page (its notebook's), validated before any compute

@@ -14,9 +14,8 @@ from ..glance import with_page_runs
 from ..names import display_name
 from ..paper import paper_table
 from ..plots import method_bars
-from . import Page, computed_cells, distinct_pending, distinct_runs, pending_command
-from .cure4rec_runs import (collect_exact, comparison_command, grid_cells_notice, pending_runs_notice, printed,
-                            runs_table)
+from . import Page, computed_cells, distinct_pending, distinct_runs, pending_command, pending_runs_notice, runs_table
+from .cure4rec_runs import collect_exact, comparison_command, grid_cells_notice, printed
 
 PAGE = "cure4rec/table-02-eu-utility"
 GRID = ExactGrid  # the parameters of this page (its notebook's), validated before any compute

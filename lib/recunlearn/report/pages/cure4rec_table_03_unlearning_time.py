@@ -15,9 +15,8 @@ from ..compare import paper_layout
 from ..cure4rec_scif import same_retrain_check, scif_slower_cells, scif_times
 from ..paper import paper_table
 from ..plots import method_bars
-from . import Notice, Page
-from .cure4rec_runs import (collect_exact, comparison_command, grid_cells_notice, pending_runs_notice, printed,
-                            runs_table)
+from . import Notice, Page, pending_runs_notice, runs_table
+from .cure4rec_runs import collect_exact, comparison_command, grid_cells_notice, printed
 
 PAGE = "cure4rec/table-03-unlearning-time"
 GRID = ExactGrid  # the parameters of this page (its notebook's), validated before any compute

@@ -11,8 +11,8 @@ from ..cure4rec import active_concentration, concentration_claims, shard_composi
 from ..names import by_dataset, display_name
 from ..paper import paper_table
 from ..plots import per_part, shard_composition as composition_bars
-from . import Page
-from .cure4rec_runs import collect_exact, printed, pending_runs_notice, runs_table
+from . import Page, pending_runs_notice, runs_table
+from .cure4rec_runs import collect_exact, printed
 
 PAGE = "cure4rec/table-06-08-shard-composition"
 GRID = ExactGrid  # the parameters of this page (its notebook's), validated before any compute

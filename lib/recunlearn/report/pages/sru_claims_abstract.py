@@ -18,8 +18,8 @@ from ..plots import sweep_lines
 from ..sru import (SruOverviewGrid, ablation_claims, comparison_runs, extra_deletion_points, overview_table,
                    sru_claims)
 from ..sru_code_choices import CODE_CHOICES, choice_part, choice_table, code_choice_values, without_code_choices
-from . import Notice, Page, pending_command
-from .cure4rec_runs import pending_runs_notice, runs_table
+from . import Notice, Page, pending_command, pending_runs_notice, runs_table
+
 from .sru_ablations import ablation_items
 from .sru_runs import collect_page, comparison_notice, computed_text, sweep_notice
 

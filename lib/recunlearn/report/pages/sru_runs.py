@@ -15,8 +15,8 @@ from ...experiments.sru import RUN_KEYS, SruConfig, SruGrid, collect_sru
 from ..timed_together import with_sessions
 from ..sru import main_runs
 from ..sru_code_choices import without_code_choices
-from . import Notice, pending_command, reasons_text, validated
-from .cure4rec_runs import pending_runs_notice
+from . import Notice, pending_command, pending_runs_notice, reasons_text, validated
+
 
 def collect_page(page: str, grid_cls: type[SruGrid], params: Mapping[str, Any], runs: pd.DataFrame | None = None):
     """``(grid, runs, pending, command)`` of SRU page ``page`` (``sru/<stem>``) at notebook ``params``.
