@@ -562,11 +562,11 @@ def test_scif_gaps_compare_ours_and_the_papers_on_the_same_cells():
 def test_scif_page_values_on_made_up_runs(monkeypatch):
     page = fake_page("table-01-05-scif-completeness", "paper")
     texts = page.texts()
-    assert texts["mio_gap"] == "+0.060 on ML-100K, +0.060 on ML-1M"  # 0.58 - 0.52
-    assert texts["ndcg_drop"] == "0.0200 on ML-100K, 0.0200 on ML-1M"  # 0.32 - 0.30
+    assert texts["mio_gap"] == "+0.060 on ML-100K, +0.060 on ML-1M, +0.060 on ADM"  # 0.58 - 0.52
+    assert texts["ndcg_drop"] == "0.0200 on ML-100K, 0.0200 on ML-1M, 0.0200 on ADM"  # 0.32 - 0.30
     # the paper's, over the same cells (WMF, BPR x core, random, edge), checked by hand from its CSVs
-    assert texts["paper_mio_gap"] == "+0.041 on ML-100K, +0.043 on ML-1M"
-    assert texts["paper_ndcg_drop"] == "0.0521 on ML-100K, 0.0313 on ML-1M"
+    assert texts["paper_mio_gap"] == "+0.041 on ML-100K, +0.043 on ML-1M, +0.020 on ADM"
+    assert texts["paper_ndcg_drop"] == "0.0521 on ML-100K, 0.0313 on ML-1M, 0.0060 on ADM"
     assert texts["exact_mio_range"] == "0.500-0.510" and texts["exact_mio_maxdev"] == "0.010"
     assert texts["exact_verdict"].startswith("every exact cell is within 0.05 of 0.5")
     assert texts["scif_mio_range"] == "0.582-0.582"  # mean over seeds 0, 1, 2 of 0.58 + 0.002 * seed

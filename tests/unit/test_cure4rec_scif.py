@@ -271,6 +271,32 @@ def test_overview_claims_compare_scif_with_every_eu_method():
     assert slower["verdict"].iloc[0] == "not reproduced"                     # a speed-up below every EU method's
 
 
+def test_overview_claims_count_the_runs_still_waiting_on_the_random_set():
+    """Figures 2/5: a (dataset, model, method, seed) whose SCIF or exact run has no record yet is one pending
+    row of the aspects (SCIF's Learn row and the other unlearning sets' runs are not), counted by each claim
+    whose methods it has."""
+    from recunlearn.report.cure4rec_scif import ASPECTS, overview_claims, with_pending_aspects
+
+    rows = [{"dataset": "ml-100k", "model": "wmf", "method": method, "seed": seed,
+             **{a: v + 0.001 * seed for a, v in zip(ASPECTS, values)}}
+            for method, values in {"scif": (0.2, 0.9, 1.0, 0.5), "sisa": (1.0, 0.5, 0.4, 0.6),
+                                   "receraser": (0.9, 0.6, 0.2, 0.1), "ultrare": (0.95, 0.7, 0.3, 0.2)}.items()
+            for seed in range(6)]
+    scif_runs = pd.DataFrame(columns=["dataset", "model", "method", "selection", "seed", "record"])
+    scif_runs.attrs["pending"] = [{"dataset": "adm", "model": "wmf", "selection": sel, "seed": seed}
+                                  for sel in ("random", "core") for seed in range(2)]
+    exact = pd.DataFrame(columns=["dataset", "model", "method", "selection", "seed", "record"])
+    exact.attrs["pending"] = [{"dataset": "adm", "model": "wmf", "method": method, "selection": "random",
+                               "seed": seed} for method in ("retrain", "sisa", "receraser", "ultrare")
+                              for seed in range(2)]
+    aspects = with_pending_aspects(pd.DataFrame(rows), scif_runs, exact)
+    assert (aspects["status"] == "pending").sum() == 2 * 6   # learn, retrain, scif and the 3 EU methods, 2 seeds
+    claims = overview_claims(aspects).set_index("id")
+    assert list(claims["verdict"]) == ["partly reproduced", "not reproduced", "partly reproduced",
+                                       "partly reproduced"]
+    assert all(text.endswith("; 8 of 32 runs pending") for text in claims["holds in"])
+
+
 def test_damping_sweep_grid_and_table():
     from recunlearn.experiments.cure4rec_scif import ScifGrid
     from recunlearn.report.cure4rec_scif import damping_sweep_table

@@ -516,22 +516,30 @@ def test_cure4rec_exact_claim_frames_have_stable_unique_ids():
     assert list(sweep["id"]) == ["ndcg_untruncated_falls", "unlearn_seconds_falls"]
 
 
-def test_scif_claims_include_scif_slower_on_core():
-    from recunlearn.report.cure4rec_scif import scif_claims
-
+def _scif_rows(seeds: int = 6) -> list[dict]:
+    """SCIF runs of ML-100K WMF (one row per run and method, named by its ``record``) on which every claim
+    of :func:`~recunlearn.report.cure4rec_scif.scif_claims` holds; core timed in a quiet session, the
+    other sets under three times the load."""
     rng = np.random.default_rng(0)
     rows = []
-    for seed in range(6):
+    for seed in range(seeds):
         for i, (sel, (learn, retrain, scif, drop, secs)) in enumerate({
                 "core": (0.72, 0.54, 0.58, 0.08, 9.0), "random": (0.72, 0.54, 0.57, 0.03, 6.0),
                 "edge": (0.72, 0.54, 0.60, 0.02, 2.0)}.items()):
-            load = 1.0 if sel == "core" else 3.0   # core timed in a quiet session, the others in a busy one
+            load = 1.0 if sel == "core" else 3.0
             for method, mio, ndcg, t in (("learn", learn, 0.32, np.nan), ("retrain", retrain, 0.31, 5.0),
                                          ("scif", scif, 0.32 - drop, secs)):
                 rows.append({"dataset": "ml-100k", "model": "wmf", "method": method, "selection": sel, "seed": seed,
                              "mio_accuracy": mio + rng.normal(scale=0.002), "ndcg_untruncated": ndcg
                              + rng.normal(scale=0.0005), "unlearn_seconds": (t + rng.normal(scale=0.05)) * load,
-                             "learn_seconds": 4.0 * load})
+                             "learn_seconds": 4.0 * load, "record": f"scif-{sel}-{seed}"})
+    return rows
+
+
+def test_scif_claims_include_scif_slower_on_core():
+    from recunlearn.report.cure4rec_scif import scif_claims
+
+    rows = _scif_rows()
     claims = scif_claims(pd.DataFrame(rows)).set_index("id")
     assert list(claims.index) == ["mio_well_below_learn", "scif_mio_gap_about_4pc", "scif_worst_on_edge",
                                   "scif_most_utility_loss_on_core", "scif_slower_on_core"]
@@ -540,6 +548,26 @@ def test_scif_claims_include_scif_slower_on_core():
     assert "SCIF time ÷ its Learn training time" in claims.loc["scif_slower_on_core", "evidence"]
     untimed = scif_claims(pd.DataFrame(rows).drop(columns="learn_seconds")).set_index("id")
     assert untimed.loc["scif_slower_on_core", "verdict"] == "pending"   # no record, no Learn time: nothing to compare
+
+
+def test_scif_claims_count_the_runs_of_a_dataset_not_computed_yet():
+    """A page whose parameters name a dataset none of whose SCIF runs has a record (ADM) counts its runs as
+    pending in every claim, each run once although it reports three methods, and in the claims on values
+    derived from the runs (the MIO gap, the NDCG drop, the time per Learn training) too."""
+    from recunlearn.report.cure4rec_scif import scif_claims, with_pending_scif_rows
+
+    computed = pd.DataFrame(_scif_rows())
+    computed.attrs["pending"] = [{"dataset": "adm", "model": "wmf", "selection": sel, "ratio": 0.05, "seed": seed}
+                                 for sel in ("core", "random", "edge") for seed in range(6)]
+    runs = with_pending_scif_rows(computed)
+    assert list(runs["status"]).count("pending") == 54 and runs.loc[runs["status"] == "pending", "record"].nunique() \
+        == 18
+    alone = scif_claims(computed).set_index("id")
+    waiting = scif_claims(runs).set_index("id")
+    assert (alone["verdict"] == "reproduced").all()
+    assert (waiting["verdict"] == "partly reproduced").all(), waiting[["verdict", "holds in"]]
+    for claim in waiting.index:
+        assert waiting.loc[claim, "holds in"] == alone.loc[claim, "holds in"] + "; 18 of 36 runs pending", claim
 
 
 def test_paper_datasets_not_run_keep_a_page_from_reproduced():
@@ -1072,6 +1100,34 @@ def test_time_claims_between_exact_methods_pass_and_fail():
     for claim in ("sisa_faster_than_receraser_ultrare", "ultrare_faster_than_receraser", "eu_faster_on_core"):
         assert reversed_[claim] == "not reproduced", claim
     assert reversed_["eu_faster_than_retrain"] == "reproduced"
+
+
+def test_time_claims_count_the_runs_of_a_dataset_not_computed_yet():
+    """Table 3's claims at the paper's datasets while one has no record yet: each counts the waiting runs of
+    its methods (the exact runs' and SCIF's), and an exact run waiting for its record is pending, not one
+    "without a Retrain timed beside it"."""
+    from recunlearn.report.claims import with_pending_rows, with_waiting_rows
+    from recunlearn.report.cure4rec import time_claims
+
+    paper = {"retrain": 10.0, "sisa": 1.0, "ultrare": 1.5, "receraser": 2.0}
+    computed = _timed_runs(paper)
+    later = [{"dataset": "adm", "model": "wmf", "selection": sel, "seed": seed} for sel in ("core", "random", "edge")
+             for seed in range(2)]
+    computed.attrs["pending"] = [{**cell, "method": method, "ratio": 5.0, "n_shards": 10} for cell in later
+                                 for method in paper]
+    cells = computed[computed["method"] == "retrain"][["dataset", "model", "selection", "seed"]]
+    scif = cells.assign(speedup=50.0)                           # far above every EU method's (about 10 / 2)
+    alone = time_claims(computed, scif=scif).set_index("id")
+    waiting = time_claims(with_pending_rows(computed),
+                          scif=with_waiting_rows(scif, pd.DataFrame(later), list(later[0]))).set_index("id")
+    assert (alone["verdict"] == "reproduced").all(), alone[["verdict", "holds in"]]
+    assert (waiting["verdict"] == "partly reproduced").all(), waiting[["verdict", "holds in"]]
+    # 2 models x 3 sets x 6 seeds computed; 3 sets x 2 seeds waiting, per method of the claim's links
+    assert waiting.loc["eu_faster_than_retrain", "holds in"].endswith("; 24 of 168 runs pending")
+    assert waiting.loc["ultrare_faster_than_receraser", "holds in"].endswith("; 12 of 84 runs pending")
+    scif_claim = waiting.loc["scif_faster_than_eu"]
+    assert scif_claim["holds in"] == alone.loc["scif_faster_than_eu", "holds in"] + "; 24 of 168 runs pending"
+    assert "without a Retrain" not in scif_claim["evidence"]
 
 
 def test_one_weakly_reversed_link_of_several_is_not_a_failure_of_the_cell():

@@ -129,22 +129,27 @@ RUN = "record"
 """The column naming each row's run (its record key): rows derived from one run share it."""
 
 
-def with_pending_rows(frame: pd.DataFrame, keys: list[str] | None = None) -> pd.DataFrame:
+def with_pending_rows(frame: pd.DataFrame, keys: list[str] | None = None,
+                      methods: Iterable[str] | None = None) -> pd.DataFrame:
     """``frame`` (rows of a ``collect_*`` function) with a ``status`` column: its rows ``computed``, and
     the configs of its ``attrs["pending"]`` (runs without a record) appended as rows ``pending``,
     their parameters in the frame's columns and their metrics NaN -- so that a claim built on any
     selection of the frame counts the runs of that selection still to come (:func:`with_waiting`).
     ``keys``: where one row of the frame joins several runs (of several experiments), the columns
     naming a row: a pending config without all of them is not one of the frame's rows, and configs
-    of one row count once."""
+    of one row count once. ``methods``: where one run gives one row per method (a SCIF run's Learn,
+    Retrain and SCIF), each pending config becomes one row per method."""
     waiting = pd.DataFrame(frame.attrs.get("pending") or [])
+    if RUN in frame:  # one identity per run (:func:`count_runs`), shared by the rows of its methods
+        waiting[RUN] = [f"pending-{i}" for i in range(len(waiting))]
+    if methods is not None and len(waiting):
+        waiting = waiting.drop(columns="method", errors="ignore").merge(
+            pd.DataFrame({"method": list(methods)}), how="cross")
     waiting = waiting[[c for c in waiting.columns if c in frame.columns]] if len(frame.columns) else waiting
     if keys is not None and len(waiting):
         keys = [key for key in keys if key in frame.columns]  # the keys the frame's rows have
         waiting = waiting.reindex(columns=list(dict.fromkeys([*waiting.columns, *keys])))
         waiting = waiting.dropna(subset=keys).drop_duplicates(keys)
-    if RUN in frame:  # one identity per run (:func:`count_runs`)
-        waiting[RUN] = [f"pending-{i}" for i in range(len(waiting))]
     out = pd.concat([frame.assign(**{STATUS: COMPUTED}), waiting.assign(**{STATUS: "pending"})], ignore_index=True) \
         if len(waiting) else frame.assign(**{STATUS: COMPUTED})
     out.attrs = dict(frame.attrs)
@@ -154,14 +159,18 @@ def with_pending_rows(frame: pd.DataFrame, keys: list[str] | None = None) -> pd.
 def with_waiting_rows(derived: pd.DataFrame, waiting: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
     """Values derived from the computed runs (margins, shares, seed pairs: ``derived``, one row per
     ``keys``) with a ``status`` column, and one pending row per ``keys`` of the ``waiting`` runs
-    appended (their keys only), for a claim on the derived values to count what is still to come. The
-    ``status`` column is there even when nothing waits: frames of several such parts are concatenated,
-    and a part without it would read as waiting (its status NaN)."""
+    appended (their keys only, and, where ``derived`` names its rows' runs, a :data:`RUN` of their own so
+    that :func:`count_runs` counts them), for a claim on the derived values to count what is still to
+    come. The ``status`` column is there even when nothing waits: frames of several such parts are
+    concatenated, and a part without it would read as waiting (its status NaN)."""
     if waiting.empty:
         out = derived.assign(**{STATUS: COMPUTED})
         out.attrs = dict(derived.attrs)
         return out
     pending = waiting[keys].drop_duplicates(keys).assign(**{STATUS: "pending"})
+    if RUN in derived:
+        named = waiting.loc[pending.index, RUN] if RUN in waiting else pd.Series(pd.NA, index=pending.index)
+        pending[RUN] = [run if isinstance(run, str) else f"pending-{i}" for i, run in enumerate(named)]
     out = pd.concat([derived.assign(**{STATUS: COMPUTED}), pending], ignore_index=True)
     out.attrs = dict(derived.attrs)
     return out

@@ -354,7 +354,10 @@ def time_claims(runs: pd.DataFrame, metric: str = "unlearn_seconds", records_dir
       Retrain timed beside each (``scif``: SCIF's runs with their ``speedup``, see
       :func:`recunlearn.report.cure4rec_scif.scif_times`; the EU runs' from
       :func:`exact_speedups`), since the SCIF runs were timed in other sessions; pending without
-      ``scif``."""
+      ``scif``.
+
+    ``runs`` and ``scif`` may hold rows of runs without a record (``status``,
+    :func:`~recunlearn.report.claims.with_pending_rows`): each claim counts those of its scope as pending."""
     timed = with_times(runs, [UnlearnConfig.experiment], records_dir)
     cell, pair = ["dataset", "model", "selection"], ("seed",)
     note = PAIR_TIMING_RULE
@@ -382,11 +385,15 @@ def speedup_claim(id: str, claim: str, runs: pd.DataFrame, scif: pd.DataFrame | 
     """SCIF's speed-up over Retrain above every EU method's, seed-paired within ``cells``
     (:func:`recunlearn.report.claims.ordering_claim` on ``speedup``): the EU runs' speed-ups from
     :func:`exact_speedups`, SCIF's from ``scif`` (a ``speedup`` column; None: no SCIF run, pending).
-    EU runs without a Retrain timed beside them are left out and counted in the evidence."""
+    EU runs without a Retrain timed beside them are left out and counted in the evidence; rows of runs
+    still waiting (``status``) are counted as pending."""
     eu = runs[runs["method"].isin(EU_METHODS)]
-    eu = eu.assign(speedup=exact_speedups(runs, records_dir)[eu.index])
+    eu = eu.assign(speedup=exact_speedups(split_waiting(runs)[0], records_dir).reindex(eu.index))
     columns = cells + ["method", "seed", "speedup"]
-    frames = [eu[columns]] + ([scif.assign(method="scif")[columns]] if scif is not None and len(scif) else [])
+    if STATUS in runs or (scif is not None and STATUS in scif):
+        columns.append(STATUS)  # a part without it is computed (:func:`~recunlearn.report.claims.split_waiting`)
+    frames = [eu.reindex(columns=columns)] + ([scif.assign(method="scif").reindex(columns=columns)]
+                                              if scif is not None and len(scif) else [])
     return speedup_ordering(id, claim, pd.concat(frames, ignore_index=True), "speedup", cells)
 
 
@@ -394,12 +401,15 @@ def speedup_ordering(id: str, claim: str, frame: pd.DataFrame, metric: str, cell
     """SCIF above every EU method in ``metric`` (a speed-up over Retrain; NaN for an EU run without a
     Retrain timed beside it), seed-paired within ``cells`` (:func:`~recunlearn.report.claims.ordering_claim`).
     EU runs without a speed-up are left out and counted; a claim left without pairs by them is
-    *inconclusive*, not pending."""
-    untimed = int((frame["method"].isin(EU_METHODS) & frame[metric].isna()).sum()) if len(frame) else 0
+    *inconclusive*, not pending. Rows still waiting for their run (``status``, :func:`~recunlearn.report.claims.
+    split_waiting`) are not left out: the claim counts them as pending."""
+    done = split_waiting(frame)[0] if len(frame) else frame
+    unpaired = done.index[done["method"].isin(EU_METHODS) & done[metric].isna()] if len(done) else frame.index[:0]
+    untimed = len(unpaired)
     runs = "EU run" if untimed == 1 else "EU runs"
     note = SPEEDUP_RULE + (f" {untimed} {runs} without a Retrain recorded within 30 minutes, left out."
                            if untimed else "")
-    timed = frame[~(frame["method"].isin(EU_METHODS) & frame[metric].isna())] if len(frame) else frame  # counted above
+    timed = frame.drop(index=unpaired)  # counted above
     row = ordering_claim(id, claim, timed, "method", [("scif", m) for m in EU_METHODS], metric, cells, note=note)
     if untimed and row["verdict"] == PENDING and (frame["method"] == "scif").any():
         row = claim_row(id, claim, INCONCLUSIVE, f"{untimed} {runs} without a Retrain timed beside them",

@@ -9,9 +9,10 @@ import numpy as np
 import pandas as pd
 
 from ..experiments.cure4rec_exact import EXACT_KEYS, UnlearnConfig
-from ..experiments.cure4rec_scif import ExactMioConfig, ScifConfig
+from ..experiments.cure4rec_scif import SCIF_METHODS, ExactMioConfig, ScifConfig
 from ..unlearning import EXACT_METHODS
-from .claims import SELF_CHECK, band_claim, check_claim, claims_frame, ordering_claim, paired_differences, pairs_text
+from .claims import (SELF_CHECK, band_claim, check_claim, claims_frame, ordering_claim, paired_differences, pairs_text,
+                     split_waiting, with_pending_rows, with_waiting_rows)
 from .timed_together import record_clocks, record_values
 from .compare import compare, summarize_runs
 from .cure4rec import EU_METHODS, RETRAIN_BESIDE, exact_speedups, speedup_ordering
@@ -297,6 +298,19 @@ def overview_aspects_by_seed(scif_runs: pd.DataFrame, exact_runs: pd.DataFrame, 
     return pd.concat(frames, ignore_index=True)
 
 
+def with_pending_aspects(aspects: pd.DataFrame, scif_runs: pd.DataFrame, *exact_runs: pd.DataFrame,
+                         selection: str = "random") -> pd.DataFrame:
+    """``aspects`` (:func:`overview_aspects_by_seed`) with a ``status`` column and one row ``pending`` per
+    (dataset, model, method, seed) on ``selection`` that a run without a record would add: a SCIF run's
+    (``scif_runs``: Learn, Retrain and SCIF) or one of the exact runs' behind the aspects (``exact_runs``:
+    rows of :func:`recunlearn.experiments.cure4rec_exact.collect` and the like, each with its
+    ``attrs["pending"]``), for the claims to count them."""
+    parts = [with_pending_rows(scif_runs, methods=SCIF_METHODS), *(with_pending_rows(runs) for runs in exact_runs)]
+    waiting = pd.concat([split_waiting(part)[1] for part in parts], ignore_index=True)
+    waiting = waiting[waiting["selection"] == selection] if len(waiting) else waiting
+    return with_waiting_rows(aspects, waiting, ["dataset", "model", "method", "seed"])
+
+
 def overview_claims(aspects: pd.DataFrame) -> pd.DataFrame:
     """CURE4Rec §5 on Figures 2/5, per (dataset, model), on the raw aspects of
     :func:`overview_aspects`, paired by seed (``aspects`` from :func:`overview_aspects_by_seed`;
@@ -308,7 +322,8 @@ def overview_claims(aspects: pd.DataFrame) -> pd.DataFrame:
 
     Efficiency is a speed-up over the Retrain timed beside each run (:func:`overview_aspects`), so a
     SCIF run and an EU run are compared whenever both have one; an EU run without a Retrain recorded
-    within 30 minutes of it has none, is left out, and the evidence counts it."""
+    within 30 minutes of it has none, is left out, and the evidence counts it. Rows still waiting for
+    their runs (:func:`with_pending_aspects`) count as pending."""
     frame = aspects if "seed" in aspects else aspects.assign(seed=0)
     cells = ["dataset", "model"]
     rows = [speedup_ordering("scif_beats_eu_efficiency", "SCIF beats every EU method in efficiency", frame,
@@ -353,6 +368,12 @@ def paper_gap_text(paper: pd.DataFrame) -> str:
             f"(mean {gaps.mean():.3f}), {held}")
 
 
+def with_pending_scif_rows(scif_runs: pd.DataFrame) -> pd.DataFrame:
+    """The SCIF runs (rows of :func:`recunlearn.experiments.cure4rec_scif.collect`, one per run and method)
+    with each run without a record as one row ``pending`` per method it reports (Learn, Retrain, SCIF)."""
+    return with_pending_rows(scif_runs, methods=SCIF_METHODS)
+
+
 def scif_claims(runs: pd.DataFrame, records_dir=None) -> pd.DataFrame:
     """CURE4Rec §5.1-5.3 on seed-level runs (one row per run and method), paired by seed within
     each cell (dataset, model, selection) or, across unlearning sets, within (dataset, model):
@@ -367,15 +388,22 @@ def scif_claims(runs: pd.DataFrame, records_dir=None) -> pd.DataFrame:
     - ``scif_slower_on_core``: SCIF takes longer on core users than on random or edge users
       (CURE4Rec §5.3), each SCIF time in units of the Learn training of its own process
       (:func:`learn_seconds`): the same model for every unlearning set of a seed, so the load of the
-      session a record was made in cancels."""
+      session a record was made in cancels.
+
+    ``runs`` may hold rows of runs without a record (``status``; :func:`with_pending_scif_rows`): each claim
+    counts those of its scope as pending."""
     cell = ["dataset", "model", "selection"]
-    gap = paired_differences(runs, "method", "scif", "retrain", "mio_accuracy", cell)
-    scif = runs[runs["method"] == "scif"]
-    learn = runs[runs["method"] == "learn"][cell + ["seed", "ndcg_untruncated"]]
-    drops = scif.merge(learn, on=cell + ["seed"], suffixes=("", "_learn"))
+    done, waiting = split_waiting(runs)
+    waiting_scif = waiting[waiting["method"] == "scif"] if len(waiting) else waiting
+    gap = paired_differences(runs, "method", "scif", "retrain", "mio_accuracy", cell, waiting=True)
+    computed_scif = done[done["method"] == "scif"]
+    learn = done[done["method"] == "learn"][cell + ["seed", "ndcg_untruncated"]]
+    drops = computed_scif.merge(learn, on=cell + ["seed"], suffixes=("", "_learn"))
     drops["ndcg_drop"] = drops["ndcg_untruncated_learn"] - drops["ndcg_untruncated"]
-    seconds = scif["unlearn_seconds"].astype(float) if "unlearn_seconds" in scif else np.nan
-    timed = scif.assign(scif_per_learn=seconds / learn_seconds(scif, records_dir))
+    seconds = computed_scif["unlearn_seconds"].astype(float) if "unlearn_seconds" in computed_scif else np.nan
+    timed = computed_scif.assign(scif_per_learn=seconds / learn_seconds(computed_scif, records_dir))
+    drops, timed = (with_waiting_rows(frame, waiting_scif, cell + ["seed"]) for frame in (drops, timed))
+    scif = runs[runs["method"] == "scif"]
     selections = [("core", "random"), ("core", "edge")]
     return claims_frame([
         ordering_claim("mio_well_below_learn",

@@ -10,7 +10,8 @@ from ...experiments.cure4rec import Collected
 from ...experiments.cure4rec_exact import ExactGrid
 from ...experiments.cure4rec_scif import ScifGrid, collect, collect_exact_mio, exact_mio_configs
 from ..cure4rec_scif import (ASPECTS, complete_cells, exact_mio_sources, overview_aspects, overview_aspects_by_seed,
-                             overview_claims, retrain_session_ratios, scif_speedup_text, with_parallel_times)
+                             overview_claims, retrain_session_ratios, scif_speedup_text, with_parallel_times,
+                             with_pending_aspects)
 from ..glance import with_page_runs
 from ..names import display_name, display_names, paper_sorted
 from ..plots import aspect_radar
@@ -93,7 +94,8 @@ def build(collected: Collected | None = None, exact: Collected | None = None, ex
               f"alone, {len(mio_runs)} exact MIO")
     return Page(
         PAGE, grid, with_page_runs(scif_runs, len(configs), pending), pending, None,
-        overview_claims(overview_aspects_by_seed(scif_runs, exact_runs, "random", mio_runs)),
+        overview_claims(with_pending_aspects(overview_aspects_by_seed(scif_runs, exact_runs, "random", mio_runs),
+                                             scif_runs, exact.runs, parallel.runs, mio_runs)),
         tables={"runs": runs_table(len(configs), pending), "raw": raw.round(4),
                 "normalised": overview.set_index(["dataset", "method"]).round(2) if len(overview) else overview},
         figures={"figures": figures},

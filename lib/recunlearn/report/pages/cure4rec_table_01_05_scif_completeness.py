@@ -11,7 +11,8 @@ from ...experiments.cure4rec_scif import (ScifGrid, collect, collect_damping_swe
                                           damping_sweep_configs, exact_mio_configs)
 from ..compare import paper_layout, paper_vs_ours_table, within_text
 from ..cure4rec_scif import (compare_scif, damping_sweep_table, exact_mio_table, exact_mio_values, mio_gap_table,
-                             mio_gap_values, paper_quote_values, scif_claims, scif_extra_table)
+                             mio_gap_values, paper_quote_values, scif_claims, scif_extra_table,
+                             with_pending_scif_rows)
 from ..glance import with_page_runs
 from ..names import display_name
 from ..paper import paper_table
@@ -76,7 +77,8 @@ def build(collected: Collected | None = None, exact_mio: Collected | None = None
     comparison_notice = grid_cells_notice("Tables 1 and 5, paper vs ours", comparison, grid, ["model", "selection"],
                                      pending_reason(grid.device), comparison_command(PAGE, grid, command, pending))
     return Page(
-        PAGE, grid, with_page_runs(runs, len(configs), pending), pending, comparison, scif_claims(runs),
+        PAGE, grid, with_page_runs(runs, len(configs), pending), pending, comparison,
+        scif_claims(with_pending_scif_rows(runs)),
         tables={"runs": runs_table(len(configs), pending),
                 "paper_table": paper_layout(in_grid, ["model", "method", "selection"], ["dataset", "metric"],
                                             METRICS, digits={"mio_accuracy": 3}) if len(shown) else shown,

@@ -10,7 +10,7 @@ from ...experiments.cure4rec_exact import ExactCollected, ExactGrid
 from ...experiments.records import pending_reason
 from ...experiments.cure4rec_scif import ScifGrid, collect
 from ..cure4rec import time_claims, time_table
-from ..claims import claims_frame, joined_claims
+from ..claims import claims_frame, joined_claims, split_waiting, with_pending_rows, with_waiting_rows
 from ..compare import paper_layout
 from ..cure4rec_scif import same_retrain_check, scif_slower_cells, scif_times
 from ..paper import paper_table
@@ -22,6 +22,13 @@ PAGE = "cure4rec/table-03-unlearning-time"
 GRID = ExactGrid  # the parameters of this page (its notebook's), validated before any compute
 KEYS = ["dataset", "model", "method", "selection"]
 SCIF_SHOWN = ["unlearn_seconds", "retrain_seconds", "speedup", "scif_cg_seconds", "cg_iterations"]
+
+
+def with_pending_scif(scif: pd.DataFrame, scif_runs: pd.DataFrame) -> pd.DataFrame:
+    """SCIF's times (:func:`~recunlearn.report.cure4rec_scif.scif_times`) with a row ``pending`` for each
+    SCIF run at the page's settings without a record, for the speed-up claim to count it."""
+    waiting = split_waiting(with_pending_rows(scif_runs, methods=["scif"]))[1]
+    return with_waiting_rows(scif, waiting, ["dataset", "model", "selection", "seed"])
 
 
 def build(collected: ExactCollected | None = None, scif_runs: pd.DataFrame | None = None, **params) -> Page:
@@ -54,7 +61,8 @@ def build(collected: ExactCollected | None = None, scif_runs: pd.DataFrame | Non
                      "Tables 1/5 page, never here)") if not len(scif) else None
     return Page(
         PAGE, grid, runs, pending, None,
-        joined_claims(time_claims(runs, scif=scif), claims_frame([same_retrain_check(runs, scif_runs)])),
+        joined_claims(time_claims(with_pending_rows(runs), scif=with_pending_scif(scif, scif_runs)),
+                      claims_frame([same_retrain_check(runs, scif_runs)])),
         tables={"runs": runs_table(total, pending),
                 "paper_table": relative if len(shown) else shown,
                 "times": shown.set_index(KEYS).round(3),
