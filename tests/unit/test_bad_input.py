@@ -9,9 +9,7 @@ from __future__ import annotations
 
 import gzip
 import hashlib
-import json
 import pickle
-import shutil
 import subprocess
 import sys
 import warnings
@@ -31,7 +29,7 @@ from recunlearn.experiments import Config, ConfigError, cure4rec
 from recunlearn.experiments.casper import (SMALLEST_MAX_ROWS, CasperConfig, CasperGrid, Figure8Grid,
                                            ScalingConfig)
 from recunlearn.experiments.config import require_device
-from recunlearn.experiments.cure4rec import LearnConfig, LearnGrid, TrainingSettings
+from recunlearn.experiments.cure4rec import LearnConfig, LearnGrid
 from recunlearn.experiments.cure4rec_exact import ExactGrid, UnlearnConfig
 from recunlearn.experiments.cure4rec_scif import ExactMioConfig, ScifConfig, ScifGrid
 

@@ -281,7 +281,6 @@ def test_a_commits_fingerprint_read_from_git_equals_the_fingerprint_of_its_files
 def test_audit_flags_a_record_whose_commit_does_not_hold_the_code_that_made_it(tmp_path, fake_runner, monkeypatch):
     """A record stamped with a commit whose files are other code (the checkout moved while it ran), or
     with no fingerprint, needs recomputing; an unknown commit cannot be checked."""
-    from recunlearn.compute import executors
     from recunlearn.experiments.audit import commit_fingerprints, needs_recompute
 
     head = _head()

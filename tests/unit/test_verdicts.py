@@ -491,9 +491,9 @@ def test_cure4rec_exact_claim_frames_have_stable_unique_ids():
     assert fairness.set_index("id").loc["eu_a_igf_above_retrain", "kind"] == "other reading"
     # the paper compares the EU methods' A-IGF with SCIF's: SCIF's runs on the same users, seed by seed
     retrain = runs[runs["method"] == "retrain"]
-    for shift, verdict in ((-0.05, "reproduced"), (0.05, "not reproduced")):
+    for shift, expected in ((-0.05, "reproduced"), (0.05, "not reproduced")):
         scif = retrain.assign(method="scif", a_igf=retrain["a_igf"] + shift)
-        assert fairness_claims(runs, scif).set_index("id").loc["eu_a_igf_above_scif", "verdict"] == verdict
+        assert fairness_claims(runs, scif).set_index("id").loc["eu_a_igf_above_scif", "verdict"] == expected
     # SCIF's runs without a record are counted, not dropped: half its runs pending, the claim partly at best
     scif = retrain.assign(method="scif", a_igf=retrain["a_igf"] - 0.05)
     kept = scif[scif["model"] == scif["model"].iloc[0]].copy()
@@ -506,9 +506,9 @@ def test_cure4rec_exact_claim_frames_have_stable_unique_ids():
     assert times.loc["eu_faster_than_retrain", "verdict"] == "reproduced"
     assert times.loc["scif_faster_than_eu", "verdict"] == "pending"           # no SCIF run given
     cells = timed[timed["method"] == "retrain"][["dataset", "model", "selection", "seed"]]
-    for speedup, verdict in ((0.5, "not reproduced"), (50.0, "reproduced")):  # the EU methods': about 10 / 2
+    for speedup, expected in ((0.5, "not reproduced"), (50.0, "reproduced")):  # the EU methods': about 10 / 2
         scif = time_claims(timed, scif=cells.assign(speedup=speedup)).set_index("id").loc["scif_faster_than_eu"]
-        assert scif["verdict"] == verdict and "speed-up over Retrain" in scif["evidence"]
+        assert scif["verdict"] == expected and "speed-up over Retrain" in scif["evidence"]
     untimed = time_claims(runs, scif=cells.assign(speedup=50.0)).set_index("id")  # no record times: no pair
     assert (untimed["verdict"] == "inconclusive").all()
     sweep = sweep_claims(runs.assign(ratio=runs["seed"] * 5.0), "ratio", {"ndcg_untruncated": -1,
