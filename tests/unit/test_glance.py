@@ -145,7 +145,7 @@ def test_page_facts_publish_claims_as_json_and_parts_verdicts():
     published = json.loads(facts["page_claims"])
     assert published[0] == {"id": "a_above_b", "claim": "A above B", "verdict": "reproduced (3 of 3 cells; p = 0.004)",
                             "holds": "3 of 3 cells", "p_value": "p = 0.004", "test": "Wilcoxon", "evidence": "e",
-                            "kind": "paper"}
+                            "kind": "paper", "so_far": ""}
     assert published[1]["verdict"] == "pending" and published[1]["p_value"] == ""
     # pending claims and paper datasets not run are not reproduced yet
     assert facts["page_verdict"] == "partly reproduced (1 of 2 claims pending; 2 paper datasets not run)"
@@ -239,3 +239,16 @@ def test_a_parameter_left_out_of_a_hand_run_keeps_the_smoke_setting(path):
     exec("".join(cell["source"]), {}, defaults)
     smoke = yaml.safe_load((REPO / "notebooks" / "params" / path.parent.name / f"{path.stem}.smoke.yml").read_text())
     assert {k: v for k, v in smoke.items() if k not in defaults or defaults[k] != v} == {}
+
+
+def test_the_claims_json_carries_each_claims_verdict_on_the_runs_computed_so_far():
+    """What the scoreboard reads of a page's claims: a claim whose runs partly wait carries its verdict on
+    the computed runs (``so_far``), the others an empty one."""
+    from recunlearn.report.claims import with_waiting
+    from recunlearn.report.glance import claims_json
+
+    holds = claim_row("a_above_b", "A above B", "reproduced", "3 of 3 cells")
+    rows = json.loads(claims_json(claims_frame([with_waiting(holds, 9, 18), {**holds, "id": "done"}])))
+    assert [(r["id"], r["verdict"], r["so_far"]) for r in rows] == [
+        ("a_above_b", "partly reproduced (3 of 3 cells; 9 of 27 runs pending)", "reproduced"),
+        ("done", "reproduced (3 of 3 cells)", "")]

@@ -716,8 +716,10 @@ def test_a_claim_holding_on_its_computed_runs_reads_partly_reproduced_while_some
     assert waiting["verdict"] == "partly reproduced"
     assert waiting["holds in"] == alone["holds in"] + "; 2 of 14 runs pending"
     assert waiting["p_value"] == alone["p_value"]                 # the test reads the computed runs only
+    assert waiting["so far"] == "reproduced" and alone["so far"] == ""  # the verdict on the runs computed so far
     against = ordering_claim("b_above_a", "b above a", runs, "method", [("b", "a")], "metric", ["cell"])
     assert against["verdict"] == "not reproduced"                 # a failing claim stays failed
+    assert against["so far"] == "not reproduced"
     nothing = ordering_claim("a_above_b", "a above b", runs[runs["status"] != "computed"], "method", [("a", "b")],
                              "metric", ["cell"])
     assert nothing["verdict"] == "pending"

@@ -79,7 +79,8 @@ from .verdicts import (ALPHA, CLAIM_KINDS, CLAIM_OUTCOME, INCONCLUSIVE, KIND_PRE
                        OTHER_READING, OWN_EXPECTATION, PAPER_CLAIM, PARTLY, PENDING, REPRODUCED, SELF_CHECK, VERDICTS,
                        base_verdict, combine, page_summary, page_verdict, runs_pending_text)
 
-CLAIM_COLUMNS = ["id", "claim", "verdict", "holds in", "p_value", "p_tests", "test", "evidence", "kind", "note"]
+CLAIM_COLUMNS = ["id", "claim", "verdict", "holds in", "p_value", "p_tests", "test", "evidence", "kind", "note",
+                 "so far"]
 
 _CELL = {"holds": "pass", "fails": "fail", "noise": "noise"}
 
@@ -88,13 +89,14 @@ def claim_row(id: str, claim: str, verdict: str, holds_in: str = "", p_value: fl
               test: str = "", evidence: str = "", kind: str = PAPER_CLAIM, p_tests: int = 1, note: str = "") -> dict:
     """One row of a claims frame (:data:`CLAIM_COLUMNS`); ``kind`` from :data:`CLAIM_KINDS`; ``p_tests``:
     the number of tests (cells, links) whose largest p is ``p_value``; ``note``: the rule the evidence
-    opens with, if any (:func:`findings`)."""
+    opens with, if any (:func:`findings`); ``so far`` (set by :func:`with_waiting`): the verdict on the
+    runs computed so far, where runs of the claim's scope still wait ("" otherwise)."""
     if verdict not in VERDICTS:
         raise ValueError(f"{verdict!r} is not in the verdict vocabulary {VERDICTS}")
     if kind not in CLAIM_KINDS:
         raise ValueError(f"claim kind {kind!r} is not one of {CLAIM_KINDS}")
     return {"id": id, "claim": claim, "verdict": verdict, "holds in": holds_in, "p_value": p_value,
-            "p_tests": p_tests, "test": test, "evidence": evidence, "kind": kind, "note": note}
+            "p_tests": p_tests, "test": test, "evidence": evidence, "kind": kind, "note": note, "so far": ""}
 
 
 def findings(row) -> str:
@@ -111,6 +113,7 @@ def claims_frame(rows: Iterable[dict]) -> pd.DataFrame:
     frame["kind"] = frame["kind"].fillna(PAPER_CLAIM)
     frame["p_tests"] = frame["p_tests"].fillna(1).astype(int)
     frame["note"] = frame["note"].fillna("")
+    frame["so far"] = frame["so far"].fillna("")
     duplicated = frame["id"][frame["id"].duplicated()].tolist()
     if duplicated:
         raise ValueError(f"claim ids must be unique per frame; repeated: {duplicated}")
@@ -195,12 +198,15 @@ def split_waiting(runs: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
 def with_waiting(row: dict, waiting: int, computed: int) -> dict:
     """Claim ``row``, tested on ``computed`` runs while ``waiting`` more runs of its scope have no record:
     its verdict combined with one pending part (:func:`~recunlearn.report.verdicts.combine`: reproduced
-    becomes partly reproduced, the others stand) and ``"k of m runs pending"`` added to ``holds in``."""
+    becomes partly reproduced, the others stand) and ``"k of m runs pending"`` added to ``holds in``; the
+    verdict on the computed runs is kept as ``so far`` (a claim that holds on every run computed so far is
+    told apart from one that holds in some of its cells only)."""
     if not waiting or base_verdict(row["verdict"]) == PENDING:
         return row
     pending = runs_pending_text(waiting, waiting + computed)
     return {**row, "verdict": combine([CLAIM_OUTCOME[base_verdict(row["verdict"])], "pending"]),
-            "holds in": f"{row['holds in']}; {pending}" if row["holds in"] else pending}
+            "holds in": f"{row['holds in']}; {pending}" if row["holds in"] else pending,
+            "so far": row.get("so far") or base_verdict(row["verdict"])}
 
 
 def with_valueless(row: dict, valueless: int, computed: int) -> dict:

@@ -463,8 +463,9 @@ def difference_text(comparison: pd.DataFrame | None) -> str:
 
 def claims_json(claims: pd.DataFrame | None) -> str:
     """The page's claims as a JSON list of ``{id, claim, verdict, holds, p_value, test, evidence,
-    kind}`` (``verdict`` as the page shows it; ``kind``: a paper claim or a self-check), for the
-    scoreboard."""
+    kind, so_far}`` (``verdict`` as the page shows it; ``kind``: a paper claim or a self-check;
+    ``so_far``: the verdict on the runs computed so far where some of the claim's runs wait, else ""),
+    for the scoreboard."""
     from .claims import PAPER_CLAIM, claim_text
     from .significance import format_p
 
@@ -475,7 +476,8 @@ def claims_json(claims: pd.DataFrame | None) -> str:
                      "holds": str(row["holds in"]),
                      "p_value": format_p(row["p_value"]) if pd.notna(row["p_value"]) else "",
                      "test": str(row["test"]), "evidence": str(row["evidence"]),
-                     "kind": kind if isinstance(kind, str) else PAPER_CLAIM})
+                     "kind": kind if isinstance(kind, str) else PAPER_CLAIM,
+                     "so_far": so_far if isinstance(so_far := row.get("so far", ""), str) else ""})
     return json.dumps(rows, ensure_ascii=False)
 
 

@@ -366,13 +366,19 @@ def render_scoreboard_from(entries: list[dict]) -> str:
 
 SUMMARY_VERDICTS = ("reproduced", "not reproduced")
 """The verdicts whose claims the introduction's lead names one by one (the others it only counts)."""
-OWN_QUESTION_WORDS = {"reproduced": "holds in our runs", "not reproduced": "does not hold in our runs"}
+SO_FAR = "reproduced so far"
+"""The lead's name for a claim that is partly reproduced only because some of its runs wait: it holds on
+every run computed so far (its ``so_far`` verdict, :func:`recunlearn.report.claims.with_waiting`)."""
+OWN_QUESTION_WORDS = {"reproduced": "holds in our runs", SO_FAR: "holds in our runs so far",
+                      "not reproduced": "does not hold in our runs"}
 """How those verdicts read for the book's own hypotheses (*Beyond the papers*): nothing to reproduce."""
 
 
 def render_summary_from(entries: list[dict]) -> str:
     """The introduction's lead: one line per paper from the scoreboard's totals, and under it the claims
-    that reproduce and those that do not (:data:`SUMMARY_VERDICTS`), each with a link to its page;
+    that reproduce and those that do not (:data:`SUMMARY_VERDICTS`), each with a link to its page, and
+    between them those that hold on every run computed so far while some of their runs wait
+    (:data:`SO_FAR`, named with the runs pending);
     self-checks and claims whose statement was not published are left to the scoreboard. A claim a
     reduced-scale page tests is named with the verdicts pages at the paper's scale have reached on the
     same claim (by id), and not at all where one of those is itself named: the reduced scale never
@@ -385,9 +391,10 @@ def render_summary_from(entries: list[dict]) -> str:
              "*Claim tests by verdict; self-checks of our implementation, the chapters' own expectations and "
              "second readings of a claim are not counted. Beyond the papers holds the book's own hypotheses, "
              "where reproduced reads holds in our runs. A claim's verdict and how many of the paper's numbers "
-             "we match are two different things: both are given. A claim tested at a reduced scale is named with "
-             "its verdict at the paper's scale where a page has one, and only by that one where it reproduces or "
-             "not.*", ""]
+             "we match are two different things: both are given. A claim that holds on every run computed so far "
+             "while some of its runs wait is partly reproduced, and named here as reproduced so far. A claim "
+             "tested at a reduced scale is named with its verdict at the paper's scale where a page has one, and "
+             "only by that one where it reproduces or not.*", ""]
     for paper in papers:
         cells = cells_text(totals[paper])  # the paper's own numbers first: the plainest answer
         lines.append(f"- **{paper}**: " + (f"**{cells[0].upper() + cells[1:]}.** " if cells else "")
@@ -401,15 +408,28 @@ def render_summary_from(entries: list[dict]) -> str:
                    if c.get("claim") and claim_kind(c) == PAPER_CLAIM
                    and not (e["reduced"] and any(_word(t) in SUMMARY_VERDICTS for _, t in
                                                  at_paper_scale.get(c.get("id"), [])))]
-        for verdict in SUMMARY_VERDICTS:
-            named = [f"{_cell(c['claim'])} ({_link(e)}{_scope(e)}"
+        for verdict in (SUMMARY_VERDICTS[0], SO_FAR, *SUMMARY_VERDICTS[1:]):
+            named = [f"{_cell(c['claim'])} ({_link(e)}{_scope(e)}" + _runs_pending(c, verdict)
                      + ("".join(f"; at the paper's scale {_word(t)}, {_link(o)}" for o, t in
                                 at_paper_scale.get(c.get("id"), [])) if e["reduced"] else "") + ")"
-                     for e, c in claimed if _word(c) == verdict]
+                     for e, c in claimed if _lead_word(c) == verdict]
             if named:
                 label = OWN_QUESTION_WORDS[verdict] if paper == PAPERS[-1] else verdict
                 lines.append(f"  - *{label}*: " + "; ".join(named) + ".")
     return "\n".join(lines) + "\n"
+
+
+def _lead_word(claim: dict) -> str:
+    """Where the lead names a claim: its verdict word, or :data:`SO_FAR` for a claim partly reproduced
+    whose verdict on the runs computed so far is reproduced."""
+    word = _word(claim)
+    return SO_FAR if word == "partly reproduced" and claim.get("so_far") == "reproduced" else word
+
+
+def _runs_pending(claim: dict, verdict: str) -> str:
+    """``", 108 of 324 runs pending"`` for a claim named as :data:`SO_FAR` (from its ``holds``), else ""."""
+    found = re.search(r"\d+ of \d+ runs pending", claim.get("holds") or "") if verdict == SO_FAR else None
+    return f", {found.group(0)}" if found else ""
 
 
 def _word(claim: dict) -> str:
