@@ -140,6 +140,11 @@ def test_the_summary_names_a_claim_that_holds_on_every_run_so_far_apart_from_one
                         "datasets": ("ml-100k", "ml-1m", "adm"), "notebook": page})
     named = [line for line in render_summary_from([entry]).splitlines() if line.startswith("  - ")]
     assert named == ["  - *reproduced so far*: A is above B ([Table 3](cure4rec/t3.ipynb), 9 of 27 runs pending)."]
+    reduced = notebook("CURE4Rec claims", {"page_verdict": "reproduced", "page_claims": json.dumps(
+        [claim("a_above_b", "reproduced (1 of 1 cells)")])}, parameters={"MAX_ROWS": 20000, "SEEDS": [0]})
+    again = page_entry({"paper": "CURE4Rec", "item": "r", "title": "t", "link": "cure4rec/r.ipynb",
+                        "datasets": ("ml-100k",), "notebook": reduced})
+    assert [line for line in render_summary_from([entry, again]).splitlines() if line.startswith("  - ")] == named
     own = render_summary_from([{**entry, "paper": "Beyond the papers"}])
     assert "  - *holds in our runs so far*: A is above B" in own
     assert paper_totals([entry])["CURE4Rec"]["verdicts"]["partly reproduced"] == 2  # counted as what they are

@@ -406,7 +406,7 @@ def render_summary_from(entries: list[dict]) -> str:
                     at_paper_scale.setdefault(c.get("id"), []).append((e, c))
         claimed = [(e, c) for e in entries if e["paper"] == paper for c in e["claims"]
                    if c.get("claim") and claim_kind(c) == PAPER_CLAIM
-                   and not (e["reduced"] and any(_word(t) in SUMMARY_VERDICTS for _, t in
+                   and not (e["reduced"] and any(_lead_word(t) in (*SUMMARY_VERDICTS, SO_FAR) for _, t in
                                                  at_paper_scale.get(c.get("id"), [])))]
         for verdict in (SUMMARY_VERDICTS[0], SO_FAR, *SUMMARY_VERDICTS[1:]):
             named = [f"{_cell(c['claim'])} ({_link(e)}{_scope(e)}" + _runs_pending(c, verdict)
