@@ -127,9 +127,9 @@ def test_summary_has_one_line_per_paper_with_a_link_to_the_scoreboard():
     assert "  - *holds in our runs*: A is above B" in own and "  - *does not hold in our runs*: A" in own
 
 
-def test_the_summary_names_a_claim_that_holds_on_every_run_so_far_apart_from_one_partly_reproduced():
+def test_the_summary_names_a_claim_passing_on_the_runs_so_far_apart_from_one_partly_reproduced():
     """Two claims partly reproduced with runs pending: one reproduced on the runs computed so far (named as
-    reproduced so far, with its runs pending), one partly reproduced on them (only counted)."""
+    passing so far, with its runs pending), one partly reproduced on them (only counted)."""
     waiting = [{**claim("a_above_b", "partly reproduced (3 of 3 cells; 9 of 27 runs pending; p = 0.004)"),
                 "holds": "3 of 3 cells; 9 of 27 runs pending", "so_far": "reproduced"},
                {**claim("b_above_c", "partly reproduced (2 of 3 cells; 9 of 27 runs pending)", "B is above C"),
@@ -139,14 +139,15 @@ def test_the_summary_names_a_claim_that_holds_on_every_run_so_far_apart_from_one
     entry = page_entry({"paper": "CURE4Rec", "item": "Table 3", "title": "t", "link": "cure4rec/t3.ipynb",
                         "datasets": ("ml-100k", "ml-1m", "adm"), "notebook": page})
     named = [line for line in render_summary_from([entry]).splitlines() if line.startswith("  - ")]
-    assert named == ["  - *reproduced so far*: A is above B ([Table 3](cure4rec/t3.ipynb), 9 of 27 runs pending)."]
+    assert named == ["  - *partly reproduced, passing so far*: A is above B ([Table 3](cure4rec/t3.ipynb); 9 of 27 runs "
+                     "pending)."]
     reduced = notebook("CURE4Rec claims", {"page_verdict": "reproduced", "page_claims": json.dumps(
         [claim("a_above_b", "reproduced (1 of 1 cells)")])}, parameters={"MAX_ROWS": 20000, "SEEDS": [0]})
     again = page_entry({"paper": "CURE4Rec", "item": "r", "title": "t", "link": "cure4rec/r.ipynb",
                         "datasets": ("ml-100k",), "notebook": reduced})
     assert [line for line in render_summary_from([entry, again]).splitlines() if line.startswith("  - ")] == named
     own = render_summary_from([{**entry, "paper": "Beyond the papers"}])
-    assert "  - *holds in our runs so far*: A is above B" in own
+    assert "  - *holds in our runs so far, runs pending*: A is above B" in own
     assert paper_totals([entry])["CURE4Rec"]["verdicts"]["partly reproduced"] == 2  # counted as what they are
 
 

@@ -199,8 +199,8 @@ def with_waiting(row: dict, waiting: int, computed: int) -> dict:
     """Claim ``row``, tested on ``computed`` runs while ``waiting`` more runs of its scope have no record:
     its verdict combined with one pending part (:func:`~recunlearn.report.verdicts.combine`: reproduced
     becomes partly reproduced, the others stand) and ``"k of m runs pending"`` added to ``holds in``; the
-    verdict on the computed runs is kept as ``so far`` (a claim that holds on every run computed so far is
-    told apart from one that holds in some of its cells only)."""
+    verdict on the computed runs is kept as ``so far`` (a claim whose test passes on the runs computed so
+    far is told apart from one that holds in some of its cells only)."""
     if not waiting or base_verdict(row["verdict"]) == PENDING:
         return row
     pending = runs_pending_text(waiting, waiting + computed)

@@ -366,10 +366,11 @@ def render_scoreboard_from(entries: list[dict]) -> str:
 
 SUMMARY_VERDICTS = ("reproduced", "not reproduced")
 """The verdicts whose claims the introduction's lead names one by one (the others it only counts)."""
-SO_FAR = "reproduced so far"
-"""The lead's name for a claim that is partly reproduced only because some of its runs wait: it holds on
-every run computed so far (its ``so_far`` verdict, :func:`recunlearn.report.claims.with_waiting`)."""
-OWN_QUESTION_WORDS = {"reproduced": "holds in our runs", SO_FAR: "holds in our runs so far",
+SO_FAR = "partly reproduced, passing so far"
+"""The lead's name for a claim that is partly reproduced only because some of its runs wait: its test on
+the runs computed so far reproduces it (its ``so_far`` verdict, :func:`recunlearn.report.claims.with_waiting`),
+and the runs to come may still change that."""
+OWN_QUESTION_WORDS = {"reproduced": "holds in our runs", SO_FAR: "holds in our runs so far, runs pending",
                       "not reproduced": "does not hold in our runs"}
 """How those verdicts read for the book's own hypotheses (*Beyond the papers*): nothing to reproduce."""
 
@@ -377,7 +378,7 @@ OWN_QUESTION_WORDS = {"reproduced": "holds in our runs", SO_FAR: "holds in our r
 def render_summary_from(entries: list[dict]) -> str:
     """The introduction's lead: one line per paper from the scoreboard's totals, and under it the claims
     that reproduce and those that do not (:data:`SUMMARY_VERDICTS`), each with a link to its page, and
-    between them those that hold on every run computed so far while some of their runs wait
+    between them those whose test passes on the runs computed so far while some of their runs wait
     (:data:`SO_FAR`, named with the runs pending);
     self-checks and claims whose statement was not published are left to the scoreboard. A claim a
     reduced-scale page tests is named with the verdicts pages at the paper's scale have reached on the
@@ -391,8 +392,9 @@ def render_summary_from(entries: list[dict]) -> str:
              "*Claim tests by verdict; self-checks of our implementation, the chapters' own expectations and "
              "second readings of a claim are not counted. Beyond the papers holds the book's own hypotheses, "
              "where reproduced reads holds in our runs. A claim's verdict and how many of the paper's numbers "
-             "we match are two different things: both are given. A claim that holds on every run computed so far "
-             "while some of its runs wait is partly reproduced, and named here as reproduced so far. A claim "
+             "we match are two different things: both are given. A claim whose test passes on the runs computed "
+             "so far while some of its runs wait is partly reproduced, and named here as passing so far, with "
+             "its runs pending: the runs to come may still change it. A claim "
              "tested at a reduced scale is named with its verdict at the paper's scale where a page has one, and "
              "only by that one where it reproduces or not.*", ""]
     for paper in papers:
@@ -427,9 +429,9 @@ def _lead_word(claim: dict) -> str:
 
 
 def _runs_pending(claim: dict, verdict: str) -> str:
-    """``", 108 of 324 runs pending"`` for a claim named as :data:`SO_FAR` (from its ``holds``), else ""."""
+    """``"; 108 of 324 runs pending"`` for a claim named as :data:`SO_FAR` (from its ``holds``), else ""."""
     found = re.search(r"\d+ of \d+ runs pending", claim.get("holds") or "") if verdict == SO_FAR else None
-    return f", {found.group(0)}" if found else ""
+    return f"; {found.group(0)}" if found else ""
 
 
 def _word(claim: dict) -> str:
