@@ -677,3 +677,21 @@ def test_pending_runs_two_collections_list_count_once():
     variants = pd.DataFrame({"key": ["b", "c"], "model": ["bpr", "bpr"]})
     assert distinct_pending(main, variants)["key"].tolist() == ["a", "b", "c"]
     assert distinct_pending(main.iloc[:0], None).empty
+
+
+def test_table_3_counts_scifs_paper_cells_of_a_dataset_it_renders_as_waiting_not_outside_its_parameters():
+    """Table 3 reads SCIF's times from the Tables 1/5 runs: a SCIF paper cell of a dataset in the render
+    without a run waits for CPU time; it is not outside the render's parameters (its grid trains the exact
+    methods only)."""
+    from recunlearn.report.pages.cure4rec_runs import grid_cells_notice
+
+    grid = ExactGrid.from_params({"DATASETS": ["ml-100k", "adm"], "MODELS": ["wmf"], "SELECTIONS": ["core"],
+                                  "SEEDS": [0], "MAX_EPOCHS": 2, "COMPUTE_MISSING": False})
+    cells = pd.DataFrame([{"dataset": d, "model": "wmf", "method": m, "selection": "core", "paper": 1.0,
+                           "ours": 2.0 if d == "ml-100k" else np.nan} for d in ("ml-100k", "adm")
+                          for m in ("retrain", "sisa", "scif")])
+    keys = ["model", "method", "selection"]
+    assert grid_cells_notice("t", cells, grid, keys, "waiting").why == (
+        "3 of 6 paper cells without our value: 1 outside this render's parameters; 2 waiting")
+    assert grid_cells_notice("t", cells, grid, keys, "waiting", read={"method": ["scif"]}).why == (
+        "3 of 6 paper cells without our value: 3 waiting")

@@ -1019,6 +1019,14 @@ def test_an_eu_run_left_out_by_the_timing_rule_is_counted_once_not_as_a_run_with
     row = speedup_ordering("scif_faster_than_eu", "SCIF faster", frame, "speedup", ["dataset"])
     assert row["verdict"] == "reproduced" and "without a value" not in row["holds in"]
     assert "1 EU run without a Retrain recorded within 30 minutes, left out" in row["evidence"]
+    # named by their records, with two runs still waiting: the left-out run stays in the claim's count of runs
+    named = pd.concat([frame.assign(record=[f"r{i}" for i in range(len(frame))], status="computed"),
+                       pd.DataFrame([{"dataset": "ml-100k", "method": m, "seed": 6, "status": "pending"}
+                                     for m in ("scif", EU_METHODS[1])])], ignore_index=True)
+    waiting = speedup_ordering("scif_faster_than_eu", "SCIF faster", named, "speedup", ["dataset"])
+    assert waiting["verdict"] == "partly reproduced" and "without a value" not in waiting["holds in"]
+    assert waiting["holds in"].endswith("; 2 of 26 runs pending")
+    assert "1 EU run without a Retrain recorded within 30 minutes, left out" in waiting["evidence"]
 
 
 def test_a_rank_agreement_counts_runs_without_a_value_of_either_measure():

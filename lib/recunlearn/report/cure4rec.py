@@ -8,7 +8,7 @@ from __future__ import annotations
 import pandas as pd
 
 from ..experiments.cure4rec_exact import UnlearnConfig
-from .claims import (COMPUTED, INCONCLUSIVE, OTHER_READING, PENDING, STATUS, as_kind, claim_row, claims_frame,
+from .claims import (COMPUTED, INCONCLUSIVE, OTHER_READING, PENDING, RUN, STATUS, as_kind, claim_row, claims_frame,
                      ordering_claim, split_waiting, trend_claim, with_waiting_rows)
 from .compare import compare, printed_resolution, summarize_runs
 from .names import display_name, paper_sorted
@@ -409,7 +409,9 @@ def speedup_ordering(id: str, claim: str, frame: pd.DataFrame, metric: str, cell
     runs = "EU run" if untimed == 1 else "EU runs"
     note = SPEEDUP_RULE + (f" {untimed} {runs} without a Retrain recorded within 30 minutes, left out."
                            if untimed else "")
-    timed = frame.drop(index=unpaired)  # counted above
+    # the untimed runs stay in the claim's scope, so it counts every run, but they pair with nothing; without a
+    # run column they are not read as runs without a value (:func:`~recunlearn.report.claims.counts_waiting`)
+    timed = frame.drop(columns=RUN, errors="ignore")
     row = ordering_claim(id, claim, timed, "method", [("scif", m) for m in EU_METHODS], metric, cells, note=note)
     if untimed and row["verdict"] == PENDING and (frame["method"] == "scif").any():
         row = claim_row(id, claim, INCONCLUSIVE, f"{untimed} {runs} without a Retrain timed beside them",

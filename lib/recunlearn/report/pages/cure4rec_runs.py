@@ -5,7 +5,7 @@ figures and paper-vs-ours comparisons that are not (fully) computed."""
 from __future__ import annotations
 
 import dataclasses
-from typing import Any, Mapping
+from typing import Any, Iterable, Mapping
 
 import pandas as pd
 
@@ -153,12 +153,13 @@ def sweep_page(page: str, page_runs: SweepRuns, claims: pd.DataFrame, sweep: pd.
 
 
 def grid_cells_notice(what: str, comparison: pd.DataFrame, grid, keys: list[str], pending_why: str,
-                 command: str | None = None) -> Notice | None:
+                 command: str | None = None, read: dict[str, Iterable] | None = None) -> Notice | None:
     """The notice of a CURE4Rec paper-vs-ours table, read against the render's ``grid`` (the generic
     :func:`~recunlearn.report.pages.cells_notice` reads only the cells' status): None when every paper
     cell holds our value, else how many do not and why: their dataset is not run yet, their other keys
     (``keys``: model, method, selection, validation) are outside this render's parameters, or their runs
-    are pending (``pending_why``).
+    are pending (``pending_why``); ``read``: values of those keys whose runs the page reads besides its
+    grid's (Table 3: the method SCIF, from the Tables 1/5 runs), inside the parameters too.
     Partial when some cell is computed."""
     cells = comparison[comparison["paper"].notna()]
     missing = cells[cells["ours"].isna()]
@@ -171,7 +172,7 @@ def grid_cells_notice(what: str, comparison: pd.DataFrame, grid, keys: list[str]
     for key in keys:
         allowed = getattr(grid, f"{key}s", None)
         if allowed is not None:
-            in_params &= inside[key].isin(allowed)
+            in_params &= inside[key].isin([*allowed, *(read or {}).get(key, ())])
     parts = []
     if len(outside_data):
         names = ", ".join(display_name(d) for d in CURE4REC_DATASETS if d in set(outside_data["dataset"]))

@@ -56,7 +56,8 @@ def build(collected: ExactCollected | None = None, scif_runs: pd.DataFrame | Non
                                           paper=others["paper_vs_retrain"]),
                             ["method", "selection"], ["dataset", "model"], ["vs_retrain"], digits=3)
     times_notice = grid_cells_notice("Table 3, paper vs ours", cells, grid, ["model", "method", "selection"],
-                                pending_reason(grid.device), comparison_command(PAGE, grid, command, collected.pending))
+                                pending_reason(grid.device), comparison_command(PAGE, grid, command, collected.pending),
+                                read={"method": ["scif"]})
     no_scif = Notice("SCIF's times", "no stored SCIF run at this page's settings (SCIF runs are made by the "
                      "Tables 1/5 page, never here)") if not len(scif) else None
     return Page(
