@@ -24,7 +24,7 @@ KEYS = ["dataset", "model", "method", "selection"]
 SCIF_SHOWN = ["unlearn_seconds", "retrain_seconds", "speedup", "scif_cg_seconds", "cg_iterations"]
 
 
-def with_pending_scif(scif: pd.DataFrame, scif_runs: pd.DataFrame) -> pd.DataFrame:
+def scif_times_with_pending(scif: pd.DataFrame, scif_runs: pd.DataFrame) -> pd.DataFrame:
     """SCIF's times (:func:`~recunlearn.report.cure4rec_scif.scif_times`) with a row ``pending`` for each
     SCIF run at the page's settings without a record, for the speed-up claim to count it."""
     waiting = split_waiting(with_pending_rows(scif_runs, methods=["scif"]))[1]
@@ -62,7 +62,7 @@ def build(collected: ExactCollected | None = None, scif_runs: pd.DataFrame | Non
                      "Tables 1/5 page, never here)") if not len(scif) else None
     return Page(
         PAGE, grid, runs, pending, None,
-        joined_claims(time_claims(with_pending_rows(runs), scif=with_pending_scif(scif, scif_runs)),
+        joined_claims(time_claims(with_pending_rows(runs), scif=scif_times_with_pending(scif, scif_runs)),
                       claims_frame([same_retrain_check(runs, scif_runs)])),
         tables={"runs": runs_table(total, pending),
                 "paper_table": relative if len(shown) else shown,
