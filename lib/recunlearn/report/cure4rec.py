@@ -389,9 +389,7 @@ def speedup_claim(id: str, claim: str, runs: pd.DataFrame, scif: pd.DataFrame | 
     still waiting (``status``) are counted as pending."""
     eu = runs[runs["method"].isin(EU_METHODS)]
     eu = eu.assign(speedup=exact_speedups(split_waiting(runs)[0], records_dir).reindex(eu.index))
-    columns = cells + ["method", "seed", "speedup"]
-    if STATUS in runs or (scif is not None and STATUS in scif):
-        columns.append(STATUS)  # a part without it is computed (:func:`~recunlearn.report.claims.split_waiting`)
+    columns = cells + ["method", "seed", "speedup", STATUS]  # a part without a status is computed (split_waiting)
     frames = [eu.reindex(columns=columns)] + ([scif.assign(method="scif").reindex(columns=columns)]
                                               if scif is not None and len(scif) else [])
     return speedup_ordering(id, claim, pd.concat(frames, ignore_index=True), "speedup", cells)
@@ -404,8 +402,7 @@ def speedup_ordering(id: str, claim: str, frame: pd.DataFrame, metric: str, cell
     *inconclusive*, not pending. Rows still waiting for their run (``status``, :func:`~recunlearn.report.claims.
     split_waiting`) are not left out: the claim counts them as pending."""
     done = split_waiting(frame)[0] if len(frame) else frame
-    unpaired = done.index[done["method"].isin(EU_METHODS) & done[metric].isna()] if len(done) else frame.index[:0]
-    untimed = len(unpaired)
+    untimed = int((done["method"].isin(EU_METHODS) & done[metric].isna()).sum()) if len(done) else 0
     runs = "EU run" if untimed == 1 else "EU runs"
     note = SPEEDUP_RULE + (f" {untimed} {runs} without a Retrain recorded within 30 minutes, left out."
                            if untimed else "")

@@ -148,6 +148,20 @@ def scif_times(scif_runs: pd.DataFrame) -> pd.DataFrame:
     return out.assign(speedup=out["retrain_seconds"] / out["unlearn_seconds"].astype(float)).reset_index(drop=True)
 
 
+def with_pending_scif_rows(scif_runs: pd.DataFrame) -> pd.DataFrame:
+    """The SCIF runs (rows of :func:`recunlearn.experiments.cure4rec_scif.collect`, one per run and method)
+    with each run without a record as one row ``pending`` per method it reports (Learn, Retrain, SCIF)."""
+    return with_pending_rows(scif_runs, methods=SCIF_METHODS)
+
+
+def scif_times_with_pending(scif_runs: pd.DataFrame) -> pd.DataFrame:
+    """:func:`scif_times` with a ``status`` column and a row ``pending`` for each SCIF run without a record
+    (:func:`with_pending_scif_rows`), for a claim on SCIF's speed-ups to count it."""
+    waiting = split_waiting(with_pending_scif_rows(scif_runs))[1]
+    waiting = waiting[waiting["method"] == "scif"] if len(waiting) else waiting
+    return with_waiting_rows(scif_times(scif_runs), waiting, ["dataset", "model", "selection", "seed"])
+
+
 def scif_slower_cells(scif: pd.DataFrame) -> str:
     """How many cells (dataset, model, unlearning set) of :func:`scif_times` have SCIF slower than
     the Retrain of its own process (mean speed-up over seeds below 1): ``"10 of 18 cells of dataset,
@@ -305,7 +319,7 @@ def with_pending_aspects(aspects: pd.DataFrame, scif_runs: pd.DataFrame, *exact_
     (``scif_runs``: Learn, Retrain and SCIF) or one of the exact runs' behind the aspects (``exact_runs``:
     rows of :func:`recunlearn.experiments.cure4rec_exact.collect` and the like, each with its
     ``attrs["pending"]``), for the claims to count them."""
-    parts = [with_pending_rows(scif_runs, methods=SCIF_METHODS), *(with_pending_rows(runs) for runs in exact_runs)]
+    parts = [with_pending_scif_rows(scif_runs), *(with_pending_rows(runs) for runs in exact_runs)]
     waiting = pd.concat([split_waiting(part)[1] for part in parts], ignore_index=True)
     waiting = waiting[waiting["selection"] == selection] if len(waiting) else waiting
     return with_waiting_rows(aspects, waiting, ["dataset", "model", "method", "seed"])
@@ -366,12 +380,6 @@ def paper_gap_text(paper: pd.DataFrame) -> str:
     held = "all inside the band" if inside == len(gaps) else f"{inside} of them inside the band"
     return (f"its own {len(gaps)} cells lie between {gaps.min():.3f} and {gaps.max():.3f} "
             f"(mean {gaps.mean():.3f}), {held}")
-
-
-def with_pending_scif_rows(scif_runs: pd.DataFrame) -> pd.DataFrame:
-    """The SCIF runs (rows of :func:`recunlearn.experiments.cure4rec_scif.collect`, one per run and method)
-    with each run without a record as one row ``pending`` per method it reports (Learn, Retrain, SCIF)."""
-    return with_pending_rows(scif_runs, methods=SCIF_METHODS)
 
 
 def scif_claims(runs: pd.DataFrame, records_dir=None) -> pd.DataFrame:

@@ -471,13 +471,13 @@ def claims_json(claims: pd.DataFrame | None) -> str:
 
     rows = []
     for _, row in (claims.iterrows() if claims is not None else []):
-        kind = row.get("kind", PAPER_CLAIM)
+        kind, so_far = row.get("kind", PAPER_CLAIM), row.get("so far", "")
         rows.append({"id": str(row["id"]), "claim": str(row["claim"]), "verdict": claim_text(row),
                      "holds": str(row["holds in"]),
                      "p_value": format_p(row["p_value"]) if pd.notna(row["p_value"]) else "",
                      "test": str(row["test"]), "evidence": str(row["evidence"]),
                      "kind": kind if isinstance(kind, str) else PAPER_CLAIM,
-                     "so_far": so_far if isinstance(so_far := row.get("so far", ""), str) else ""})
+                     "so_far": so_far if isinstance(so_far, str) else ""})
     return json.dumps(rows, ensure_ascii=False)
 
 

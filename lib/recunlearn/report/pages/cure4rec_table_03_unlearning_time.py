@@ -10,9 +10,9 @@ from ...experiments.cure4rec_exact import ExactCollected, ExactGrid
 from ...experiments.records import pending_reason
 from ...experiments.cure4rec_scif import ScifGrid, collect
 from ..cure4rec import time_claims, time_table
-from ..claims import claims_frame, joined_claims, split_waiting, with_pending_rows, with_waiting_rows
+from ..claims import claims_frame, joined_claims, with_pending_rows
 from ..compare import paper_layout
-from ..cure4rec_scif import same_retrain_check, scif_slower_cells, scif_times
+from ..cure4rec_scif import same_retrain_check, scif_slower_cells, scif_times, scif_times_with_pending
 from ..paper import paper_table
 from ..plots import method_bars
 from . import Notice, Page, pending_runs_notice, runs_table
@@ -22,13 +22,6 @@ PAGE = "cure4rec/table-03-unlearning-time"
 GRID = ExactGrid  # the parameters of this page (its notebook's), validated before any compute
 KEYS = ["dataset", "model", "method", "selection"]
 SCIF_SHOWN = ["unlearn_seconds", "retrain_seconds", "speedup", "scif_cg_seconds", "cg_iterations"]
-
-
-def scif_times_with_pending(scif: pd.DataFrame, scif_runs: pd.DataFrame) -> pd.DataFrame:
-    """SCIF's times (:func:`~recunlearn.report.cure4rec_scif.scif_times`) with a row ``pending`` for each
-    SCIF run at the page's settings without a record, for the speed-up claim to count it."""
-    waiting = split_waiting(with_pending_rows(scif_runs, methods=["scif"]))[1]
-    return with_waiting_rows(scif, waiting, ["dataset", "model", "selection", "seed"])
 
 
 def build(collected: ExactCollected | None = None, scif_runs: pd.DataFrame | None = None, **params) -> Page:
@@ -62,7 +55,7 @@ def build(collected: ExactCollected | None = None, scif_runs: pd.DataFrame | Non
                      "Tables 1/5 page, never here)") if not len(scif) else None
     return Page(
         PAGE, grid, runs, pending, None,
-        joined_claims(time_claims(with_pending_rows(runs), scif=scif_times_with_pending(scif, scif_runs)),
+        joined_claims(time_claims(with_pending_rows(runs), scif=scif_times_with_pending(scif_runs)),
                       claims_frame([same_retrain_check(runs, scif_runs)])),
         tables={"runs": runs_table(total, pending),
                 "paper_table": relative if len(shown) else shown,

@@ -10,7 +10,6 @@ from ..claims import with_pending_rows
 from ..plots import sweep_lines
 from ..sru import SruAblationGrid, ablation_claims, ablation_points, partition_table, shard_count_table
 from . import Notice, Page, pending_runs_notice, runs_table
-
 from .sru_runs import collect_page, computed_text, sweep_notice
 
 PAGE = "sru/ablations"

@@ -19,7 +19,6 @@ from ..sru import (SruOverviewGrid, ablation_claims, comparison_runs, extra_dele
                    sru_claims)
 from ..sru_code_choices import CODE_CHOICES, choice_part, choice_table, code_choice_values, without_code_choices
 from . import Notice, Page, pending_command, pending_runs_notice, runs_table
-
 from .sru_ablations import ablation_items
 from .sru_runs import collect_page, comparison_notice, computed_text, sweep_notice
 

@@ -12,7 +12,6 @@ from ..names import by_dataset, display_frame
 from ..plots import method_bars
 from ..sru import NEAR_RETRAIN, accuracy_claims, accuracy_table, main_runs, share_of_retrain
 from . import Page, pending_runs_notice, runs_table
-
 from .sru_runs import collect_page, computed_text
 
 PAGE = "sru/recommendation-accuracy"

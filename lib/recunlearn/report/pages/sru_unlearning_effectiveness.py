@@ -13,7 +13,6 @@ from ..plots import sweep_lines
 from ..sru import (HIT_RANDOM, SruPageGrid, effectiveness_table, extra_deletion_claim, extra_deletion_points,
                    inferable_claim, main_runs, more_extra_deletion_claim)
 from . import Page, pending_runs_notice, runs_table
-
 from .sru_runs import collect_page, computed_text, sweep_notice
 
 PAGE = "sru/unlearning-effectiveness"

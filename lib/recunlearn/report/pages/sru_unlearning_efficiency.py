@@ -13,7 +13,6 @@ from ..plots import method_bars
 from ..sru import (efficiency_claim, efficiency_reading_claim, efficiency_table, main_runs,
                    unlearning_share_of_full_training)
 from . import Page, pending_runs_notice, runs_table
-
 from .sru_runs import collect_page, computed_text
 
 PAGE = "sru/unlearning-efficiency"
